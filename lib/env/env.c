@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * EAL bring-up: picks hugepages or --no-huge, assembles the EAL argv, starts it.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_log.h>
+
+#include "drnic_env.h"
+
+#define ENV_MAX_ARGS 64
+#define ENV_DEFAULT_MEM_MB 256
+
+struct env_argv {
+	char *argv[ENV_MAX_ARGS];
+	int argc;
+	char store[2048];
+	size_t used;
+	bool overflow;
+};
+
+static bool env_started;
+/* The EAL keeps pointers into its argv for the process lifetime. */
+static struct env_argv *env_args;
+
+static bool
+env_hugetlbfs_mounted(void)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/mounts", "r");
+
+	if (f == NULL)
+		return false;
+	while (!found && fgets(line, sizeof(line), f) != NULL)
+		found = strstr(line, " hugetlbfs ") != NULL;
+	fclose(f);
+	return found;
+}
+
+static void
+env_read_meminfo(unsigned long *free_pages, unsigned int *page_kb)
+{
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	*free_pages = 0;
+	*page_kb = 0;
+	if (f == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "HugePages_Free: %lu", free_pages) == 1)
+			continue;
+		(void)sscanf(line, "Hugepagesize: %u kB", page_kb);
+	}
+	fclose(f);
+}
+
+bool
+drnic_env_hugepages_usable(unsigned int mem_mb, struct drnic_env_info *info)
+{
+	struct drnic_env_info local;
+	const char *no_huge = getenv("DRNIC_NO_HUGE");
+	unsigned long need_kb = (unsigned long)(mem_mb ? mem_mb : ENV_DEFAULT_MEM_MB) * 1024;
+
+	if (info == NULL)
+		info = &local;
+	memset(info, 0, sizeof(*info));
+	env_read_meminfo(&info->free_pages, &info->hugepage_kb);
+
+	if (no_huge != NULL && strcmp(no_huge, "0") != 0) {
+		snprintf(info->reason, sizeof(info->reason), "DRNIC_NO_HUGE is set");
+		return false;
+	}
+	if (info->hugepage_kb == 0 || info->free_pages * info->hugepage_kb < need_kb) {
+		snprintf(info->reason, sizeof(info->reason),
+			 "%lu free hugepages of %u KiB, %lu KiB needed",
+			 info->free_pages, info->hugepage_kb, need_kb);
+		return false;
+	}
+	if (!env_hugetlbfs_mounted()) {
+		snprintf(info->reason, sizeof(info->reason), "no hugetlbfs mounted");
+		return false;
+	}
+	info->hugepages = true;
+	return true;
+}
+
+/* Every CPU this process may run on, as an EAL core list ("0-1", "0,2"). */
+static void
+env_affinity_lcores(char *buf, size_t len)
+{
+	cpu_set_t set;
+	size_t off = 0;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+		snprintf(buf, len, "0");
+		return;
+	}
+	buf[0] = '\0';
+	for (cpu = 0; cpu < CPU_SETSIZE && off + 8 < len; cpu++) {
+		if (!CPU_ISSET(cpu, &set))
+			continue;
+		off += snprintf(buf + off, len - off, "%s%d", off ? "," : "", cpu);
+	}
+	if (off == 0)
+		snprintf(buf, len, "0");
+}
+
+
+
+static void
+env_push(struct env_argv *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+env_push(struct env_argv *a, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (a->overflow || a->argc >= ENV_MAX_ARGS - 1) {
+		a->overflow = true;
+		return;
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(a->store + a->used, sizeof(a->store) - a->used, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(a->store) - a->used) {
+		a->overflow = true;
+		return;
+	}
+	a->argv[a->argc++] = a->store + a->used;
+	a->used += (size_t)n + 1;
+}
+
+int
+drnic_env_init(const struct drnic_env_opts *opts, struct drnic_env_info *info)
+{
+	static const struct drnic_env_opts defaults;
+	struct drnic_env_info local;
+	struct env_argv *a;
+	char lcores[256];
+	const char *extra_env;
+	unsigned int mem_mb;
+	size_t off = 0;
+	int i, rc;
+
+	if (env_started)
+		return -EALREADY;
+	if (opts == NULL)
+		opts = &defaults;
+	if (info == NULL)
+		info = &local;
+	mem_mb = opts->mem_mb ? opts->mem_mb : ENV_DEFAULT_MEM_MB;
+
+	a = calloc(1, sizeof(*a));
+	if (a == NULL)
+		return -ENOMEM;
+
+	env_push(a, "%s", opts->name ? opts->name : "drnic");
+	if (opts->lcores != NULL) {
+		env_push(a, "-l");
+		env_push(a, "%s", opts->lcores);
+	} else {
+		env_affinity_lcores(lcores, sizeof(lcores));
+		env_push(a, "-l");
+		env_push(a, "%s", lcores);
+	}
+	env_push(a, "--no-pci");
+	env_push(a, "--log-level=%d", opts->log_level ? opts->log_level : (int)RTE_LOG_WARNING);
+
+	if (drnic_env_hugepages_usable(mem_mb, info)) {
+		env_push(a, "-m");
+		env_push(a, "%u", mem_mb);
+		if (opts->file_prefix != NULL)
+			env_push(a, "--file-prefix=%s", opts->file_prefix);
+		else
+			env_push(a, "--in-memory");
+	} else {
+		/* --no-huge cannot be combined with --in-memory. */
+		env_push(a, "--no-huge");
+		env_push(a, "-m");
+		env_push(a, "%u", mem_mb);
+		if (opts->file_prefix != NULL)
+			env_push(a, "--file-prefix=%s", opts->file_prefix);
+		else
+			env_push(a, "--no-shconf");
+	}
+	for (i = 0; opts->extra_args != NULL && opts->extra_args[i] != NULL; i++)
+		env_push(a, "%s", opts->extra_args[i]);
+
+	extra_env = getenv("DRNIC_EAL_ARGS");
+	if (extra_env != NULL) {
+		char copy[1024], *save = NULL, *tok;
+
+		snprintf(copy, sizeof(copy), "%s", extra_env);
+		for (tok = strtok_r(copy, " ", &save); tok != NULL; tok = strtok_r(NULL, " ", &save))
+			env_push(a, "%s", tok);
+	}
+	if (a->overflow) {
+		free(a);
+		return -E2BIG;
+	}
+
+	info->eal_args[0] = '\0';
+	for (i = 0; i < a->argc && off < sizeof(info->eal_args); i++)
+		off += snprintf(info->eal_args + off, sizeof(info->eal_args) - off, "%s%s",
+				i ? " " : "", a->argv[i]);
+
+	/* rte_eal_init() may permute argv; it keeps pointers into our store. */
+	rc = rte_eal_init(a->argc, a->argv);
+	if (rc < 0) {
+		rc = rte_errno ? -rte_errno : -EINVAL;
+		free(a);
+		return rc;
+	}
+	env_args = a;
+	env_started = true;
+	return 0;
+}
+
+int
+drnic_env_fini(void)
+{
+	int rc;
+
+	if (!env_started)
+		return 0;
+	rc = rte_eal_cleanup();
+	env_started = false;
+	free(env_args);
+	env_args = NULL;
+	return rc < 0 ? rc : 0;
+}
