@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# drnic set-up for a Debian 12 machine. Both commands of the README are this
+# script; it is safe to run again and again.
+#
+#   devtools/setup.sh run    install what is missing, reserve hugepages, build,
+#                            then run the main job on the embedded default
+#   devtools/setup.sh test   the same set-up, then every test suite
+#                            (.ci/run runs exactly this)
+#   devtools/setup.sh deps|hugepages|build   one step only
+#
+# Environment: DRNIC_BUILD (build dir, default ./build), DRNIC_HUGEPAGES
+# (2 MiB pages to reserve, default 1024), DRNIC_NO_HUGE=1 (never use them),
+# DRNIC_SKIP_ASAN=1 (test: skip the sanitizer build).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${DRNIC_BUILD:-$ROOT/build}
+ASAN_BUILD=${DRNIC_ASAN_BUILD:-$ROOT/build-asan}
+PAGES=${DRNIC_HUGEPAGES:-1024}
+
+# Everything the project builds, tests and benchmarks with, from Debian's archive.
+PACKAGES=(
+	dpdk dpdk-dev libdpdk-dev libnuma-dev libisal-dev libcunit1-dev zlib1g-dev
+	libibverbs-dev meson ninja-build pkg-config python3-pyelftools gcc
+	clang libclang-rt-14-dev libhugetlbfs-bin tshark iproute2
+)
+
+say() { printf '[setup] %s\n' "$*"; }
+is_root() { [ "$(id -u)" -eq 0 ]; }
+
+step_deps() {
+	local missing=() p
+	for p in "${PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
+			|| missing+=("$p")
+	done
+	if [ ${#missing[@]} -eq 0 ]; then
+		say "packages: all ${#PACKAGES[@]} present"
+		return 0
+	fi
+	if ! is_root; then
+		say "packages missing: ${missing[*]}"
+		say "not root: cannot install them; run as root or: sudo apt-get install ${missing[*]}"
+		return 1
+	fi
+	say "installing: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q >/dev/null
+	apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+	say "packages installed"
+}
+
+free_hugepages() { awk '/^HugePages_Free:/ {print $2}' /proc/meminfo; }
+hugetlbfs_mounted() { grep -q ' hugetlbfs ' /proc/mounts; }
+
+step_hugepages() {
+	local total
+	if [ "${DRNIC_NO_HUGE:-0}" != 0 ]; then
+		say "hugepages: DRNIC_NO_HUGE is set; running with --no-huge"
+		return 0
+	fi
+	if ! is_root; then
+		say "hugepages: not root, cannot reserve or mount; $(free_hugepages) free," \
+			"$(hugetlbfs_mounted && echo mounted || echo 'no hugetlbfs mounted')"
+		say "hugepages: programs fall back to --no-huge when these are not enough"
+		return 0
+	fi
+	total=$(cat /proc/sys/vm/nr_hugepages)
+	if [ "$total" -lt "$PAGES" ]; then
+		echo "$PAGES" > /proc/sys/vm/nr_hugepages 2>/dev/null || true
+		total=$(cat /proc/sys/vm/nr_hugepages)
+	fi
+	if ! hugetlbfs_mounted; then
+		mkdir -p /dev/hugepages
+		mount -t hugetlbfs -o pagesize=2M nodev /dev/hugepages 2>/dev/null || true
+	fi
+	if [ "$total" -gt 0 ] && hugetlbfs_mounted; then
+		say "hugepages: $total x 2 MiB reserved ($(free_hugepages) free), hugetlbfs mounted"
+	else
+		say "hugepages: this machine does not allow them ($total reserved," \
+			"$(hugetlbfs_mounted && echo mounted || echo 'mount refused')); running with --no-huge"
+	fi
+}
+
+step_build() {
+	if [ ! -f "$BUILD/build.ninja" ]; then
+		meson setup "$BUILD" "$ROOT" >/dev/null
+	fi
+	ninja -C "$BUILD" >/dev/null
+	say "built in $BUILD"
+}
+
+# The sanitizer build: clang, ASan + UBSan, with the libFuzzer targets.
+step_build_asan() {
+	if [ ! -f "$ASAN_BUILD/build.ninja" ]; then
+		CC=clang meson setup "$ASAN_BUILD" "$ROOT" -Dfuzz=true \
+			-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized >/dev/null
+	fi
+	ninja -C "$ASAN_BUILD" >/dev/null
+	say "built with ASan+UBSan in $ASAN_BUILD"
+}
+
+step_main() {
+	say "main job: drnic-wiredump (one frame of every opcode family, decoded)"
+	"$BUILD/app/drnic-wiredump" -o "$BUILD/drnic-wiredump.pcapng"
+}
+
+# Runs `meson test` in build dir $1 with the remaining arguments, and adds its
+# results to the totals. A failed suite does not stop the others.
+PASSED=0 FAILED=0 SKIPPED=0
+run_suites() {
+	local dir=$1 counts rc=0
+	shift
+	rm -f "$dir/meson-logs/testlog.json"
+	meson test -C "$dir" --no-rebuild --print-errorlogs "$@" || rc=$?
+	if [ -f "$dir/meson-logs/testlog.json" ]; then
+		counts=$(python3 - "$dir/meson-logs/testlog.json" <<'PY'
+import json, sys
+p = f = s = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)["result"]
+    if r in ("OK", "EXPECTEDFAIL"): p += 1
+    elif r == "SKIP": s += 1
+    else: f += 1
+print(p, f, s)
+PY
+)
+		read -r p f s <<<"$counts"
+		PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
+	elif [ "$rc" -ne 0 ]; then
+		FAILED=$((FAILED + 1))
+	fi
+}
+
+step_test() {
+	local t0=$SECONDS
+	say "tests: unit, fast, fuzz and perf suites"
+	run_suites "$BUILD" --suite unit --suite fast --suite soak
+	run_suites "$BUILD" --suite perf --verbose
+	if [ "${DRNIC_SKIP_ASAN:-0}" = 0 ]; then
+		step_build_asan
+		run_suites "$ASAN_BUILD" --suite unit --suite fuzz
+	fi
+	say "tests took $((SECONDS - t0)) s"
+	echo "total: $PASSED passed, $FAILED failed, $SKIPPED skipped"
+	[ "$FAILED" -eq 0 ]
+}
+
+case "${1:-run}" in
+deps) step_deps ;;
+hugepages) step_hugepages ;;
+build) step_deps && step_build ;;
+run) step_deps && step_hugepages && step_build && step_main ;;
+test) step_deps && step_hugepages && step_build && step_test ;;
+*)
+	echo "usage: $0 run|test|deps|hugepages|build" >&2
+	exit 2
+	;;
+esac
