@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQ_ENGINE_H
+#define CQ_ENGINE_H
+
+/**
+ * @file
+ * The engine-facing side of lib/cq: producing completions, raising async
+ * events, and the hooks the device layer needs. Not installed.
+ *
+ * Ownership contract of a CQ:
+ *  - ONE producer: the engine that owns the CQ (cq_comp_vector()) calls
+ *    cq_push()/cq_push_burst(); in inline progress mode the application thread
+ *    does, from inside its progress function. Never two threads at once: every
+ *    QP that completes into a CQ must run on that CQ's engine.
+ *  - ONE consumer thread: drnic_cq_poll(), drnic_cq_req_notify(),
+ *    drnic_cq_resize(). It may run concurrently with the producer.
+ *  - cq_get()/cq_put(), accessors and drnic_cq_query_stats(): any thread.
+ *  - async_raise(): any number of threads at once; never blocks.
+ */
+
+#include <stdbool.h>
+
+#include "drnic_cq.h"
+#include "drnic_event.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Publish one completion (producer only). Lock-free, no system call unless
+ * the CQ was armed and this completion fires its event (an eventfd write).
+ *
+ * @param cq         the CQ.
+ * @param wc         the completion; copied.
+ * @param solicited  the completion is for a message with the solicited-event
+ *                   bit (fires a CQ armed with solicited_only).
+ * @return 0;
+ *         -EINVAL when @p cq or @p wc is NULL;
+ *         -EOVERFLOW when the CQ is full: nothing is overwritten, the CQ enters
+ *         error for good (cq_in_error()), DRNIC_EVENT_CQ_ERR is raised once on
+ *         its async queue; every later push also returns -EOVERFLOW. The caller
+ *         moves the QPs using the CQ to error.
+ */
+int cq_push(struct drnic_cq *cq, const struct drnic_wc *wc, bool solicited);
+
+/**
+ * Publish @p n completions in order (producer only); one memory fence and at
+ * most one event for the burst.
+ *
+ * @param solicited  at least one of them is solicited.
+ * @return how many were published (0..n); fewer than @p n means the CQ
+ *         overflowed (or was already in error, or @p cq / @p wc is NULL):
+ *         the first ones are published, the rest refused as in cq_push().
+ */
+unsigned int cq_push_burst(struct drnic_cq *cq, const struct drnic_wc *wc,
+		unsigned int n, bool solicited);
+
+/**
+ * Count one more user (a QP attaching to the CQ); any thread.
+ *
+ * @return 0; -EINVAL when @p cq is NULL or being destroyed.
+ */
+int cq_get(struct drnic_cq *cq);
+
+/**
+ * Drop a user taken with cq_get(). The caller guarantees that no cq_push()
+ * for that user runs or will run any more.
+ */
+void cq_put(struct drnic_cq *cq);
+
+/**
+ * Inline progress mode: drnic_cq_poll() calls @p fn(@p arg) once per call,
+ * before it reads the ring, so the polling thread runs the engine. The return
+ * value of @p fn is ignored. @p fn NULL turns it off. May be set while another
+ * thread polls (that poll runs the old or the new function), but @p arg must
+ * stay valid until no poll can still be using it.
+ */
+void cq_set_progress(struct drnic_cq *cq, int (*fn)(void *arg), void *arg);
+
+/** The comp_vector given at creation (the core the CQ belongs to). */
+int cq_comp_vector(const struct drnic_cq *cq);
+
+/** The NUMA node given at creation (SOCKET_ID_ANY allowed). */
+int cq_socket(const struct drnic_cq *cq);
+
+/** The cq_context given at creation. */
+void *cq_context(const struct drnic_cq *cq);
+
+/** True once the CQ overflowed (sticky). */
+bool cq_in_error(const struct drnic_cq *cq);
+
+/**
+ * Queue an async event (any thread, lock-free, never blocks).
+ *
+ * @return 0; -EINVAL when @p q or @p ev is NULL;
+ *         -ENOSPC when the queue is full: the event is counted in events_lost
+ *         (and logged once per queue).
+ */
+int async_raise(struct drnic_async_queue *q, const struct drnic_async_event *ev);
+
+/**
+ * Count an object that may raise events into @p q (its destroy is refused
+ * while users remain).
+ *
+ * @return 0; -EINVAL when @p q is NULL or being destroyed.
+ */
+int async_get(struct drnic_async_queue *q);
+
+/** Drop a user taken with async_get(). */
+void async_put(struct drnic_async_queue *q);
+
+/**
+ * Called by drnic_ack_async_event() for every event that is not CQ_ERR (QP,
+ * SRQ, port events), so the device layer can count acknowledgements of its
+ * objects. Set once, before events are raised.
+ */
+void async_set_ack_cb(struct drnic_async_queue *q,
+		void (*fn)(const struct drnic_async_event *ev, void *arg), void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

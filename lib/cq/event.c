@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Async event queue: a bounded multi-producer queue (engines on any lcore
+ * raise events) with one consumer at a time (the application, serialised by
+ * a mutex), plus an eventfd for poll/epoll.
+ *
+ * Each cell carries a sequence number. A producer owns cell (pos & mask) when
+ * its seq == pos: it claims pos by CAS on `tail`, writes the event, then stores
+ * seq = pos + 1 (release). The consumer at `head` takes the cell when it reads
+ * seq == head + 1 (acquire) and hands it back for the next lap with
+ * seq = head + size (release). A producer that finds seq < pos sees a full
+ * queue: it counts the event in events_lost and returns; it never waits.
+ */
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+#include <rte_errno.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_memory.h>
+
+#include "cq_engine.h"
+#include "cq_private.h"
+
+RTE_LOG_REGISTER(async_logtype, drnic.async, NOTICE);
+#define ASYNC_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, async_logtype, "async: " fmt "\n", ##__VA_ARGS__)
+
+#define ASYNC_USERS_DEAD (UINT32_C(1) << 31)
+
+struct async_cell {
+	_Atomic uint64_t seq;
+	struct drnic_async_event ev;
+};
+
+struct drnic_async_queue {
+	uint64_t mask;
+	uint32_t size;
+	int fd;
+	_Atomic uint32_t users;
+	void (*ack_cb)(const struct drnic_async_event *ev, void *arg);
+	void *ack_arg;
+	_Atomic uint64_t lost;
+	_Atomic uint64_t raised;
+	_Atomic uint64_t acked;
+
+	alignas(RTE_CACHE_LINE_SIZE) _Atomic uint64_t tail;  /* producers */
+
+	alignas(RTE_CACHE_LINE_SIZE) pthread_mutex_t lock;   /* the consumer */
+	uint64_t head;
+	_Atomic uint64_t delivered;
+
+	alignas(RTE_CACHE_LINE_SIZE) struct async_cell cells[];
+};
+
+static const char *const async_type_names[] = {
+	[DRNIC_EVENT_CQ_ERR] = "CQ error",
+	[DRNIC_EVENT_QP_FATAL] = "local work queue catastrophic error",
+	[DRNIC_EVENT_QP_REQ_ERR] = "invalid request local work queue error",
+	[DRNIC_EVENT_QP_ACCESS_ERR] = "local access violation work queue error",
+	[DRNIC_EVENT_COMM_EST] = "communication established",
+	[DRNIC_EVENT_SQ_DRAINED] = "send queue drained",
+	[DRNIC_EVENT_PATH_MIG] = "path migrated",
+	[DRNIC_EVENT_PATH_MIG_ERR] = "path migration request error",
+	[DRNIC_EVENT_DEVICE_FATAL] = "local catastrophic error",
+	[DRNIC_EVENT_PORT_ACTIVE] = "port active",
+	[DRNIC_EVENT_PORT_ERR] = "port error",
+	[DRNIC_EVENT_LID_CHANGE] = "LID change",
+	[DRNIC_EVENT_PKEY_CHANGE] = "P_Key change",
+	[DRNIC_EVENT_SM_CHANGE] = "SM change",
+	[DRNIC_EVENT_SRQ_ERR] = "SRQ catastrophic error",
+	[DRNIC_EVENT_SRQ_LIMIT_REACHED] = "SRQ limit reached",
+	[DRNIC_EVENT_QP_LAST_WQE_REACHED] = "last WQE reached",
+	[DRNIC_EVENT_CLIENT_REREGISTER] = "client reregistration",
+	[DRNIC_EVENT_GID_CHANGE] = "GID table change",
+	[DRNIC_EVENT_WQ_FATAL] = "WQ fatal",
+};
+
+const char *
+drnic_event_type_str(enum drnic_event_type type)
+{
+	unsigned int i = (unsigned int)type;
+
+	if (i >= RTE_DIM(async_type_names) || async_type_names[i] == NULL)
+		return "unknown";
+	return async_type_names[i];
+}
+
+struct drnic_async_queue *
+drnic_async_queue_create(uint32_t size)
+{
+	struct drnic_async_queue *q;
+	uint32_t i;
+	int err;
+
+	if (size == 0)
+		size = DRNIC_ASYNC_QUEUE_DEFAULT_SIZE;
+	if (size > DRNIC_ASYNC_QUEUE_MAX_SIZE) {
+		rte_errno = ERANGE;
+		return NULL;
+	}
+	/* A cell's "published" seq (pos + 1) must differ from its next-lap
+	 * "free" seq (pos + size): at least two cells. */
+	size = RTE_MAX(rte_align32pow2(size), 2u);
+	q = rte_zmalloc_socket("drnic_async_queue",
+			sizeof(*q) + size * sizeof(struct async_cell),
+			RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
+	if (q == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	q->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (q->fd < 0) {
+		err = errno;
+		rte_free(q);
+		rte_errno = err;
+		return NULL;
+	}
+	err = pthread_mutex_init(&q->lock, NULL);
+	if (err != 0) {
+		close(q->fd);
+		rte_free(q);
+		rte_errno = err;
+		return NULL;
+	}
+	q->size = size;
+	q->mask = size - 1;
+	for (i = 0; i < size; i++)
+		atomic_init(&q->cells[i].seq, i);
+	return q;
+}
+
+int
+drnic_async_queue_destroy(struct drnic_async_queue *q)
+{
+	uint32_t zero = 0;
+
+	if (q == NULL)
+		return -EINVAL;
+	if (!atomic_compare_exchange_strong_explicit(&q->users, &zero, ASYNC_USERS_DEAD,
+			memory_order_acq_rel, memory_order_relaxed))
+		return -EBUSY;
+	pthread_mutex_destroy(&q->lock);
+	close(q->fd);
+	rte_free(q);
+	return 0;
+}
+
+int
+drnic_async_queue_fd(const struct drnic_async_queue *q)
+{
+	return q == NULL ? -EINVAL : q->fd;
+}
+
+int
+async_get(struct drnic_async_queue *q)
+{
+	uint32_t u;
+
+	if (q == NULL)
+		return -EINVAL;
+	u = atomic_load_explicit(&q->users, memory_order_relaxed);
+	do {
+		if (u & ASYNC_USERS_DEAD)
+			return -EINVAL;
+	} while (!atomic_compare_exchange_weak_explicit(&q->users, &u, u + 1,
+			memory_order_acquire, memory_order_relaxed));
+	return 0;
+}
+
+void
+async_put(struct drnic_async_queue *q)
+{
+	if (q != NULL)
+		atomic_fetch_sub_explicit(&q->users, 1, memory_order_release);
+}
+
+void
+async_set_ack_cb(struct drnic_async_queue *q,
+		void (*fn)(const struct drnic_async_event *ev, void *arg), void *arg)
+{
+	q->ack_arg = arg;
+	q->ack_cb = fn;
+}
+
+int
+async_raise(struct drnic_async_queue *q, const struct drnic_async_event *ev)
+{
+	struct async_cell *cell;
+	uint64_t pos, seq;
+
+	if (q == NULL || ev == NULL)
+		return -EINVAL;
+	pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
+	for (;;) {
+		cell = &q->cells[pos & q->mask];
+		seq = atomic_load_explicit(&cell->seq, memory_order_acquire);
+		if (seq == pos) {
+			if (atomic_compare_exchange_weak_explicit(&q->tail, &pos, pos + 1,
+					memory_order_relaxed, memory_order_relaxed))
+				break;
+			/* pos was reloaded by the failed CAS */
+		} else if ((int64_t)(seq - pos) < 0) {
+			if (atomic_fetch_add_explicit(&q->lost, 1, memory_order_relaxed) == 0)
+				ASYNC_LOG(ERR, "queue full (%u events): %s lost; counting losses in events_lost",
+						q->size, drnic_event_type_str(ev->event_type));
+			return -ENOSPC;
+		} else {
+			pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
+		}
+	}
+	cell->ev = *ev;
+	atomic_fetch_add_explicit(&q->raised, 1, memory_order_relaxed);
+	atomic_store_explicit(&cell->seq, pos + 1, memory_order_release);
+	eventfd_write(q->fd, 1);
+	return 0;
+}
+
+int
+drnic_try_get_async_event(struct drnic_async_queue *q, struct drnic_async_event *ev)
+{
+	struct async_cell *cell;
+	eventfd_t v;
+	int rc = 0;
+
+	if (q == NULL || ev == NULL)
+		return -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	/* Clear first, then look: a later raise writes the fd again. */
+	eventfd_read(q->fd, &v);
+	cell = &q->cells[q->head & q->mask];
+	if (atomic_load_explicit(&cell->seq, memory_order_acquire) != q->head + 1) {
+		rc = -EAGAIN;
+		goto out;
+	}
+	*ev = cell->ev;
+	atomic_store_explicit(&cell->seq, q->head + q->size, memory_order_release);
+	q->head++;
+	atomic_fetch_add_explicit(&q->delivered, 1, memory_order_relaxed);
+	/* More waiting (or being written): keep the fd readable. */
+	if (atomic_load_explicit(&q->tail, memory_order_relaxed) != q->head)
+		eventfd_write(q->fd, 1);
+out:
+	pthread_mutex_unlock(&q->lock);
+	return rc;
+}
+
+int
+drnic_get_async_event(struct drnic_async_queue *q, struct drnic_async_event *ev)
+{
+	struct pollfd pfd;
+	int rc;
+
+	for (;;) {
+		rc = drnic_try_get_async_event(q, ev);
+		if (rc != -EAGAIN)
+			return rc;
+		pfd.fd = q->fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+			return -EINTR;
+	}
+}
+
+void
+drnic_ack_async_event(struct drnic_async_queue *q, const struct drnic_async_event *ev)
+{
+	if (q == NULL || ev == NULL)
+		return;
+	atomic_fetch_add_explicit(&q->acked, 1, memory_order_relaxed);
+	if (ev->event_type == DRNIC_EVENT_CQ_ERR) {
+		if (ev->element.cq != NULL)
+			cq_ack_async(ev->element.cq);
+	} else if (q->ack_cb != NULL) {
+		q->ack_cb(ev, q->ack_arg);
+	}
+}
+
+int
+drnic_async_queue_query_stats(const struct drnic_async_queue *q,
+		struct drnic_async_stats *stats)
+{
+	if (q == NULL || stats == NULL)
+		return -EINVAL;
+	stats->raised = atomic_load_explicit(&q->raised, memory_order_relaxed);
+	stats->delivered = atomic_load_explicit(&q->delivered, memory_order_relaxed);
+	stats->acked = atomic_load_explicit(&q->acked, memory_order_relaxed);
+	stats->events_lost = atomic_load_explicit(&q->lost, memory_order_relaxed);
+	return 0;
+}

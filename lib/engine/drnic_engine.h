@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef DRNIC_ENGINE_H
+#define DRNIC_ENGINE_H
+
+/**
+ * @file
+ * Transport engines: counters and the clock hook.
+ *
+ * A device's QPs run on its engines (drnic_config::nb_engines): EAL lcores in
+ * dedicated mode, or the application's own thread in inline mode. Engines are
+ * started by drnic_device_open(); this header only reads their counters.
+ */
+
+#include <stdint.h>
+
+#include "drnic_verbs.h"
+#include "drnic_wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Why an engine dropped a received packet that lib/wire accepted. */
+enum drnic_engine_drop {
+	DRNIC_ENGINE_DROP_NO_QP = 0,      /**< no QP with that number */
+	DRNIC_ENGINE_DROP_QP_STATE,       /**< QP not in a state that takes it */
+	DRNIC_ENGINE_DROP_WRONG_ENGINE,   /**< steered to another engine's queue */
+	DRNIC_ENGINE_DROP_PSN_DUP,        /**< duplicate request (re-acknowledged) */
+	DRNIC_ENGINE_DROP_PSN_OOS,        /**< request past the expected PSN (NAKed) */
+	DRNIC_ENGINE_DROP_GHOST_RESP,     /**< response when nothing is outstanding */
+	DRNIC_ENGINE_DROP_BAD_RESP,       /**< response that matches no WQE */
+	DRNIC_ENGINE_DROP_RNR,            /**< SEND without a receive WQE (RNR NAK) */
+	DRNIC_ENGINE_DROP_NOT_REQUEST,    /**< opcode neither RC request nor response */
+	DRNIC_ENGINE_DROP_MAX,
+};
+
+/** Counters of one engine. */
+struct drnic_engine_stats {
+	uint64_t loops;            /**< steps run */
+	uint64_t busy_loops;       /**< steps that did work */
+	uint64_t rx_packets;       /**< frames received from links */
+	uint64_t tx_packets;       /**< frames handed to links */
+	uint64_t doorbells;        /**< QPs taken from the doorbell ring */
+	uint64_t wqes;             /**< send WQEs started */
+	uint64_t cqes;             /**< completions produced */
+	uint64_t nomem;            /**< mbuf allocation failures (retried) */
+	uint64_t wire_drops[DRNIC_WIRE_DROP_MAX];     /**< by enum drnic_wire_drop */
+	uint64_t drops[DRNIC_ENGINE_DROP_MAX];        /**< by enum drnic_engine_drop */
+};
+
+/**
+ * Counter name of an engine drop reason, e.g. "psn_dup".
+ * @return a static string; "invalid" for a value out of range; never NULL.
+ */
+const char *drnic_engine_drop_name(enum drnic_engine_drop reason);
+
+/**
+ * Read the counters of the @p index -th engine of a device (a snapshot; an
+ * engine shared by several devices reports its totals).
+ *
+ * @return 0; -EINVAL when an argument is NULL or @p index is not below the
+ *         device's engine count.
+ */
+int drnic_engine_stats_get(struct drnic_device *dev, unsigned int index,
+			   struct drnic_engine_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DRNIC_ENGINE_H */

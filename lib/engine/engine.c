@@ -1,0 +1,804 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Engines: the lcore loop (or inline steps), doorbells and the active list,
+ * receive dispatch, transmit staging, completions, control messages, and the
+ * hooks lib/verbs calls through verbs_set_engine_ops().
+ *
+ * One step of an engine:
+ *   control ring -> doorbell ring -> active list -> link rx (responder,
+ *   completer) -> active QPs (responder output, requester) -> link tx.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_pause.h>
+
+#include "engine_priv.h"
+
+RTE_LOG_REGISTER_SUFFIX(engine_logtype, engine, NOTICE);
+
+#define ENGINE_DOORBELL_SIZE (1u << 17)
+#define ENGINE_CTRL_SIZE 64
+#define ENGINE_MAX_INLINE 64
+#define ENGINE_MBUF_CACHE 256
+
+static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct engine *engine_by_lcore[RTE_MAX_LCORE];
+/* Inline engines; read without the lock by engine_progress_all(). */
+static _Atomic(struct engine *) engine_inline[ENGINE_MAX_INLINE];
+static unsigned int engine_seq;
+static struct rte_mempool *engine_pool;
+
+static const char *const engine_drop_names[DRNIC_ENGINE_DROP_MAX] = {
+	[DRNIC_ENGINE_DROP_NO_QP] = "no_qp",
+	[DRNIC_ENGINE_DROP_QP_STATE] = "qp_state",
+	[DRNIC_ENGINE_DROP_WRONG_ENGINE] = "wrong_engine",
+	[DRNIC_ENGINE_DROP_PSN_DUP] = "psn_dup",
+	[DRNIC_ENGINE_DROP_PSN_OOS] = "psn_oos",
+	[DRNIC_ENGINE_DROP_GHOST_RESP] = "ghost_resp",
+	[DRNIC_ENGINE_DROP_BAD_RESP] = "bad_resp",
+	[DRNIC_ENGINE_DROP_RNR] = "rnr",
+	[DRNIC_ENGINE_DROP_NOT_REQUEST] = "not_rc",
+};
+
+const char *
+drnic_engine_drop_name(enum drnic_engine_drop reason)
+{
+	if ((unsigned int)reason >= DRNIC_ENGINE_DROP_MAX)
+		return "invalid";
+	return engine_drop_names[reason];
+}
+
+int
+drnic_engine_stats_get(struct drnic_device *dev, unsigned int index,
+		       struct drnic_engine_stats *stats)
+{
+	struct engine *eng;
+
+	if (dev == NULL || stats == NULL || index >= dev->nb_engines)
+		return -EINVAL;
+	eng = dev->eng[index].engine;
+	*stats = eng->stats;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Clock                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static uint64_t
+engine_tsc_now_ns(void *arg)
+{
+	uint64_t hz = rte_get_tsc_hz(), c = rte_get_tsc_cycles();
+
+	RTE_SET_USED(arg);
+	return (uint64_t)((__uint128_t)c * 1000000000u / hz);
+}
+
+uint64_t
+engine_now_ns(struct engine *eng)
+{
+	return eng->clock.now_ns(eng->clock.arg);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Packets                                                                  */
+/* ------------------------------------------------------------------------ */
+
+struct rte_mbuf *
+engine_pkt_alloc(struct engine *eng)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(eng->pool);
+
+	if (unlikely(m == NULL))
+		eng->stats.nomem++;
+	return m;
+}
+
+uint16_t
+engine_port_room(const struct engine_port *p)
+{
+	return (uint16_t)(RTE_DIM(p->tx) - p->tx_n);
+}
+
+/* Stage a frame; the caller checked engine_port_room(). */
+void
+engine_port_tx(struct engine_port *p, struct rte_mbuf *m)
+{
+	p->tx[p->tx_n++] = m;
+}
+
+static int
+engine_port_flush(struct engine *eng, struct engine_port *p)
+{
+	uint16_t sent;
+
+	if (p->tx_n == 0)
+		return 0;
+	sent = link_tx_burst(p->link, p->queue, p->tx, p->tx_n);
+	eng->stats.tx_packets += sent;
+	if (sent < p->tx_n)
+		memmove(p->tx, p->tx + sent, (p->tx_n - sent) * sizeof(p->tx[0]));
+	p->tx_n = (uint16_t)(p->tx_n - sent);
+	return sent;
+}
+
+/* ------------------------------------------------------------------------ */
+/* QPs: activation, errors, completions                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Put a QP on the active list (engine thread). */
+void
+engine_qp_activate(struct engine_qp *eq)
+{
+	if (eq->on_active)
+		return;
+	eq->on_active = true;
+	atomic_store_explicit(&eq->qp->db, VERBS_DB_QUEUED, memory_order_relaxed);
+	TAILQ_INSERT_TAIL(&eq->eng->active, eq, active_next);
+}
+
+/* The QP goes to ERR (engine-detected error); flushing follows. */
+void
+engine_qp_error(struct engine_qp *eq)
+{
+	(void)verbs_qp_set_error(eq->qp);
+	engine_qp_activate(eq);
+}
+
+/* A CQ overflowed: every QP of this engine using it goes to ERR. */
+static void
+engine_cq_overflow(struct engine *eng, struct drnic_cq *cq)
+{
+	struct engine_qp *eq;
+
+	TAILQ_FOREACH(eq, &eng->all, all_next) {
+		if (eq->qp->send_cq != cq && eq->qp->recv_cq != cq)
+			continue;
+		if (verbs_qp_set_error(eq->qp)) {
+			verbs_qp_event(eq->qp, DRNIC_EVENT_QP_FATAL);
+			ENGINE_QP_LOG(WARNING, eq, "CQ overflow: QP to ERR");
+		}
+		engine_qp_activate(eq);
+	}
+}
+
+int
+engine_push_cqe(struct engine_qp *eq, struct drnic_cq *cq, const struct drnic_wc *wc,
+		bool solicited)
+{
+	int rc = cq_push(cq, wc, solicited);
+
+	if (likely(rc == 0)) {
+		eq->eng->stats.cqes++;
+		return 0;
+	}
+	if (rc == -EOVERFLOW)
+		engine_cq_overflow(eq->eng, cq);
+	return rc;
+}
+
+void
+engine_qp_build_template(struct engine_qp *eq)
+{
+	const struct drnic_qp *qp = eq->qp;
+	const struct drnic_device *dev = qp->dev;
+	const struct drnic_ah_attr *ah = &qp->attr.ah_attr;
+	struct drnic_wire_pkt *p = &eq->tmpl;
+	unsigned int sgid = ah->grh.sgid_index;
+
+	drnic_wire_pkt_init(p);
+	memcpy(p->eth.src, dev->cfg.mac, 6);
+	memcpy(p->eth.dst, qp->dmac, 6);
+	if (sgid < dev->nb_gids && dev->gid_is_v4[sgid]) {
+		p->ip.version = 4;
+		memcpy(p->ip.src, &dev->gid[sgid].raw[12], 4);
+		memcpy(p->ip.dst, &ah->grh.dgid.raw[12], 4);
+	} else {
+		p->ip.version = 6;
+		memcpy(p->ip.src, dev->gid[sgid < dev->nb_gids ? sgid : 0].raw, 16);
+		memcpy(p->ip.dst, ah->grh.dgid.raw, 16);
+		p->ip.flow_label = ah->grh.flow_label;
+	}
+	p->ip.tos = ah->grh.traffic_class;
+	p->ip.ttl = ah->grh.hop_limit != 0 ? ah->grh.hop_limit : 64;
+	p->udp.sport = qp->udp_sport;
+	p->bth.pkey = 0xFFFF;
+	p->bth.dqpn = qp->attr.dest_qp_num;
+	eq->mtu = qp->attr_mtu_bytes;
+}
+
+/* Catch up with state changes made by modify_qp (engine thread). */
+void
+engine_qp_sync(struct engine_qp *eq)
+{
+	struct drnic_qp *qp = eq->qp;
+	enum drnic_qp_state st = verbs_qp_state(qp);
+
+	if (st == DRNIC_QPS_ERR || st == DRNIC_QPS_RESET || st == DRNIC_QPS_INIT)
+		return;
+	if (!eq->resp_init) {
+		eq->epsn = qp->attr.rq_psn;
+		eq->msn = 0;
+		eq->sstate = RESP_IDLE;
+		engine_qp_build_template(eq);
+		eq->resp_init = true;
+	}
+	if (!eq->req_init && st != DRNIC_QPS_RTR) {
+		eq->npsn = qp->attr.sq_psn;
+		eq->rstate = REQ_IDLE;
+		eq->cstate = COMP_IDLE;
+		eq->rnr_retry_left = qp->attr.rnr_retry;
+		eq->req_init = true;
+	}
+}
+
+/* Is there anything for the QP to do without a new event? */
+static bool
+engine_qp_busy(struct engine_qp *eq)
+{
+	struct drnic_qp *qp = eq->qp;
+	enum drnic_qp_state st = verbs_qp_state(qp);
+
+	if (st == DRNIC_QPS_ERR)
+		return verbs_wq_posted(&qp->sq, eq->comp_idx) != 0 ||
+		       verbs_wq_posted(&qp->rq, eq->rq_idx) != 0;
+	if (eq->ack_pending || eq->rd_head != eq->rd_tail)
+		return true;
+	if (!eq->req_init || st != DRNIC_QPS_RTS)
+		return false;
+	switch (eq->rstate) {
+	case REQ_SENDING:
+	case REQ_WAIT_RNR:
+		return true;
+	case REQ_IDLE:
+		return atomic_load_explicit(&qp->sq.prod, memory_order_acquire) != eq->req_idx;
+	default:
+		return false;  /* woken by the completer */
+	}
+}
+
+static int
+engine_qp_step(struct engine_qp *eq, uint16_t room)
+{
+	enum drnic_qp_state st;
+	int work = 0, budget = RTE_MIN((int)room, ENGINE_QP_BUDGET);
+
+	engine_qp_sync(eq);
+	st = verbs_qp_state(eq->qp);
+	if (st == DRNIC_QPS_ERR) {
+		work += comp_flush(eq);
+		work += resp_flush(eq);
+		return work;
+	}
+	if (eq->resp_init) {
+		int n = resp_step(eq, budget);
+
+		work += n;
+		budget -= n;
+	}
+	if (eq->req_init && (st == DRNIC_QPS_RTS || st == DRNIC_QPS_SQD) && budget > 0)
+		work += req_step(eq, budget);
+	return work;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Receive                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static void
+engine_rx_one(struct engine *eng, struct engine_port *p, struct rte_mbuf *m)
+{
+	struct drnic_wire_pkt pkt;
+	enum drnic_wire_drop why;
+	const struct drnic_wire_opinfo *op;
+	struct drnic_qp *qp;
+	struct engine_qp *eq;
+
+	why = drnic_wire_parse(m, &pkt);
+	if (unlikely(why != DRNIC_WIRE_OK)) {
+		eng->stats.wire_drops[why]++;
+		return;
+	}
+	op = drnic_wire_opcode_info(pkt.bth.opcode);
+	if (unlikely(op->transport != DRNIC_WIRE_TR_RC)) {
+		eng->stats.drops[DRNIC_ENGINE_DROP_NOT_REQUEST]++;
+		return;
+	}
+	qp = verbs_qp_lookup(p->dev, pkt.bth.dqpn);
+	if (unlikely(qp == NULL)) {
+		eng->stats.drops[DRNIC_ENGINE_DROP_NO_QP]++;
+		return;
+	}
+	eq = qp->eng_priv;
+	if (unlikely(eq == NULL || eq->eng != eng)) {
+		eng->stats.drops[DRNIC_ENGINE_DROP_WRONG_ENGINE]++;
+		return;
+	}
+	engine_qp_sync(eq);
+	if (op->flags & DRNIC_WIRE_OPF_REQUEST)
+		resp_rx(eq, m, &pkt);
+	else
+		comp_rx(eq, m, &pkt);
+}
+
+static int
+engine_rx(struct engine *eng)
+{
+	struct rte_mbuf *m[ENGINE_BURST];
+	unsigned int i, total = 0;
+	uint16_t n, j;
+
+	for (i = 0; i < eng->nb_ports; i++) {
+		struct engine_port *p = &eng->port[i];
+
+		n = link_rx_burst(p->link, p->queue, m, ENGINE_BURST);
+		for (j = 0; j < n; j++) {
+			if (j + 1 < n)
+				rte_prefetch0(rte_pktmbuf_mtod(m[j + 1], void *));
+			engine_rx_one(eng, p, m[j]);
+		}
+		if (n > 0)
+			rte_pktmbuf_free_bulk(m, n);
+		total += n;
+	}
+	eng->stats.rx_packets += total;
+	return (int)total;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Control                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static struct engine_port *
+engine_find_port(struct engine *eng, const struct drnic_device *dev, uint16_t queue)
+{
+	unsigned int i;
+
+	for (i = 0; i < eng->nb_ports; i++)
+		if (eng->port[i].dev == dev && eng->port[i].queue == queue)
+			return &eng->port[i];
+	return NULL;
+}
+
+/* Take every queued doorbell onto the active list. */
+static unsigned int
+engine_doorbells(struct engine *eng, unsigned int max)
+{
+	struct drnic_qp *qps[ENGINE_BURST];
+	unsigned int n, i, total = 0;
+
+	while (total < max &&
+	       (n = rte_ring_sc_dequeue_burst(eng->doorbell, (void **)qps, ENGINE_BURST, NULL)) > 0) {
+		for (i = 0; i < n; i++) {
+			struct engine_qp *eq = qps[i]->eng_priv;
+
+			if (eq != NULL)
+				engine_qp_activate(eq);
+		}
+		total += n;
+	}
+	eng->stats.doorbells += total;
+	return total;
+}
+
+static void
+engine_ctrl_handle(struct engine *eng, struct engine_ctrl *c)
+{
+	struct engine_qp *eq;
+	struct drnic_device *dev;
+	struct engine_port *p;
+	unsigned int i;
+
+	c->rc = 0;
+	switch (c->type) {
+	case ENGINE_CTRL_PORT_ADD:
+		dev = c->arg;
+		if (eng->nb_ports == ENGINE_MAX_PORTS) {
+			c->rc = -ENOSPC;
+			break;
+		}
+		p = &eng->port[eng->nb_ports];
+		memset(p, 0, sizeof(*p));
+		p->dev = dev;
+		p->link = dev->link;
+		p->queue = c->queue;
+		eng->nb_ports++;
+		break;
+	case ENGINE_CTRL_PORT_DEL:
+		dev = c->arg;
+		for (i = 0; i < eng->nb_ports; i++) {
+			p = &eng->port[i];
+			if (p->dev != dev || p->queue != c->queue)
+				continue;
+			if (p->tx_n > 0)
+				link_drop(p->link, p->queue, DRNIC_LINK_DROP_TX_ERROR, p->tx, p->tx_n);
+			/* QPs keep pointers into port[]: none is left on it. */
+			eng->port[i] = eng->port[eng->nb_ports - 1];
+			eng->nb_ports--;
+			TAILQ_FOREACH(eq, &eng->all, all_next)
+				if (eq->port == &eng->port[eng->nb_ports])
+					eq->port = &eng->port[i];
+			break;
+		}
+		break;
+	case ENGINE_CTRL_QP_ADD:
+		eq = c->arg;
+		eq->port = engine_find_port(eng, eq->qp->dev, c->queue);
+		if (eq->port == NULL) {
+			c->rc = -ENODEV;
+			break;
+		}
+		TAILQ_INSERT_TAIL(&eng->all, eq, all_next);
+		eng->nb_qp++;
+		break;
+	case ENGINE_CTRL_QP_DEL:
+		eq = c->arg;
+		/* Doorbells rung before the delete may still name the QP. */
+		eq->qp->eng_priv = NULL;
+		engine_doorbells(eng, UINT32_MAX);
+		if (eq->on_active)
+			TAILQ_REMOVE(&eng->active, eq, active_next);
+		TAILQ_REMOVE(&eng->all, eq, all_next);
+		eng->nb_qp--;
+		break;
+	}
+	atomic_store_explicit(&c->done, 1, memory_order_release);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The step and the loop                                                    */
+/* ------------------------------------------------------------------------ */
+
+int
+engine_run_once(struct engine *eng)
+{
+	struct engine_ctrl *c;
+	struct engine_qp *eq, *tmp;
+	unsigned int i;
+	int work = 0;
+
+	while (rte_ring_sc_dequeue(eng->ctrl, (void **)&c) == 0) {
+		engine_ctrl_handle(eng, c);
+		work++;
+	}
+	work += (int)engine_doorbells(eng, ENGINE_BURST * 4);
+	work += engine_rx(eng);
+
+	RTE_TAILQ_FOREACH_SAFE(eq, &eng->active, active_next, tmp) {
+		uint16_t room = engine_port_room(eq->port);
+
+		if (room > 0)
+			work += engine_qp_step(eq, room);
+		if (engine_qp_busy(eq))
+			continue;
+		/* Idle: leave the list, then look again (a poster may have
+		 * posted after our check and seen the flag still set). */
+		TAILQ_REMOVE(&eng->active, eq, active_next);
+		eq->on_active = false;
+		atomic_store_explicit(&eq->qp->db, VERBS_DB_IDLE, memory_order_seq_cst);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (engine_qp_busy(eq) &&
+		    atomic_exchange_explicit(&eq->qp->db, VERBS_DB_QUEUED, memory_order_seq_cst) ==
+		    VERBS_DB_IDLE) {
+			eq->on_active = true;
+			TAILQ_INSERT_TAIL(&eng->active, eq, active_next);
+		}
+	}
+	for (i = 0; i < eng->nb_ports; i++)
+		work += engine_port_flush(eng, &eng->port[i]);
+	eng->stats.loops++;
+	if (work > 0)
+		eng->stats.busy_loops++;
+	return work;
+}
+
+static int
+engine_main(void *arg)
+{
+	struct engine *eng = arg;
+	uint64_t idle = 0;
+
+	ENGINE_LOG(INFO, eng, "running on lcore %u", eng->lcore);
+	while (!atomic_load_explicit(&eng->stop, memory_order_acquire)) {
+		if (engine_run_once(eng) > 0) {
+			idle = 0;
+			continue;
+		}
+		/* Back off: spin a while, then yield, then nap. */
+		idle++;
+		if (idle < 20000) {
+			rte_pause();
+		} else if (idle < 40000) {
+			sched_yield();
+		} else {
+			struct timespec ts = { .tv_sec = 0, .tv_nsec = 20000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	/* Last control messages (the one that stopped us is answered by the
+	 * caller after the join). */
+	ENGINE_LOG(INFO, eng, "stopped");
+	return 0;
+}
+
+/* Run the process's inline engines once. */
+static int
+engine_progress_all(void)
+{
+	unsigned int i;
+	int work = 0;
+
+	for (i = 0; i < ENGINE_MAX_INLINE; i++) {
+		struct engine *eng = atomic_load_explicit(&engine_inline[i], memory_order_acquire);
+
+		if (eng == NULL)
+			continue;
+		if (atomic_flag_test_and_set_explicit(&eng->running, memory_order_acquire))
+			continue;  /* another thread runs it */
+		work += engine_run_once(eng);
+		atomic_flag_clear_explicit(&eng->running, memory_order_release);
+	}
+	return work;
+}
+
+/* Send a control message and wait until the engine handled it. */
+static int
+engine_ctrl_call(struct engine *eng, enum engine_ctrl_type type, void *arg, uint16_t queue)
+{
+	struct engine_ctrl c = { .type = type, .arg = arg, .queue = queue };
+	unsigned int spins = 0;
+
+	atomic_init(&c.done, 0);
+	while (rte_ring_mp_enqueue(eng->ctrl, &c) != 0)
+		rte_pause();
+	while (!atomic_load_explicit(&c.done, memory_order_acquire)) {
+		if (eng->inline_mode) {
+			if (!atomic_flag_test_and_set_explicit(&eng->running, memory_order_acquire)) {
+				engine_run_once(eng);
+				atomic_flag_clear_explicit(&eng->running, memory_order_release);
+			}
+		} else if (++spins > 1000) {
+			sched_yield();
+		} else {
+			rte_pause();
+		}
+	}
+	return c.rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Engine objects                                                           */
+/* ------------------------------------------------------------------------ */
+
+static int
+engine_pool_get(const struct drnic_config *cfg)
+{
+	if (engine_pool != NULL)
+		return 0;
+	engine_pool = rte_pktmbuf_pool_create("drnic_mbuf", cfg->nb_mbufs, ENGINE_MBUF_CACHE, 0,
+					      RTE_MBUF_DEFAULT_BUF_SIZE, cfg->socket_id);
+	return engine_pool == NULL ? -rte_errno : 0;
+}
+
+static void
+engine_free(struct engine *eng)
+{
+	rte_ring_free(eng->doorbell);
+	rte_ring_free(eng->ctrl);
+	rte_free(eng);
+}
+
+static struct engine *
+engine_new(unsigned int lcore, bool inline_mode, int socket)
+{
+	char name[RTE_RING_NAMESIZE];
+	struct engine *eng;
+	unsigned int id = engine_seq++;
+
+	eng = rte_zmalloc_socket("drnic_engine", sizeof(*eng), RTE_CACHE_LINE_SIZE, socket);
+	if (eng == NULL)
+		return NULL;
+	eng->id = id;
+	eng->lcore = lcore;
+	eng->inline_mode = inline_mode;
+	eng->pool = engine_pool;
+	eng->clock.now_ns = engine_tsc_now_ns;
+	atomic_flag_clear(&eng->running);
+	atomic_init(&eng->stop, false);
+	TAILQ_INIT(&eng->all);
+	TAILQ_INIT(&eng->active);
+	snprintf(name, sizeof(name), "drnic_db%u", id);
+	eng->doorbell = rte_ring_create(name, ENGINE_DOORBELL_SIZE, socket, RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "drnic_ctl%u", id);
+	eng->ctrl = rte_ring_create(name, ENGINE_CTRL_SIZE, socket, RING_F_SC_DEQ);
+	if (eng->doorbell == NULL || eng->ctrl == NULL) {
+		engine_free(eng);
+		return NULL;
+	}
+	return eng;
+}
+
+static struct engine *
+engine_get(const struct drnic_config *cfg, unsigned int idx, int *rc)
+{
+	struct engine *eng;
+	unsigned int lcore;
+	unsigned int i;
+
+	if (cfg->progress == DRNIC_PROGRESS_INLINE) {
+		eng = engine_new(RTE_MAX_LCORE, true, cfg->socket_id);
+		if (eng == NULL) {
+			*rc = -ENOMEM;
+			return NULL;
+		}
+		for (i = 0; i < ENGINE_MAX_INLINE; i++) {
+			if (atomic_load(&engine_inline[i]) == NULL) {
+				atomic_store_explicit(&engine_inline[i], eng, memory_order_release);
+				return eng;
+			}
+		}
+		engine_free(eng);
+		*rc = -ENOSPC;
+		return NULL;
+	}
+	lcore = cfg->engine_lcores[idx];
+	eng = engine_by_lcore[lcore];
+	if (eng != NULL)
+		return eng;
+	eng = engine_new(lcore, false, (int)rte_lcore_to_socket_id(lcore));
+	if (eng == NULL) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	if (rte_eal_remote_launch(engine_main, eng, lcore) != 0) {
+		engine_free(eng);
+		*rc = -EBUSY;
+		return NULL;
+	}
+	engine_by_lcore[lcore] = eng;
+	return eng;
+}
+
+static void
+engine_put(struct engine *eng)
+{
+	unsigned int i;
+
+	if (--eng->refs > 0)
+		return;
+	if (eng->inline_mode) {
+		for (i = 0; i < ENGINE_MAX_INLINE; i++)
+			if (atomic_load(&engine_inline[i]) == eng)
+				atomic_store(&engine_inline[i], NULL);
+		/* Wait for a thread that may be running it. */
+		while (atomic_flag_test_and_set_explicit(&eng->running, memory_order_acquire))
+			rte_pause();
+	} else {
+		atomic_store_explicit(&eng->stop, true, memory_order_release);
+		rte_eal_wait_lcore(eng->lcore);
+		engine_by_lcore[eng->lcore] = NULL;
+	}
+	engine_free(eng);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Hooks for lib/verbs                                                      */
+/* ------------------------------------------------------------------------ */
+
+static void
+engine_dev_detach_n(struct drnic_device *dev, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct engine *eng = dev->eng[i].engine;
+
+		engine_ctrl_call(eng, ENGINE_CTRL_PORT_DEL, dev, (uint16_t)i);
+		engine_put(eng);
+		dev->eng[i].engine = NULL;
+	}
+}
+
+static int
+engine_dev_attach(struct drnic_device *dev)
+{
+	unsigned int i;
+	int rc = 0;
+
+	pthread_mutex_lock(&engine_lock);
+	rc = engine_pool_get(&dev->cfg);
+	if (rc < 0) {
+		pthread_mutex_unlock(&engine_lock);
+		return rc;
+	}
+	for (i = 0; i < dev->nb_engines; i++) {
+		struct engine *eng = engine_get(&dev->cfg, i, &rc);
+
+		if (eng == NULL)
+			break;
+		eng->refs++;
+		rc = engine_ctrl_call(eng, ENGINE_CTRL_PORT_ADD, dev, (uint16_t)i);
+		if (rc < 0) {
+			engine_put(eng);
+			break;
+		}
+		dev->eng[i].engine = eng;
+		dev->eng[i].doorbell = eng->doorbell;
+		dev->eng[i].link_queue = (uint16_t)i;
+	}
+	if (rc < 0)
+		engine_dev_detach_n(dev, i);
+	pthread_mutex_unlock(&engine_lock);
+	return rc;
+}
+
+static void
+engine_dev_detach(struct drnic_device *dev)
+{
+	pthread_mutex_lock(&engine_lock);
+	engine_dev_detach_n(dev, dev->nb_engines);
+	pthread_mutex_unlock(&engine_lock);
+}
+
+static int
+engine_qp_attach(struct drnic_qp *qp)
+{
+	struct engine *eng = qp->dev->eng[qp->engine].engine;
+	struct engine_qp *eq;
+	int rc;
+
+	if (eng->nb_qp + 1 >= ENGINE_DOORBELL_SIZE)
+		return -ENOMEM;
+	eq = rte_zmalloc_socket("drnic_engine_qp", sizeof(*eq), RTE_CACHE_LINE_SIZE,
+				qp->dev->cfg.socket_id);
+	if (eq == NULL)
+		return -ENOMEM;
+	eq->qp = qp;
+	eq->eng = eng;
+	eq->req_idx = eq->comp_idx = atomic_load(&qp->sq.cons);
+	eq->rq_idx = atomic_load(&qp->rq.cons);
+	qp->eng_priv = eq;
+	rc = engine_ctrl_call(eng, ENGINE_CTRL_QP_ADD, eq, qp->dev->eng[qp->engine].link_queue);
+	if (rc < 0) {
+		qp->eng_priv = NULL;
+		rte_free(eq);
+	}
+	return rc;
+}
+
+static void
+engine_qp_detach(struct drnic_qp *qp)
+{
+	struct engine_qp *eq = qp->eng_priv;
+
+	if (eq == NULL)
+		return;
+	engine_ctrl_call(eq->eng, ENGINE_CTRL_QP_DEL, eq, 0);
+	qp->eng_priv = NULL;
+	rte_free(eq);
+}
+
+static const struct verbs_engine_ops engine_ops = {
+	.dev_attach = engine_dev_attach,
+	.dev_detach = engine_dev_detach,
+	.qp_attach = engine_qp_attach,
+	.qp_detach = engine_qp_detach,
+	.progress = engine_progress_all,
+};
+
+static void __attribute__((constructor, used))
+engine_install(void)
+{
+	verbs_set_engine_ops(&engine_ops);
+}

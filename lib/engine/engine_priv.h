@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ENGINE_PRIV_H
+#define ENGINE_PRIV_H
+
+/*
+ * Engine internals: the lcore loop's objects and the per-QP transport state of
+ * the requester, responder and completer. Private to lib/engine (and its unit
+ * tests).
+ *
+ * Ownership: an engine is one thread (an EAL lcore, or in inline mode whoever
+ * holds engine->running). Everything in struct engine and struct engine_qp is
+ * touched by that thread only, except the rings (MP/SC) and the atomics
+ * marked below.
+ */
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <rte_common.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "drnic_engine.h"
+#include "drnic_wire.h"
+#include "verbs_objects.h"
+
+extern int engine_logtype;
+#define ENGINE_LOG(level, eng, fmt, ...)                                        \
+	rte_log(RTE_LOG_##level, engine_logtype, "engine#%u: " fmt "\n", (eng)->id, ##__VA_ARGS__)
+#define ENGINE_QP_LOG(level, eq, fmt, ...)                                      \
+	rte_log(RTE_LOG_##level, engine_logtype, "%s qp#%u: " fmt "\n",         \
+		(eq)->qp->dev->cfg.name, (eq)->qp->qp_num, ##__VA_ARGS__)
+
+#define ENGINE_BURST 32
+#define ENGINE_MAX_PORTS 16
+/* Most PSNs a requester keeps unacknowledged (well inside 2^23). */
+#define ENGINE_MAX_INFLIGHT_PSN 4096
+/* Packets one QP may produce per visit, for fairness. */
+#define ENGINE_QP_BUDGET 64
+
+/* ------------------------------------------------------------------------ */
+/* Clock                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Time source of an engine's timers; tests install a fake one. */
+struct engine_clock {
+	uint64_t (*now_ns)(void *arg);
+	void *arg;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Per-QP transport state                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Requester states (one per QP send side). */
+enum req_state {
+	REQ_IDLE = 0,        /* nothing to send */
+	REQ_SENDING,         /* packets of sq[req_idx] go out */
+	REQ_WAIT_FENCE,      /* fenced WQE waits for earlier READ/atomics */
+	REQ_WAIT_RD_ATOMIC,  /* max_rd_atomic READ/atomics outstanding */
+	REQ_WAIT_WINDOW,     /* too many unacknowledged PSNs */
+	REQ_WAIT_RNR,        /* RNR NAK: wait for the timer, then resend */
+	REQ_DRAINED,         /* SQD: no new WQE starts */
+	REQ_STOPPED,         /* a WQE failed locally or the QP is in error */
+	REQ_STATE_MAX,
+};
+
+/* Completer states (what the last response did). */
+enum comp_state {
+	COMP_IDLE = 0,       /* nothing outstanding */
+	COMP_WAIT,           /* waiting for ACKs / responses */
+	COMP_ERROR,          /* a WQE completed in error; flushing */
+	COMP_STATE_MAX,
+};
+
+/* Responder states (where the current inbound message is). */
+enum resp_state {
+	RESP_IDLE = 0,       /* between messages */
+	RESP_IN_SEND,        /* a multi-packet SEND is arriving */
+	RESP_IN_WRITE,       /* a multi-packet WRITE is arriving */
+	RESP_ERROR,          /* QP in error: drop everything */
+	RESP_STATE_MAX,
+};
+
+/* WQE states (struct verbs_send_wqe::state). */
+enum wqe_state {
+	WQE_POSTED = 0,      /* not started */
+	WQE_SENDING,         /* some packets sent */
+	WQE_SENT,            /* every request packet sent; waits for ACK/response */
+	WQE_DONE,            /* response complete (READ, atomic) */
+	WQE_FAILED,          /* completed in error (status says why) */
+};
+
+/* A READ or atomic the responder owes a response to. */
+struct resp_rd {
+	uint8_t atomic;      /* 0: READ, 1: atomic */
+	uint32_t psn;        /* first PSN of the request */
+	uint32_t npkts;      /* response packets */
+	uint32_t sent;       /* response packets sent */
+	uint64_t va;
+	uint32_t len;
+	uint64_t orig;       /* atomic: original value */
+};
+
+struct engine;
+struct engine_port;
+
+struct engine_qp {
+	struct drnic_qp *qp;
+	struct engine *eng;
+	struct engine_port *port;
+	TAILQ_ENTRY(engine_qp) all_next;
+	TAILQ_ENTRY(engine_qp) active_next;
+	bool on_active;
+	bool req_init;
+	bool resp_init;
+	bool flushed_err;        /* flush done for the current ERR period */
+
+	/* Frame template (addresses, ports, dest QPN). */
+	struct drnic_wire_pkt tmpl;
+	uint32_t mtu;
+
+	/* Requester. */
+	enum req_state rstate;
+	uint32_t req_idx;        /* next WQE to start or continue */
+	uint32_t req_off;        /* bytes of sq[req_idx] sent */
+	uint32_t req_sge;        /* SGE cursor of sq[req_idx] */
+	uint32_t req_sge_off;
+	uint32_t npsn;           /* next PSN to send */
+	uint32_t rd_outstanding; /* READ/atomic WQEs sent, not done */
+	uint64_t rnr_deadline_ns;
+	uint8_t rnr_retry_left;
+
+	/* Completer. */
+	enum comp_state cstate;
+	uint32_t comp_idx;       /* oldest WQE not retired */
+	uint32_t acked_psn;      /* highest PSN acknowledged (valid if any_acked) */
+	bool any_acked;
+	uint32_t rd_psn;         /* next READ response PSN expected */
+
+	/* Responder. */
+	enum resp_state sstate;
+	uint32_t epsn;           /* expected PSN */
+	uint32_t msn;
+	uint32_t rq_idx;         /* receive WQE being filled (local consumer) */
+	uint32_t recv_off;       /* bytes written into it */
+	bool recv_taken;         /* rq_idx holds the current SEND */
+	uint64_t wr_va;          /* WRITE: next address */
+	uint32_t wr_resid;       /* WRITE: bytes still expected */
+	uint32_t wr_len;         /* WRITE: DMA length */
+	bool ack_pending;
+	uint8_t ack_syn;         /* syndrome of the pending ACK/NAK */
+	uint32_t ack_psn;
+	bool nak_seq_sent;       /* one PSN-sequence NAK per gap */
+	struct resp_rd rd[VERBS_MAX_RD_ATOMIC];
+	uint32_t rd_head;        /* next to send */
+	uint32_t rd_tail;        /* next free */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Engine                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* One (device, link queue) an engine polls. */
+struct engine_port {
+	struct drnic_device *dev;
+	struct drnic_link *link;
+	uint16_t queue;
+	uint16_t tx_n;
+	struct rte_mbuf *tx[ENGINE_BURST * 4];
+};
+
+enum engine_ctrl_type {
+	ENGINE_CTRL_PORT_ADD,
+	ENGINE_CTRL_PORT_DEL,
+	ENGINE_CTRL_QP_ADD,
+	ENGINE_CTRL_QP_DEL,
+};
+
+/* A control-path request to an engine; the caller waits on done. */
+struct engine_ctrl {
+	enum engine_ctrl_type type;
+	void *arg;
+	uint16_t queue;
+	int rc;
+	atomic_int done;
+};
+
+struct engine {
+	unsigned int id;
+	unsigned int lcore;          /* RTE_MAX_LCORE for inline engines */
+	bool inline_mode;
+	struct rte_ring *doorbell;   /* MP/SC: struct drnic_qp * */
+	struct rte_ring *ctrl;       /* MP/SC: struct engine_ctrl * */
+	struct rte_mempool *pool;
+	struct engine_clock clock;
+	/* Inline engines: held by the thread running a step (try-lock). */
+	atomic_flag running;
+	atomic_bool stop;
+	unsigned int refs;           /* ports attached (control path, under lock) */
+	unsigned int nb_qp;
+
+	struct engine_port port[ENGINE_MAX_PORTS];
+	unsigned int nb_ports;
+	TAILQ_HEAD(, engine_qp) all;
+	TAILQ_HEAD(, engine_qp) active;
+
+	struct drnic_engine_stats stats;
+	TAILQ_ENTRY(engine) next;
+};
+
+/* engine.c */
+int engine_run_once(struct engine *eng);
+void engine_qp_activate(struct engine_qp *eq);
+uint64_t engine_now_ns(struct engine *eng);
+struct rte_mbuf *engine_pkt_alloc(struct engine *eng);
+void engine_port_tx(struct engine_port *p, struct rte_mbuf *m);
+uint16_t engine_port_room(const struct engine_port *p);
+int engine_push_cqe(struct engine_qp *eq, struct drnic_cq *cq, const struct drnic_wc *wc,
+		    bool solicited);
+void engine_qp_error(struct engine_qp *eq);
+void engine_qp_sync(struct engine_qp *eq);
+void engine_qp_build_template(struct engine_qp *eq);
+
+/* requester.c */
+int req_step(struct engine_qp *eq, int budget);
+extern const char *const req_state_names[REQ_STATE_MAX];
+
+/* completer.c */
+void comp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *pkt);
+int comp_retire(struct engine_qp *eq);
+int comp_flush(struct engine_qp *eq);
+extern const char *const comp_state_names[COMP_STATE_MAX];
+
+/* responder.c */
+void resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *pkt);
+int resp_step(struct engine_qp *eq, int budget);
+int resp_flush(struct engine_qp *eq);
+extern const char *const resp_state_names[RESP_STATE_MAX];
+
+/* Helpers shared by the three machines. */
+static inline struct verbs_send_wqe *
+engine_sq_wqe(const struct engine_qp *eq, uint32_t idx)
+{
+	return verbs_wq_slot(&eq->qp->sq, idx);
+}
+
+static inline struct verbs_recv_wqe *
+engine_rq_wqe(const struct engine_qp *eq, uint32_t idx)
+{
+	return verbs_wq_slot(&eq->qp->rq, idx);
+}
+
+/* Packets a message of @p len bytes takes at path MTU @p mtu (at least 1). */
+static inline uint32_t
+engine_npkts(uint32_t len, uint32_t mtu)
+{
+	return len == 0 ? 1 : (len + mtu - 1) / mtu;
+}
+
+static inline bool
+engine_wqe_is_rd_atomic(const struct verbs_send_wqe *w)
+{
+	return w->opcode == DRNIC_WR_RDMA_READ || w->opcode == DRNIC_WR_ATOMIC_CMP_AND_SWP ||
+	       w->opcode == DRNIC_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+#endif /* ENGINE_PRIV_H */

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Link registry and instances: drivers register a const ops table from a
+ * constructor; devices open links by driver name.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_kvargs.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+
+#include "link_driver.h"
+
+RTE_LOG_REGISTER_SUFFIX(link_logtype, link, NOTICE);
+#define LINK_LOG(level, link, fmt, ...)                                         \
+	rte_log(RTE_LOG_##level, link_logtype, "link %s: " fmt "\n",            \
+		(link) != NULL ? (link)->name : "-", ##__VA_ARGS__)
+
+static TAILQ_HEAD(, link_ops) link_drivers = TAILQ_HEAD_INITIALIZER(link_drivers);
+
+static const char *const link_drop_names[DRNIC_LINK_DROP_MAX] = {
+	[DRNIC_LINK_DROP_NO_PEER] = "no_peer",
+	[DRNIC_LINK_DROP_DOWN] = "down",
+	[DRNIC_LINK_DROP_TX_ERROR] = "tx_error",
+	[DRNIC_LINK_DROP_RX_ERROR] = "rx_error",
+};
+
+const char *
+drnic_link_drop_name(enum drnic_link_drop reason)
+{
+	if ((unsigned int)reason >= DRNIC_LINK_DROP_MAX)
+		return "invalid";
+	return link_drop_names[reason];
+}
+
+void
+link_register(struct link_ops *ops)
+{
+	TAILQ_INSERT_TAIL(&link_drivers, ops, next);
+}
+
+const struct link_ops *
+link_find(const char *name)
+{
+	struct link_ops *ops;
+
+	if (name == NULL)
+		return NULL;
+	TAILQ_FOREACH(ops, &link_drivers, next)
+		if (strcmp(ops->name, name) == 0)
+			return ops;
+	return NULL;
+}
+
+struct drnic_link *
+link_create(const char *driver, const struct link_config *cfg)
+{
+	const struct link_ops *ops;
+	struct rte_kvargs *kv = NULL;
+	struct drnic_link *link;
+	int rc;
+
+	if (driver == NULL || cfg == NULL || cfg->name == NULL ||
+	    cfg->nb_queues == 0 || cfg->nb_queues > LINK_MAX_QUEUES) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	ops = link_find(driver);
+	if (ops == NULL) {
+		LINK_LOG(ERR, (struct drnic_link *)NULL, "no link driver named '%s'", driver);
+		rte_errno = ENOENT;
+		return NULL;
+	}
+	if (cfg->args != NULL && cfg->args[0] != '\0') {
+		kv = rte_kvargs_parse(cfg->args, NULL);
+		if (kv == NULL) {
+			LINK_LOG(ERR, (struct drnic_link *)NULL, "bad arguments '%s' for %s",
+				 cfg->args, driver);
+			rte_errno = EINVAL;
+			return NULL;
+		}
+	}
+	link = rte_zmalloc_socket("drnic_link", sizeof(*link), RTE_CACHE_LINE_SIZE,
+				  cfg->socket_id);
+	if (link == NULL) {
+		rte_kvargs_free(kv);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	link->ops = ops;
+	snprintf(link->name, sizeof(link->name), "%s", cfg->name);
+	link->nb_queues = cfg->nb_queues;
+	memcpy(link->mac, cfg->mac, sizeof(link->mac));
+	link->socket_id = cfg->socket_id;
+	rc = ops->create(link, kv);
+	rte_kvargs_free(kv);
+	if (rc < 0) {
+		LINK_LOG(ERR, link, "driver %s refused: %s", driver, strerror(-rc));
+		rte_free(link);
+		rte_errno = -rc;
+		return NULL;
+	}
+	LINK_LOG(INFO, link, "opened (%s, %u queues)", driver, link->nb_queues);
+	return link;
+}
+
+void
+link_destroy(struct drnic_link *link)
+{
+	if (link == NULL)
+		return;
+	link->ops->destroy(link);
+	LINK_LOG(INFO, link, "closed");
+	rte_free(link);
+}
+
+void
+link_drop(struct drnic_link *link, uint16_t q, enum drnic_link_drop reason,
+	  struct rte_mbuf **pkts, uint16_t n)
+{
+	link->stats[q].drops[reason] += n;
+	rte_pktmbuf_free_bulk(pkts, n);
+}
+
+int
+drnic_link_stats_get(const struct drnic_link *link, struct drnic_link_stats *stats)
+{
+	unsigned int q, r;
+
+	if (link == NULL || stats == NULL)
+		return -EINVAL;
+	memset(stats, 0, sizeof(*stats));
+	for (q = 0; q < link->nb_queues; q++) {
+		const struct link_queue_stats *s = &link->stats[q];
+
+		stats->tx_packets += s->tx_packets;
+		stats->tx_bytes += s->tx_bytes;
+		stats->rx_packets += s->rx_packets;
+		stats->rx_bytes += s->rx_bytes;
+		stats->tx_busy += s->tx_busy;
+		for (r = 0; r < DRNIC_LINK_DROP_MAX; r++)
+			stats->drops[r] += s->drops[r];
+	}
+	if (link->ops->stats != NULL)
+		link->ops->stats(link, stats);
+	return 0;
+}
+
+int
+drnic_link_stats_reset(struct drnic_link *link)
+{
+	if (link == NULL)
+		return -EINVAL;
+	memset(link->stats, 0, sizeof(link->stats));
+	return 0;
+}
+
+const char *
+drnic_link_name(const struct drnic_link *link)
+{
+	return link != NULL ? link->name : NULL;
+}
+
+const char *
+drnic_link_driver_name(const struct drnic_link *link)
+{
+	return link != NULL ? link->ops->name : NULL;
+}
+
+int
+drnic_link_mac(const struct drnic_link *link, uint8_t mac[6])
+{
+	if (link == NULL || mac == NULL)
+		return -EINVAL;
+	memcpy(mac, link->mac, 6);
+	return 0;
+}

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef LINK_DRIVER_H
+#define LINK_DRIVER_H
+
+/*
+ * Link drivers (driver-facing part of lib/link; not installed).
+ *
+ * A driver is a `const struct link_ops` registered at load time with
+ * DRNIC_LINK_REGISTER(ops). lib/verbs opens a link by driver name with
+ * link_create(); the engines then move frames through link_tx_burst() and
+ * link_rx_burst(), which count packets and bytes.
+ *
+ * Queues: a link has nb_queues queue pairs, one per engine of its device.
+ * Queue q is used by exactly one engine thread at a time (tx and rx), so the
+ * per-queue counters have one writer. A driver that has one real queue steers
+ * received frames to the queue of the destination QP: queue = dest QPN %
+ * nb_queues (QPNs are allocated so that this is the QP's engine).
+ *
+ * Burst convention (as rte_eth_tx_burst): tx_burst returns how many frames it
+ * took, from the front; the caller still owns the rest and may retry later.
+ * rx_burst returns how many frames it stored; the caller owns them.
+ *
+ * Later (fault injection, ethdev, pcapng mirroring) plug in between the
+ * wrappers below and the driver ops.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <rte_common.h>
+#include <rte_mbuf.h>
+
+#include "drnic_link.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rte_kvargs;
+
+/** Most queues a link may have (= most engines of one device). */
+#define LINK_MAX_QUEUES 16
+
+/** What a link is opened with. */
+struct link_config {
+	const char *name;        /**< link instance name, e.g. "drnic0.loopback" */
+	const char *args;        /**< driver arguments "k=v,k=v" (may be NULL) */
+	uint16_t nb_queues;      /**< 1..LINK_MAX_QUEUES */
+	uint8_t mac[6];          /**< the device's MAC */
+	int socket_id;
+};
+
+/** Counters of one queue; written only by the queue's engine. */
+struct link_queue_stats {
+	uint64_t tx_packets;
+	uint64_t tx_bytes;
+	uint64_t rx_packets;
+	uint64_t rx_bytes;
+	uint64_t tx_busy;
+	uint64_t drops[DRNIC_LINK_DROP_MAX];
+} __rte_cache_aligned;
+
+struct link_ops;
+
+/** A link instance. Drivers keep their state behind @p priv. */
+struct drnic_link {
+	const struct link_ops *ops;
+	char name[64];
+	uint16_t nb_queues;
+	uint8_t mac[6];
+	int socket_id;
+	void *priv;                           /**< driver state */
+	struct link_queue_stats stats[LINK_MAX_QUEUES];
+};
+
+/** A link driver. Every op but the optional ones must be set. */
+struct link_ops {
+	const char *name;                     /**< driver name in configurations */
+	/**
+	 * Open a link: parse @p kv (may be NULL when no arguments were
+	 * given), set link->priv. Return 0 or a negative errno.
+	 */
+	int (*create)(struct drnic_link *link, const struct rte_kvargs *kv);
+	/** Close a link; free every frame it still holds. */
+	void (*destroy)(struct drnic_link *link);
+	/** Send frames on queue @p q; returns how many were taken. */
+	uint16_t (*tx_burst)(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint16_t n);
+	/** Receive up to @p n frames on queue @p q; returns how many. */
+	uint16_t (*rx_burst)(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint16_t n);
+	/** Optional: add driver-specific counters to @p stats. */
+	void (*stats)(const struct drnic_link *link, struct drnic_link_stats *stats);
+	/** Optional: is the link up (default: yes). */
+	bool (*is_up)(const struct drnic_link *link);
+	/**
+	 * Optional: the MAC that frames for the 16-byte GID @p gid should be
+	 * sent to. Return 0 and fill @p mac, or -ENOENT.
+	 */
+	int (*resolve)(const struct drnic_link *link, const uint8_t gid[16], uint8_t mac[6]);
+	/** Driver list linkage, set by link_register(). */
+	TAILQ_ENTRY(link_ops) next;
+};
+
+/**
+ * Add a driver to the registry (use DRNIC_LINK_REGISTER). The ops table is
+ * written once (its list entry) at registration, before main().
+ */
+void link_register(struct link_ops *ops);
+
+/** Register a driver's ops table from a constructor. */
+#define DRNIC_LINK_REGISTER(ops)                                                \
+	static void __attribute__((constructor, used)) link_register_##ops(void) \
+	{                                                                       \
+		link_register(&(ops));                                          \
+	}
+
+/** @return the driver registered as @p name, or NULL. */
+const struct link_ops *link_find(const char *name);
+
+/**
+ * Open a link of driver @p driver.
+ * @return the link, or NULL with rte_errno: EINVAL (NULL argument, bad
+ *         queue count, bad argument string), ENOENT (no such driver),
+ *         ENOMEM, or the driver's error.
+ */
+struct drnic_link *link_create(const char *driver, const struct link_config *cfg);
+
+/** Close a link (NULL ignored). */
+void link_destroy(struct drnic_link *link);
+
+/** Count @p n frames dropped on queue @p q for @p reason and free them. */
+void link_drop(struct drnic_link *link, uint16_t q, enum drnic_link_drop reason,
+	       struct rte_mbuf **pkts, uint16_t n);
+
+/**
+ * Send a burst on queue @p q and count what was taken. Caller: the engine
+ * owning queue @p q. Frames not taken stay the caller's (counted tx_busy).
+ */
+static inline uint16_t
+link_tx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct link_queue_stats *st = &link->stats[q];
+	uint64_t bytes = 0;
+	uint16_t sent, i;
+
+	if (n == 0)
+		return 0;
+	/* Taken frames belong to the link (maybe another thread) afterwards:
+	 * read every length first, then take back those not sent. */
+	for (i = 0; i < n; i++)
+		bytes += pkts[i]->pkt_len;
+	sent = link->ops->tx_burst(link, q, pkts, n);
+	for (i = sent; i < n; i++)
+		bytes -= pkts[i]->pkt_len;
+	st->tx_bytes += bytes;
+	st->tx_packets += sent;
+	st->tx_busy += (uint16_t)(n - sent);
+	return sent;
+}
+
+/**
+ * Receive a burst on queue @p q and count it. Caller: the engine owning
+ * queue @p q.
+ */
+static inline uint16_t
+link_rx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct link_queue_stats *st = &link->stats[q];
+	uint16_t got, i;
+
+	got = link->ops->rx_burst(link, q, pkts, n);
+	for (i = 0; i < got; i++)
+		st->rx_bytes += pkts[i]->pkt_len;
+	st->rx_packets += got;
+	return got;
+}
+
+/** Whether the link is up. */
+static inline bool
+link_is_up(const struct drnic_link *link)
+{
+	return link->ops->is_up == NULL || link->ops->is_up(link);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LINK_DRIVER_H */

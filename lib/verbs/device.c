@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Devices: open/close from a configuration, port and GID table, limits, the
+ * engine hook table, inline progress and application lcores.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+
+#include "verbs_objects.h"
+
+RTE_LOG_REGISTER_SUFFIX(verbs_logtype, verbs, NOTICE);
+
+static const struct verbs_engine_ops *engine_ops;
+static pthread_mutex_t dev_list_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct drnic_device *dev_list[64];
+
+void
+verbs_set_engine_ops(const struct verbs_engine_ops *ops)
+{
+	engine_ops = ops;
+}
+
+const struct verbs_engine_ops *
+verbs_engine_ops(void)
+{
+	return engine_ops;
+}
+
+/* Bytes a RoCEv2 packet adds to its payload inside the IP MTU: IP, UDP, BTH,
+ * RETH, ImmDt, ICRC. */
+static uint8_t
+dev_mtu_code(unsigned int ip_mtu, bool ipv6)
+{
+	unsigned int overhead = (ipv6 ? 40u : 20u) + 8 + 12 + 16 + 4 + 4;
+	uint8_t code;
+
+	for (code = DRNIC_MTU_4096; code >= DRNIC_MTU_256; code--)
+		if ((256u << (code - 1)) + overhead <= ip_mtu)
+			return code;
+	return 0;
+}
+
+static int
+dev_check_config(const struct drnic_config *cfg)
+{
+	unsigned int i, j;
+
+	if (cfg->name[0] == '\0' || cfg->nb_engines == 0 || cfg->nb_engines > DRNIC_MAX_ENGINES)
+		return -EINVAL;
+	if (cfg->progress != DRNIC_PROGRESS_DEDICATED && cfg->progress != DRNIC_PROGRESS_INLINE)
+		return -EINVAL;
+	if (cfg->nb_ipv4 + cfg->nb_ipv6 == 0 || cfg->nb_ipv4 + cfg->nb_ipv6 > DRNIC_MAX_ADDRS)
+		return -EINVAL;
+	if (cfg->mtu < 576 || cfg->mtu > 9216)
+		return -EINVAL;
+	if (cfg->max_qp == 0 || cfg->max_qp_wr == 0 || cfg->max_qp_wr > VERBS_MAX_QP_WR ||
+	    cfg->max_sge == 0 || cfg->max_sge > VERBS_MAX_SGE ||
+	    cfg->max_inline_data > VERBS_MAX_INLINE || cfg->max_mr == 0 || cfg->max_pd == 0 ||
+	    cfg->max_rd_atomic == 0 || cfg->max_rd_atomic > VERBS_MAX_RD_ATOMIC ||
+	    cfg->nb_app_lcores > DRNIC_MAX_ENGINES)
+		return -EINVAL;
+	if (cfg->progress == DRNIC_PROGRESS_DEDICATED) {
+		for (i = 0; i < cfg->nb_engines; i++) {
+			unsigned int lc = cfg->engine_lcores[i];
+
+			if (lc >= RTE_MAX_LCORE || !rte_lcore_is_enabled(lc) ||
+			    lc == rte_get_main_lcore())
+				return -EINVAL;
+			for (j = 0; j < i; j++)
+				if (cfg->engine_lcores[j] == lc)
+					return -EINVAL;
+		}
+	}
+	for (i = 0; i < cfg->nb_app_lcores; i++)
+		if (cfg->app_lcores[i] >= RTE_MAX_LCORE || !rte_lcore_is_enabled(cfg->app_lcores[i]))
+			return -EINVAL;
+	return 0;
+}
+
+static void
+dev_fill_gids(struct drnic_device *dev)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < dev->cfg.nb_ipv4; i++, n++) {
+		memset(dev->gid[n].raw, 0, 10);
+		dev->gid[n].raw[10] = 0xFF;
+		dev->gid[n].raw[11] = 0xFF;
+		memcpy(&dev->gid[n].raw[12], &dev->cfg.ipv4[i], 4);
+		dev->gid_is_v4[n] = 1;
+	}
+	for (i = 0; i < dev->cfg.nb_ipv6; i++, n++)
+		memcpy(dev->gid[n].raw, &dev->cfg.ipv6[i], 16);
+	dev->nb_gids = n;
+}
+
+static uint32_t
+dev_pow2(uint32_t v)
+{
+	return rte_align32pow2(v < 2 ? 2 : v);
+}
+
+static void
+dev_free(struct drnic_device *dev)
+{
+	if (dev->link != NULL)
+		link_destroy(dev->link);
+	if (dev->async != NULL)
+		drnic_async_queue_destroy(dev->async);
+	rte_free(dev->mr_tab);
+	rte_free(dev->qp_tab);
+	pthread_mutex_destroy(&dev->lock);
+	rte_free(dev);
+}
+
+/* Count acknowledgements of QP events so a QP with pending ones stays alive. */
+static void
+dev_async_ack(const struct drnic_async_event *ev, void *arg)
+{
+	struct drnic_qp *qp;
+
+	RTE_SET_USED(arg);
+	switch (ev->event_type) {
+	case DRNIC_EVENT_QP_FATAL:
+	case DRNIC_EVENT_QP_REQ_ERR:
+	case DRNIC_EVENT_QP_ACCESS_ERR:
+	case DRNIC_EVENT_COMM_EST:
+	case DRNIC_EVENT_SQ_DRAINED:
+	case DRNIC_EVENT_QP_LAST_WQE_REACHED:
+		qp = ev->element.qp;
+		if (qp != NULL)
+			atomic_fetch_sub_explicit(&qp->events_unacked, 1, memory_order_release);
+		break;
+	default:
+		break;
+	}
+}
+
+struct drnic_device *
+drnic_device_open(const struct drnic_config *cfg)
+{
+	struct drnic_config defaults;
+	struct drnic_device *dev;
+	struct link_config lcfg;
+	char lname[64];
+	unsigned int i, slot = RTE_DIM(dev_list);
+	int rc;
+
+	if (cfg == NULL) {
+		drnic_config_init(&defaults);
+		cfg = &defaults;
+	}
+	rc = dev_check_config(cfg);
+	if (rc < 0) {
+		VERBS_LOG(ERR, "%s: invalid configuration", cfg->name);
+		rte_errno = -rc;
+		return NULL;
+	}
+	if (engine_ops == NULL) {
+		VERBS_LOG(ERR, "no engine library linked");
+		rte_errno = ENOTSUP;
+		return NULL;
+	}
+	pthread_mutex_lock(&dev_list_lock);
+	for (i = 0; i < RTE_DIM(dev_list); i++) {
+		if (dev_list[i] == NULL && slot == RTE_DIM(dev_list))
+			slot = i;
+		if (dev_list[i] != NULL && strcmp(dev_list[i]->cfg.name, cfg->name) == 0) {
+			pthread_mutex_unlock(&dev_list_lock);
+			rte_errno = EEXIST;
+			return NULL;
+		}
+	}
+	if (slot == RTE_DIM(dev_list)) {
+		pthread_mutex_unlock(&dev_list_lock);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+
+	dev = rte_zmalloc_socket("drnic_device", sizeof(*dev), RTE_CACHE_LINE_SIZE,
+				 cfg->socket_id);
+	if (dev == NULL) {
+		pthread_mutex_unlock(&dev_list_lock);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	dev->cfg = *cfg;
+	pthread_mutex_init(&dev->lock, NULL);
+	dev->nb_engines = cfg->nb_engines;
+	dev->max_mtu = DRNIC_MTU_4096;
+	dev->active_mtu = dev_mtu_code(cfg->mtu, cfg->nb_ipv6 > 0);
+	dev_fill_gids(dev);
+	dev->node_guid = 0;
+	for (i = 0; i < 6; i++)
+		dev->node_guid = dev->node_guid << 8 | cfg->mac[i];
+	/* EUI-64 from the MAC, as RoCE devices do. */
+	dev->node_guid = ((dev->node_guid & 0xFFFFFF000000ull) << 16) | 0xFFFE000000ull |
+			 (dev->node_guid & 0xFFFFFF);
+	dev->node_guid ^= 0x0200000000000000ull;
+
+	rc = -ENOMEM;
+	dev->async = drnic_async_queue_create(0);
+	if (dev->async == NULL)
+		goto fail;
+	async_set_ack_cb(dev->async, dev_async_ack, dev);
+
+	dev->mr_tab_size = cfg->max_mr + 1;
+	dev->mr_tab = rte_zmalloc_socket("drnic_mr_tab", sizeof(dev->mr_tab[0]) * dev->mr_tab_size,
+					 RTE_CACHE_LINE_SIZE, cfg->socket_id);
+	if (dev->mr_tab == NULL)
+		goto fail;
+	/* Free list of slots 1..max_mr (slot 0 would make key 0 valid). */
+	for (i = 1; i < dev->mr_tab_size; i++)
+		dev->mr_tab[i].next_free = i + 1 < dev->mr_tab_size ? i + 1 : 0;
+	dev->mr_free = 1;
+
+	dev->qp_tab_size = dev_pow2(cfg->max_qp + VERBS_FIRST_QPN);
+	dev->qp_mask = dev->qp_tab_size - 1;
+	dev->qp_tab = rte_zmalloc_socket("drnic_qp_tab", sizeof(dev->qp_tab[0]) * dev->qp_tab_size,
+					 RTE_CACHE_LINE_SIZE, cfg->socket_id);
+	if (dev->qp_tab == NULL)
+		goto fail;
+	dev->qp_next = VERBS_FIRST_QPN;
+
+	snprintf(lname, sizeof(lname), "%s.%s", cfg->name, cfg->link_driver);
+	lcfg = (struct link_config){
+		.name = lname, .args = cfg->link_args, .nb_queues = (uint16_t)cfg->nb_engines,
+		.socket_id = cfg->socket_id,
+	};
+	memcpy(lcfg.mac, cfg->mac, 6);
+	dev->link = link_create(cfg->link_driver, &lcfg);
+	if (dev->link == NULL) {
+		rc = rte_errno == ENOENT ? -EINVAL : -rte_errno;
+		goto fail;
+	}
+	rc = engine_ops->dev_attach(dev);
+	if (rc < 0)
+		goto fail;
+	dev->engines_attached = true;
+	dev_list[slot] = dev;
+	pthread_mutex_unlock(&dev_list_lock);
+	VERBS_DEV_LOG(INFO, dev, "open: %u %s engine(s), link %s, port MTU %u",
+		      dev->nb_engines, cfg->progress == DRNIC_PROGRESS_INLINE ? "inline" : "dedicated",
+		      cfg->link_driver, 128u << dev->active_mtu);
+	return dev;
+
+fail:
+	pthread_mutex_unlock(&dev_list_lock);
+	VERBS_DEV_LOG(ERR, dev, "open failed: %s", strerror(-rc));
+	dev_free(dev);
+	rte_errno = -rc;
+	return NULL;
+}
+
+int
+drnic_device_close(struct drnic_device *dev)
+{
+	unsigned int i;
+
+	if (dev == NULL)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	if (dev->nb_qp != 0 || dev->nb_mr != 0 || dev->nb_pd != 0) {
+		pthread_mutex_unlock(&dev->lock);
+		return -EBUSY;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	if (dev->engines_attached)
+		engine_ops->dev_detach(dev);
+	pthread_mutex_lock(&dev_list_lock);
+	for (i = 0; i < RTE_DIM(dev_list); i++)
+		if (dev_list[i] == dev)
+			dev_list[i] = NULL;
+	pthread_mutex_unlock(&dev_list_lock);
+	VERBS_DEV_LOG(INFO, dev, "closed");
+	dev_free(dev);
+	return 0;
+}
+
+const char *
+drnic_device_name(const struct drnic_device *dev)
+{
+	return dev != NULL ? dev->cfg.name : NULL;
+}
+
+struct drnic_async_queue *
+drnic_device_async_queue(struct drnic_device *dev)
+{
+	if (dev == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	return dev->async;
+}
+
+struct drnic_link *
+drnic_device_link(struct drnic_device *dev)
+{
+	if (dev == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	return dev->link;
+}
+
+int
+drnic_query_device(struct drnic_device *dev, struct drnic_device_attr *a)
+{
+	const struct drnic_config *c;
+
+	if (dev == NULL || a == NULL)
+		return -EINVAL;
+	c = &dev->cfg;
+	memset(a, 0, sizeof(*a));
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "drnic-0.1.0");
+	a->node_guid = dev->node_guid;
+	a->sys_image_guid = dev->node_guid;
+	a->max_mr_size = UINT64_MAX;
+	a->page_size_cap = 0xFFFFF000;
+	a->vendor_id = 0x0000;
+	a->vendor_part_id = 0x0d1c;
+	a->max_qp = (int)c->max_qp;
+	a->max_qp_wr = (int)c->max_qp_wr;
+	a->max_sge = (int)c->max_sge;
+	a->max_sge_rd = (int)c->max_sge;
+	a->max_cq = 1 << 20;
+	a->max_cqe = (int)c->max_cqe;
+	a->max_mr = (int)c->max_mr;
+	a->max_pd = (int)c->max_pd;
+	a->max_qp_rd_atom = (int)c->max_rd_atomic;
+	a->max_qp_init_rd_atom = (int)c->max_rd_atomic;
+	a->max_res_rd_atom = (int)(c->max_rd_atomic * c->max_qp);
+	a->atomic_cap = DRNIC_ATOMIC_GLOB;
+	a->max_pkeys = 1;
+	a->phys_port_cnt = 1;
+	a->max_inline_data = (int)c->max_inline_data;
+	a->nb_engines = dev->nb_engines;
+	a->progress = c->progress;
+	return 0;
+}
+
+int
+drnic_query_port(struct drnic_device *dev, uint8_t port_num, struct drnic_port_attr *a)
+{
+	bool up;
+
+	if (dev == NULL || a == NULL || port_num != 1)
+		return -EINVAL;
+	up = link_is_up(dev->link);
+	memset(a, 0, sizeof(*a));
+	a->state = up ? DRNIC_PORT_ACTIVE : DRNIC_PORT_DOWN;
+	a->max_mtu = (enum drnic_mtu)dev->max_mtu;
+	a->active_mtu = (enum drnic_mtu)dev->active_mtu;
+	a->gid_tbl_len = DRNIC_GID_TABLE_LEN;
+	a->port_cap_flags = 1u << 26;      /* IP-based GIDs */
+	a->max_msg_sz = VERBS_MAX_MSG_SZ;
+	a->pkey_tbl_len = 1;
+	a->max_vl_num = 1;
+	a->active_width = 2;               /* 4x */
+	a->active_speed = 32;              /* EDR-like figure, for tools */
+	a->phys_state = up ? 5 : 3;        /* LinkUp / Disabled */
+	a->link_layer = DRNIC_LINK_LAYER_ETHERNET;
+	a->eth_mtu = dev->cfg.mtu;
+	memcpy(a->mac, dev->cfg.mac, 6);
+	return 0;
+}
+
+int
+drnic_query_gid(struct drnic_device *dev, uint8_t port_num, int index, union drnic_gid *gid)
+{
+	if (dev == NULL || gid == NULL || port_num != 1 || index < 0 ||
+	    index >= DRNIC_GID_TABLE_LEN)
+		return -EINVAL;
+	if ((unsigned int)index < dev->nb_gids)
+		*gid = dev->gid[index];
+	else
+		memset(gid, 0, sizeof(*gid));
+	return 0;
+}
+
+int
+drnic_device_progress(struct drnic_device *dev)
+{
+	RTE_SET_USED(dev);
+	if (engine_ops == NULL || engine_ops->progress == NULL)
+		return 0;
+	return engine_ops->progress();
+}
+
+int
+drnic_app_launch(struct drnic_device *dev, unsigned int index, int (*fn)(void *), void *arg)
+{
+	int rc;
+
+	if (dev == NULL || fn == NULL || index >= dev->cfg.nb_app_lcores)
+		return -EINVAL;
+	rc = rte_eal_remote_launch(fn, arg, dev->cfg.app_lcores[index]);
+	return rc == 0 ? 0 : -EBUSY;
+}
+
+int
+drnic_app_wait(struct drnic_device *dev, unsigned int index)
+{
+	if (dev == NULL || index >= dev->cfg.nb_app_lcores)
+		return -EINVAL;
+	return rte_eal_wait_lcore(dev->cfg.app_lcores[index]);
+}

@@ -1,0 +1,678 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef DRNIC_VERBS_H
+#define DRNIC_VERBS_H
+
+/**
+ * @file
+ * drnic verbs: the emulated RNIC's objects and its public data path.
+ *
+ * The model is libibverbs': a device with one RoCEv2 port, protection domains,
+ * memory regions, completion queues (lib/cq, drnic_cq.h), reliable-connected
+ * queue pairs, post_send/post_recv. Every enum below is numerically equal to
+ * its ibv_* counterpart, and the work-request structures keep the ibv_* field
+ * names and meanings, so a libibverbs provider can sit on top of this API
+ * without a second data path.
+ *
+ * Error convention: functions returning int return 0 on success or a negative
+ * errno; constructors return NULL and set rte_errno. (A verbs shim converts to
+ * verbs' positive errnos.)
+ *
+ * Threading: object creation and destruction, modify and query may be called
+ * from any thread, but not concurrently on the same object. drnic_post_send()
+ * and drnic_post_recv() on one QP must not run concurrently with each other
+ * from two threads (one poster per queue, as on hardware).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+#include "drnic_cq.h"
+#include "drnic_event.h"
+#include "drnic_link.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct drnic_device;
+struct drnic_pd;
+struct drnic_mr;
+struct drnic_qp;
+struct drnic_srq;
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                            */
+/* ------------------------------------------------------------------------ */
+
+/** Most engines one device may use. */
+#define DRNIC_MAX_ENGINES 16
+/** Most IPv4 plus IPv6 addresses one port may have (= GID table length). */
+#define DRNIC_MAX_ADDRS 8
+/** GID table length of every port. */
+#define DRNIC_GID_TABLE_LEN DRNIC_MAX_ADDRS
+
+/** Who runs the transport engines. */
+enum drnic_progress_mode {
+	/** Engines are EAL lcores busy-polling (back off while idle). */
+	DRNIC_PROGRESS_DEDICATED = 0,
+	/**
+	 * No engine lcore: the application thread runs engine steps inside
+	 * drnic_post_send(), drnic_post_recv(), drnic_cq_poll() and
+	 * drnic_device_progress(). Every inline engine of the process makes
+	 * progress in any of those calls, so two devices joined by a loopback
+	 * link both move while the application polls either one.
+	 */
+	DRNIC_PROGRESS_INLINE = 1,
+};
+
+/**
+ * Configuration of one device. drnic_config_init() fills the embedded
+ * default; drnic_config_load() overlays an INI file (config/drnic.ini documents
+ * every key); drnic_config_set() overrides one key from code; fields may also
+ * be written directly.
+ */
+struct drnic_config {
+	char name[32];                       /**< device name, e.g. "drnic0" */
+	enum drnic_progress_mode progress;   /**< dedicated or inline */
+	unsigned int nb_engines;             /**< engines (1..DRNIC_MAX_ENGINES) */
+	/** EAL lcore of each engine (dedicated mode). Two devices naming the
+	 * same lcore share that engine. */
+	unsigned int engine_lcores[DRNIC_MAX_ENGINES];
+	unsigned int nb_app_lcores;          /**< application lcores named */
+	unsigned int app_lcores[DRNIC_MAX_ENGINES]; /**< for drnic_app_launch() */
+	char link_driver[32];                /**< link driver name, e.g. "loopback" */
+	char link_args[256];                 /**< driver arguments, "k=v,k=v" */
+	uint8_t mac[6];                      /**< port MAC address */
+	unsigned int nb_ipv4;                /**< configured IPv4 addresses */
+	struct in_addr ipv4[DRNIC_MAX_ADDRS];
+	unsigned int nb_ipv6;                /**< configured IPv6 addresses */
+	struct in6_addr ipv6[DRNIC_MAX_ADDRS];
+	unsigned int mtu;                    /**< Ethernet MTU (IP packet size), >= 576 */
+	int socket_id;                       /**< NUMA socket, SOCKET_ID_ANY for the engines' */
+	unsigned int max_qp;                 /**< QPs per device */
+	unsigned int max_qp_wr;              /**< WRs per send or receive queue */
+	unsigned int max_sge;                /**< SGEs per WR */
+	unsigned int max_inline_data;        /**< inline bytes per send WR */
+	unsigned int max_cqe;                /**< CQEs per CQ (advertised) */
+	unsigned int max_mr;                 /**< MRs per device */
+	unsigned int max_pd;                 /**< PDs per device */
+	unsigned int max_rd_atomic;          /**< outstanding READ/atomic per QP */
+	unsigned int nb_mbufs;               /**< mbufs per engine pool */
+};
+
+/**
+ * Fill @p cfg with the embedded default: one dedicated engine on the first
+ * worker lcore, the loopback link, MAC 02:00:00:00:00:01, IPv4 10.0.0.1,
+ * MTU 1500 (port MTU 1024), limits from the drnic_query_device() figures.
+ *
+ * @return 0; -EINVAL when @p cfg is NULL.
+ */
+int drnic_config_init(struct drnic_config *cfg);
+
+/**
+ * Overlay an INI file on @p cfg (read with rte_cfgfile). Keys of section
+ * [device] apply first, then those of [device.@p name] when @p name is not NULL
+ * (so one file can describe several devices).
+ *
+ * @return 0; -EINVAL for NULL arguments or a bad key or value (logged with the
+ *         file and key); -ENOENT when the file cannot be opened.
+ */
+int drnic_config_load(struct drnic_config *cfg, const char *path, const char *name);
+
+/**
+ * Set one configuration key from code, with the INI syntax (e.g. key
+ * "progress", value "inline"; key "ipv4", value "10.0.0.1,10.0.0.2").
+ *
+ * @return 0; -EINVAL for a NULL argument, an unknown key or a bad value.
+ */
+int drnic_config_set(struct drnic_config *cfg, const char *key, const char *value);
+
+/* ------------------------------------------------------------------------ */
+/* Enums numerically equal to libibverbs'                                   */
+/* ------------------------------------------------------------------------ */
+
+/** Port states (= enum ibv_port_state). */
+enum drnic_port_state {
+	DRNIC_PORT_NOP = 0,
+	DRNIC_PORT_DOWN = 1,
+	DRNIC_PORT_INIT = 2,
+	DRNIC_PORT_ARMED = 3,
+	DRNIC_PORT_ACTIVE = 4,
+	DRNIC_PORT_ACTIVE_DEFER = 5,
+};
+
+/** Link layers (= IBV_LINK_LAYER_*). */
+enum drnic_link_layer {
+	DRNIC_LINK_LAYER_UNSPECIFIED = 0,
+	DRNIC_LINK_LAYER_INFINIBAND = 1,
+	DRNIC_LINK_LAYER_ETHERNET = 2,
+};
+
+/** Path MTUs (= enum ibv_mtu). */
+enum drnic_mtu {
+	DRNIC_MTU_256 = 1,
+	DRNIC_MTU_512 = 2,
+	DRNIC_MTU_1024 = 3,
+	DRNIC_MTU_2048 = 4,
+	DRNIC_MTU_4096 = 5,
+};
+
+/** Memory access rights (= enum ibv_access_flags). */
+enum drnic_access_flags {
+	DRNIC_ACCESS_LOCAL_WRITE = 1,
+	DRNIC_ACCESS_REMOTE_WRITE = 1 << 1,
+	DRNIC_ACCESS_REMOTE_READ = 1 << 2,
+	DRNIC_ACCESS_REMOTE_ATOMIC = 1 << 3,
+	DRNIC_ACCESS_MW_BIND = 1 << 4,
+};
+
+/** QP types (= enum ibv_qp_type). Only RC is implemented. */
+enum drnic_qp_type {
+	DRNIC_QPT_RC = 2,
+	DRNIC_QPT_UC = 3,
+	DRNIC_QPT_UD = 4,
+};
+
+/** QP states (= enum ibv_qp_state). */
+enum drnic_qp_state {
+	DRNIC_QPS_RESET = 0,
+	DRNIC_QPS_INIT,
+	DRNIC_QPS_RTR,
+	DRNIC_QPS_RTS,
+	DRNIC_QPS_SQD,
+	DRNIC_QPS_SQE,
+	DRNIC_QPS_ERR,
+	DRNIC_QPS_UNKNOWN,
+};
+
+/** Path migration states (= enum ibv_mig_state). */
+enum drnic_mig_state {
+	DRNIC_MIG_MIGRATED = 0,
+	DRNIC_MIG_REARM,
+	DRNIC_MIG_ARMED,
+};
+
+/** Attribute mask bits of drnic_modify_qp() (= enum ibv_qp_attr_mask). */
+enum drnic_qp_attr_mask {
+	DRNIC_QP_STATE = 1 << 0,
+	DRNIC_QP_CUR_STATE = 1 << 1,
+	DRNIC_QP_EN_SQD_ASYNC_NOTIFY = 1 << 2,
+	DRNIC_QP_ACCESS_FLAGS = 1 << 3,
+	DRNIC_QP_PKEY_INDEX = 1 << 4,
+	DRNIC_QP_PORT = 1 << 5,
+	DRNIC_QP_QKEY = 1 << 6,
+	DRNIC_QP_AV = 1 << 7,
+	DRNIC_QP_PATH_MTU = 1 << 8,
+	DRNIC_QP_TIMEOUT = 1 << 9,
+	DRNIC_QP_RETRY_CNT = 1 << 10,
+	DRNIC_QP_RNR_RETRY = 1 << 11,
+	DRNIC_QP_RQ_PSN = 1 << 12,
+	DRNIC_QP_MAX_QP_RD_ATOMIC = 1 << 13,
+	DRNIC_QP_ALT_PATH = 1 << 14,
+	DRNIC_QP_MIN_RNR_TIMER = 1 << 15,
+	DRNIC_QP_SQ_PSN = 1 << 16,
+	DRNIC_QP_MAX_DEST_RD_ATOMIC = 1 << 17,
+	DRNIC_QP_PATH_MIG_STATE = 1 << 18,
+	DRNIC_QP_CAP = 1 << 19,
+	DRNIC_QP_DEST_QPN = 1 << 20,
+	DRNIC_QP_RATE_LIMIT = 1 << 25,
+};
+
+/** Send work request opcodes (= enum ibv_wr_opcode). */
+enum drnic_wr_opcode {
+	DRNIC_WR_RDMA_WRITE = 0,
+	DRNIC_WR_RDMA_WRITE_WITH_IMM = 1,
+	DRNIC_WR_SEND = 2,
+	DRNIC_WR_SEND_WITH_IMM = 3,
+	DRNIC_WR_RDMA_READ = 4,
+	DRNIC_WR_ATOMIC_CMP_AND_SWP = 5,
+	DRNIC_WR_ATOMIC_FETCH_AND_ADD = 6,
+};
+
+/** Send flags (= enum ibv_send_flags). */
+enum drnic_send_flags {
+	DRNIC_SEND_FENCE = 1 << 0,      /**< wait for earlier READ/atomics */
+	DRNIC_SEND_SIGNALED = 1 << 1,   /**< completion even without sq_sig_all */
+	DRNIC_SEND_SOLICITED = 1 << 2,  /**< set the solicited event bit */
+	DRNIC_SEND_INLINE = 1 << 3,     /**< copy the data at post time; lkeys ignored */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Device and port                                                          */
+/* ------------------------------------------------------------------------ */
+
+/** A GID (= union ibv_gid). RoCEv2 IPv4 GIDs are ::ffff:a.b.c.d. */
+union drnic_gid {
+	uint8_t raw[16];
+	struct {
+		uint64_t subnet_prefix;
+		uint64_t interface_id;
+	} global;
+};
+
+/** Atomic capability (= enum ibv_atomic_cap). */
+enum drnic_atomic_cap {
+	DRNIC_ATOMIC_NONE = 0,
+	DRNIC_ATOMIC_HCA = 1,   /**< atomic only among RNIC atomics */
+	DRNIC_ATOMIC_GLOB = 2,  /**< atomic with CPU atomics too (drnic: yes) */
+};
+
+/** Device attributes (the ibv_device_attr fields that mean something here). */
+struct drnic_device_attr {
+	char fw_ver[64];
+	uint64_t node_guid;
+	uint64_t sys_image_guid;
+	uint64_t max_mr_size;
+	uint64_t page_size_cap;
+	uint32_t vendor_id;
+	uint32_t vendor_part_id;
+	uint32_t hw_ver;
+	int max_qp;
+	int max_qp_wr;
+	unsigned int device_cap_flags;
+	int max_sge;
+	int max_sge_rd;
+	int max_cq;
+	int max_cqe;
+	int max_mr;
+	int max_pd;
+	int max_qp_rd_atom;
+	int max_res_rd_atom;
+	int max_qp_init_rd_atom;
+	enum drnic_atomic_cap atomic_cap;
+	int max_srq;             /**< 0: no SRQ */
+	int max_pkeys;
+	uint8_t phys_port_cnt;   /**< 1 */
+	/* drnic additions */
+	int max_inline_data;
+	unsigned int nb_engines;
+	enum drnic_progress_mode progress;
+};
+
+/** Port attributes (the ibv_port_attr fields that mean something here). */
+struct drnic_port_attr {
+	enum drnic_port_state state;
+	enum drnic_mtu max_mtu;
+	enum drnic_mtu active_mtu;
+	int gid_tbl_len;
+	uint32_t port_cap_flags;
+	uint32_t max_msg_sz;
+	uint32_t bad_pkey_cntr;
+	uint32_t qkey_viol_cntr;
+	uint16_t pkey_tbl_len;
+	uint16_t lid;
+	uint16_t sm_lid;
+	uint8_t lmc;
+	uint8_t max_vl_num;
+	uint8_t sm_sl;
+	uint8_t subnet_timeout;
+	uint8_t init_type_reply;
+	uint8_t active_width;
+	uint8_t active_speed;
+	uint8_t phys_state;      /**< 5 = LinkUp */
+	uint8_t link_layer;      /**< DRNIC_LINK_LAYER_ETHERNET */
+	/* drnic additions */
+	unsigned int eth_mtu;    /**< configured Ethernet MTU */
+	uint8_t mac[6];
+};
+
+/**
+ * Open a device: start (or join) its engines and open its link.
+ *
+ * @param cfg   configuration (drnic_config_init() and friends); NULL for the
+ *              embedded default.
+ * @return the device, or NULL with rte_errno set:
+ *         EINVAL (bad configuration, e.g. no engines, an lcore that is not an
+ *         EAL worker lcore, an unknown link driver, MTU out of range),
+ *         EEXIST (a device of that name is open), ENOMEM,
+ *         EBUSY (an engine lcore is busy with something else),
+ *         or the link driver's error.
+ */
+struct drnic_device *drnic_device_open(const struct drnic_config *cfg);
+
+/**
+ * Close a device: stop its engines (or leave the shared ones), close its link.
+ *
+ * @return 0; -EINVAL when @p dev is NULL; -EBUSY while PDs, MRs or QPs of the
+ *         device still exist.
+ */
+int drnic_device_close(struct drnic_device *dev);
+
+/** @return the device's name, or NULL when @p dev is NULL. */
+const char *drnic_device_name(const struct drnic_device *dev);
+
+/**
+ * The device's asynchronous event queue (CQ errors, QP fatal errors, port
+ * events); read it with drnic_get_async_event() (drnic_cq.h).
+ *
+ * @return the queue, or NULL (rte_errno EINVAL) when @p dev is NULL.
+ */
+struct drnic_async_queue *drnic_device_async_queue(struct drnic_device *dev);
+
+/**
+ * The device's link, for its counters (drnic_link.h).
+ *
+ * @return the link, or NULL (rte_errno EINVAL) when @p dev is NULL.
+ */
+struct drnic_link *drnic_device_link(struct drnic_device *dev);
+
+/**
+ * Query device limits.
+ * @return 0; -EINVAL when an argument is NULL.
+ */
+int drnic_query_device(struct drnic_device *dev, struct drnic_device_attr *attr);
+
+/**
+ * Query a port. The port is ACTIVE once the link is up, its link layer is
+ * Ethernet, and its active MTU is the largest path MTU that fits the Ethernet
+ * MTU with the RoCEv2 headers.
+ *
+ * @param port_num  1 (the only port).
+ * @return 0; -EINVAL for a NULL argument or a port number other than 1.
+ */
+int drnic_query_port(struct drnic_device *dev, uint8_t port_num, struct drnic_port_attr *attr);
+
+/**
+ * Read one GID table entry. Entries are the configured IPv4 addresses as
+ * IPv4-mapped GIDs (::ffff:a.b.c.d) followed by the IPv6 addresses; entries
+ * past them are zero.
+ *
+ * @return 0; -EINVAL for a NULL argument, port other than 1 or index out of
+ *         the table.
+ */
+int drnic_query_gid(struct drnic_device *dev, uint8_t port_num, int index, union drnic_gid *gid);
+
+/**
+ * Run the inline engines of the process once (a bounded amount of work).
+ * Harmless in dedicated mode.
+ *
+ * @return how much work was done (packets and WQEs handled); 0 when idle.
+ */
+int drnic_device_progress(struct drnic_device *dev);
+
+/**
+ * Launch @p fn(@p arg) on the @p index -th application lcore of the device's
+ * configuration (rte_eal_remote_launch), e.g. a thread that owns its CQs.
+ *
+ * @return 0; -EINVAL (NULL argument, no such application lcore);
+ *         -EBUSY (that lcore is running something).
+ */
+int drnic_app_launch(struct drnic_device *dev, unsigned int index, int (*fn)(void *), void *arg);
+
+/**
+ * Wait for the work launched on the @p index -th application lcore.
+ * @return fn's return value; -EINVAL for a bad argument.
+ */
+int drnic_app_wait(struct drnic_device *dev, unsigned int index);
+
+/* ------------------------------------------------------------------------ */
+/* Memory                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Allocate a buffer for RDMA from hugepage memory (rte_malloc_socket).
+ *
+ * @param size       bytes, > 0.
+ * @param align      alignment, a power of two, or 0 for a cache line.
+ * @param socket_id  NUMA socket, or SOCKET_ID_ANY (-1) for the caller's.
+ * @return the zero-filled buffer, or NULL with rte_errno EINVAL (size 0, bad
+ *         alignment) or ENOMEM.
+ */
+void *drnic_alloc(size_t size, size_t align, int socket_id);
+
+/** Free a buffer from drnic_alloc(); NULL is ignored. */
+void drnic_free(void *buf);
+
+/**
+ * Allocate a protection domain.
+ * @return the PD, or NULL with rte_errno EINVAL (NULL @p dev) or ENOMEM
+ *         (max_pd reached or no memory).
+ */
+struct drnic_pd *drnic_alloc_pd(struct drnic_device *dev);
+
+/**
+ * Free a protection domain.
+ * @return 0; -EINVAL when @p pd is NULL; -EBUSY while MRs or QPs use it.
+ */
+int drnic_dealloc_pd(struct drnic_pd *pd);
+
+/**
+ * Register a memory region. The keys are the MR table index shifted left 8
+ * bits plus a generation byte that changes on every reuse of the slot, so a
+ * key used after drnic_dereg_mr() fails the access. lkey == rkey.
+ *
+ * @param addr    start of the region (any user memory; a zero @p length is allowed).
+ * @param access  DRNIC_ACCESS_* flags. REMOTE_WRITE and REMOTE_ATOMIC need
+ *                LOCAL_WRITE (as in verbs).
+ * @return the MR, or NULL with rte_errno: EINVAL (NULL pd, NULL addr with a
+ *         non-zero length, unknown access bit, REMOTE_WRITE/ATOMIC without
+ *         LOCAL_WRITE, address range wraps), ENOMEM (max_mr reached).
+ */
+struct drnic_mr *drnic_reg_mr(struct drnic_pd *pd, void *addr, size_t length, unsigned int access);
+
+/**
+ * Deregister a memory region; its keys fail from now on.
+ * @return 0; -EINVAL when @p mr is NULL.
+ */
+int drnic_dereg_mr(struct drnic_mr *mr);
+
+/** @return the MR's local key (0 for NULL). */
+uint32_t drnic_mr_lkey(const struct drnic_mr *mr);
+/** @return the MR's remote key (0 for NULL). */
+uint32_t drnic_mr_rkey(const struct drnic_mr *mr);
+/** @return the MR's start address (NULL for NULL). */
+void *drnic_mr_addr(const struct drnic_mr *mr);
+/** @return the MR's length (0 for NULL). */
+size_t drnic_mr_length(const struct drnic_mr *mr);
+
+/* ------------------------------------------------------------------------ */
+/* Queue pairs                                                              */
+/* ------------------------------------------------------------------------ */
+
+/** QP capacities (= struct ibv_qp_cap). */
+struct drnic_qp_cap {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+};
+
+/** QP creation attributes (= struct ibv_qp_init_attr). */
+struct drnic_qp_init_attr {
+	void *qp_context;            /**< returned by drnic_qp_context() */
+	struct drnic_cq *send_cq;    /**< required */
+	struct drnic_cq *recv_cq;    /**< required; may equal send_cq */
+	struct drnic_srq *srq;       /**< must be NULL (no SRQ yet) */
+	/** Requested capacities; on success the actual ones (rounded up). */
+	struct drnic_qp_cap cap;
+	enum drnic_qp_type qp_type;  /**< DRNIC_QPT_RC */
+	int sq_sig_all;              /**< every send WR generates a completion */
+};
+
+/** Global route (= struct ibv_global_route). */
+struct drnic_global_route {
+	union drnic_gid dgid;
+	uint32_t flow_label;
+	uint8_t sgid_index;
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+};
+
+/** Address vector (= struct ibv_ah_attr, plus the RoCE destination MAC). */
+struct drnic_ah_attr {
+	struct drnic_global_route grh;  /**< RoCEv2: is_global must be 1 */
+	uint16_t dlid;
+	uint8_t sl;
+	uint8_t src_path_bits;
+	uint8_t static_rate;
+	uint8_t is_global;
+	uint8_t port_num;
+	/** Destination MAC; all zero: ask the link (loopback knows its peer). */
+	uint8_t dmac[6];
+};
+
+/** QP attributes (= struct ibv_qp_attr). */
+struct drnic_qp_attr {
+	enum drnic_qp_state qp_state;
+	enum drnic_qp_state cur_qp_state;
+	enum drnic_mtu path_mtu;
+	enum drnic_mig_state path_mig_state;
+	uint32_t qkey;
+	uint32_t rq_psn;
+	uint32_t sq_psn;
+	uint32_t dest_qp_num;
+	unsigned int qp_access_flags;
+	struct drnic_qp_cap cap;
+	struct drnic_ah_attr ah_attr;
+	struct drnic_ah_attr alt_ah_attr;
+	uint16_t pkey_index;
+	uint16_t alt_pkey_index;
+	uint8_t en_sqd_async_notify;
+	uint8_t sq_draining;
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+	uint8_t min_rnr_timer;
+	uint8_t port_num;
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t alt_port_num;
+	uint8_t alt_timeout;
+	uint32_t rate_limit;
+};
+
+/**
+ * Create a reliable-connected QP in RESET. It is served by the engine of its
+ * send CQ's comp_vector (comp_vector modulo the device's engine count); the
+ * receive CQ must map to the same engine. One CQ may serve many QPs.
+ *
+ * @param pd    protection domain of the QP.
+ * @param attr  creation attributes; attr->cap is updated with the actual
+ *              capacities (queue sizes rounded up to a power of two).
+ * @return the QP, or NULL with rte_errno:
+ *         EINVAL (NULL pd/attr/CQ, a CQ of another device, qp_type not RC,
+ *         an SRQ, max_send_wr/max_recv_wr 0 or above max_qp_wr, SGEs above
+ *         max_sge, inline above max_inline_data, CQs on two engines),
+ *         ENOMEM (max_qp reached or no memory).
+ */
+struct drnic_qp *drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *attr);
+
+/**
+ * Modify a QP (ibv_modify_qp semantics). @p attr_mask names the fields of
+ * @p attr to apply. Allowed transitions and required/optional attributes per
+ * transition are those of the IB spec (RESET→INIT needs PKEY_INDEX, PORT,
+ * ACCESS_FLAGS; INIT→RTR needs AV, PATH_MTU, DEST_QPN, RQ_PSN,
+ * MAX_DEST_RD_ATOMIC, MIN_RNR_TIMER; RTR→RTS needs SQ_PSN, TIMEOUT,
+ * RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC; any state → RESET or ERR; RTS↔SQD;
+ * SQE→RTS). Moving to ERR flushes every outstanding WR with WR_FLUSH_ERR;
+ * moving to RESET empties the queues without completions.
+ *
+ * @return 0; -EINVAL (NULL argument, invalid transition, a required attribute
+ *         missing, an attribute not allowed in this transition, a value out
+ *         of range such as path MTU above the port's, a port other than 1,
+ *         a GID index outside the table, CUR_STATE not the current state);
+ *         nothing is changed on error.
+ */
+int drnic_modify_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int attr_mask);
+
+/**
+ * Query a QP's attributes and creation attributes (all fields are filled
+ * whatever @p attr_mask says).
+ *
+ * @return 0; -EINVAL when an argument is NULL.
+ */
+int drnic_query_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int attr_mask,
+		   struct drnic_qp_init_attr *init_attr);
+
+/**
+ * Destroy a QP. Outstanding WRs are dropped without completions (as in
+ * verbs); the QP's CQs lose one user.
+ *
+ * @return 0; -EINVAL when @p qp is NULL.
+ */
+int drnic_destroy_qp(struct drnic_qp *qp);
+
+/** @return the QP number, or 0 for NULL. */
+uint32_t drnic_qp_num(const struct drnic_qp *qp);
+/** @return the current QP state (DRNIC_QPS_UNKNOWN for NULL). */
+enum drnic_qp_state drnic_qp_state(const struct drnic_qp *qp);
+/** @return the qp_context given at creation (NULL for NULL). */
+void *drnic_qp_context(const struct drnic_qp *qp);
+/** @return the name of a QP state ("RESET", "INIT", ...), "UNKNOWN" for others. */
+const char *drnic_qp_state_str(enum drnic_qp_state state);
+
+/* ------------------------------------------------------------------------ */
+/* Work requests                                                            */
+/* ------------------------------------------------------------------------ */
+
+/** A scatter/gather element (= struct ibv_sge, same layout). */
+struct drnic_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/** A send work request (the ibv_send_wr fields RC uses, same names). */
+struct drnic_send_wr {
+	uint64_t wr_id;
+	struct drnic_send_wr *next;
+	struct drnic_sge *sg_list;
+	int num_sge;
+	enum drnic_wr_opcode opcode;
+	unsigned int send_flags;         /**< DRNIC_SEND_* */
+	uint32_t imm_data;               /**< *_WITH_IMM: network byte order */
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+		} rdma;
+		struct {
+			uint64_t remote_addr;  /**< 8-byte aligned */
+			uint64_t compare_add;
+			uint64_t swap;
+			uint32_t rkey;
+		} atomic;
+	} wr;
+};
+
+/** A receive work request (= struct ibv_recv_wr, same layout). */
+struct drnic_recv_wr {
+	uint64_t wr_id;
+	struct drnic_recv_wr *next;
+	struct drnic_sge *sg_list;
+	int num_sge;
+};
+
+/**
+ * Post a list of send work requests. Each is checked before it is queued;
+ * the first one that fails is returned in @p bad_wr and nothing from it on
+ * is posted (those before it are). Keys and remote access are checked when
+ * the WR executes and reported in its completion (LOC_PROT_ERR,
+ * REM_ACCESS_ERR, ...), not here. Inline data is copied now.
+ *
+ * @return 0; -EINVAL (NULL qp/wr/bad_wr, unknown opcode, num_sge < 0 or above
+ *         the QP's max_send_sge, INLINE with a READ or atomic or more than
+ *         max_inline_data bytes, atomic without exactly one 8-byte SGE or with
+ *         a remote address not 8-byte aligned, QP in RESET, INIT or RTR);
+ *         -ENOMEM (send queue full).
+ *         In ERR the WRs are queued and complete with WR_FLUSH_ERR.
+ */
+int drnic_post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_send_wr **bad_wr);
+
+/**
+ * Post a list of receive work requests, with bad_wr as drnic_post_send().
+ * Allowed in every state but RESET; in ERR they complete with WR_FLUSH_ERR.
+ *
+ * @return 0; -EINVAL (NULL argument, num_sge < 0 or above max_recv_sge, QP in
+ *         RESET); -ENOMEM (receive queue full).
+ */
+int drnic_post_recv(struct drnic_qp *qp, struct drnic_recv_wr *wr, struct drnic_recv_wr **bad_wr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DRNIC_VERBS_H */

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Memory: the buffer allocator, protection domains and memory regions with
+ * generation-tagged keys.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+
+#include "verbs_objects.h"
+
+#define MR_ACCESS_KNOWN (DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_WRITE | \
+			 DRNIC_ACCESS_REMOTE_READ | DRNIC_ACCESS_REMOTE_ATOMIC | \
+			 DRNIC_ACCESS_MW_BIND)
+
+void *
+drnic_alloc(size_t size, size_t align, int socket_id)
+{
+	void *p;
+
+	if (size == 0 || (align != 0 && !rte_is_power_of_2((uint32_t)align)) ||
+	    align > (1u << 30)) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	p = rte_zmalloc_socket("drnic_buf", size, (unsigned int)align, socket_id);
+	if (p == NULL)
+		rte_errno = ENOMEM;
+	return p;
+}
+
+void
+drnic_free(void *buf)
+{
+	rte_free(buf);
+}
+
+struct drnic_pd *
+drnic_alloc_pd(struct drnic_device *dev)
+{
+	struct drnic_pd *pd;
+
+	if (dev == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	pthread_mutex_lock(&dev->lock);
+	if (dev->nb_pd >= dev->cfg.max_pd) {
+		pthread_mutex_unlock(&dev->lock);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	pd = rte_zmalloc_socket("drnic_pd", sizeof(*pd), 0, dev->cfg.socket_id);
+	if (pd == NULL) {
+		pthread_mutex_unlock(&dev->lock);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	pd->dev = dev;
+	pd->handle = ++dev->pd_seq;
+	dev->nb_pd++;
+	pthread_mutex_unlock(&dev->lock);
+	return pd;
+}
+
+int
+drnic_dealloc_pd(struct drnic_pd *pd)
+{
+	struct drnic_device *dev;
+
+	if (pd == NULL)
+		return -EINVAL;
+	dev = pd->dev;
+	pthread_mutex_lock(&dev->lock);
+	if (atomic_load(&pd->refs) != 0) {
+		pthread_mutex_unlock(&dev->lock);
+		return -EBUSY;
+	}
+	dev->nb_pd--;
+	pthread_mutex_unlock(&dev->lock);
+	rte_free(pd);
+	return 0;
+}
+
+struct drnic_mr *
+drnic_reg_mr(struct drnic_pd *pd, void *addr, size_t length, unsigned int access)
+{
+	struct drnic_device *dev;
+	struct verbs_mr_slot *s;
+	struct drnic_mr *mr;
+	uint32_t idx, key;
+
+	if (pd == NULL || (addr == NULL && length != 0) || (access & ~MR_ACCESS_KNOWN) != 0 ||
+	    ((access & (DRNIC_ACCESS_REMOTE_WRITE | DRNIC_ACCESS_REMOTE_ATOMIC)) != 0 &&
+	     (access & DRNIC_ACCESS_LOCAL_WRITE) == 0) ||
+	    (uintptr_t)addr + length < (uintptr_t)addr) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	dev = pd->dev;
+	mr = rte_zmalloc_socket("drnic_mr", sizeof(*mr), 0, dev->cfg.socket_id);
+	if (mr == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&dev->lock);
+	idx = dev->mr_free;
+	if (idx == 0) {
+		pthread_mutex_unlock(&dev->lock);
+		rte_free(mr);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	s = &dev->mr_tab[idx];
+	dev->mr_free = s->next_free;
+	s->gen++;
+	key = idx << 8 | s->gen;
+	s->access = access;
+	s->addr = (uintptr_t)addr;
+	s->length = length;
+	s->pd = pd;
+	s->mr = mr;
+	mr->pd = pd;
+	mr->addr = addr;
+	mr->length = length;
+	mr->access = access;
+	mr->lkey = mr->rkey = key;
+	/* Fields first, key last: an engine that sees the key sees them. */
+	atomic_store_explicit(&s->key, key, memory_order_release);
+	atomic_fetch_add(&pd->refs, 1);
+	dev->nb_mr++;
+	pthread_mutex_unlock(&dev->lock);
+	return mr;
+}
+
+int
+drnic_dereg_mr(struct drnic_mr *mr)
+{
+	struct drnic_device *dev;
+	struct verbs_mr_slot *s;
+	uint32_t idx;
+
+	if (mr == NULL)
+		return -EINVAL;
+	dev = mr->pd->dev;
+	idx = VERBS_KEY_INDEX(mr->lkey);
+	pthread_mutex_lock(&dev->lock);
+	s = &dev->mr_tab[idx];
+	if (s->mr != mr || atomic_load(&s->key) != mr->lkey) {
+		pthread_mutex_unlock(&dev->lock);
+		return -EINVAL;
+	}
+	/* Key first: from now on the key fails, whatever follows. */
+	atomic_store_explicit(&s->key, 0, memory_order_release);
+	s->mr = NULL;
+	s->next_free = dev->mr_free;
+	dev->mr_free = idx;
+	dev->nb_mr--;
+	atomic_fetch_sub(&mr->pd->refs, 1);
+	pthread_mutex_unlock(&dev->lock);
+	rte_free(mr);
+	return 0;
+}
+
+uint32_t
+drnic_mr_lkey(const struct drnic_mr *mr)
+{
+	return mr != NULL ? mr->lkey : 0;
+}
+
+uint32_t
+drnic_mr_rkey(const struct drnic_mr *mr)
+{
+	return mr != NULL ? mr->rkey : 0;
+}
+
+void *
+drnic_mr_addr(const struct drnic_mr *mr)
+{
+	return mr != NULL ? mr->addr : NULL;
+}
+
+size_t
+drnic_mr_length(const struct drnic_mr *mr)
+{
+	return mr != NULL ? mr->length : 0;
+}
+
+int
+verbs_mr_check(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t key,
+	       uint64_t addr, uint64_t len, uint32_t access, uint8_t **va_out)
+{
+	uint32_t idx = VERBS_KEY_INDEX(key);
+	const struct verbs_mr_slot *s;
+	uint64_t start, mlen;
+	uint32_t macc;
+	const struct drnic_pd *mpd;
+
+	if (idx == 0 || idx >= dev->mr_tab_size)
+		return -ENOENT;
+	s = &dev->mr_tab[idx];
+	if (atomic_load_explicit(&((struct verbs_mr_slot *)s)->key, memory_order_acquire) != key)
+		return -ENOENT;
+	start = s->addr;
+	mlen = s->length;
+	macc = s->access;
+	mpd = s->pd;
+	/* Seqlock check: the slot was not deregistered (and maybe reused) while
+	 * we read it. */
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&((struct verbs_mr_slot *)s)->key, memory_order_relaxed) != key)
+		return -ENOENT;
+	if (mpd != pd || (macc & access) != access)
+		return -EPERM;
+	if (addr < start || len > mlen || addr - start > mlen - len)
+		return -ERANGE;
+	*va_out = (uint8_t *)(uintptr_t)addr;
+	return 0;
+}

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * post_send / post_recv: check each work request, copy it into the next WQE
+ * slot, publish the producer index once, ring the doorbell on idle->busy.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_memcpy.h>
+
+#include "verbs_objects.h"
+
+/* Opcodes that may carry inline data. */
+static const uint8_t post_inline_ok[] = {
+	[DRNIC_WR_RDMA_WRITE] = 1,
+	[DRNIC_WR_RDMA_WRITE_WITH_IMM] = 1,
+	[DRNIC_WR_SEND] = 1,
+	[DRNIC_WR_SEND_WITH_IMM] = 1,
+	[DRNIC_WR_RDMA_READ] = 0,
+	[DRNIC_WR_ATOMIC_CMP_AND_SWP] = 0,
+	[DRNIC_WR_ATOMIC_FETCH_AND_ADD] = 0,
+};
+
+/* Check one send WR against the QP; 0 or -EINVAL. Sets *len_out. */
+static int
+post_check_send(const struct drnic_qp *qp, const struct drnic_send_wr *wr, uint64_t *len_out)
+{
+	uint64_t len = 0;
+	int i;
+
+	if ((unsigned int)wr->opcode > DRNIC_WR_ATOMIC_FETCH_AND_ADD)
+		return -EINVAL;
+	if (wr->num_sge < 0 || (wr->num_sge > 0 && wr->sg_list == NULL))
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	if (wr->send_flags & DRNIC_SEND_INLINE) {
+		if (!post_inline_ok[wr->opcode] || len > qp->sq.max_inline)
+			return -EINVAL;
+		/* Inline data may be split over any number of buffers: it is
+		 * copied, so max_send_sge does not limit it. */
+	} else if ((uint32_t)wr->num_sge > qp->sq.max_sge) {
+		return -EINVAL;
+	}
+	if (wr->opcode == DRNIC_WR_ATOMIC_CMP_AND_SWP || wr->opcode == DRNIC_WR_ATOMIC_FETCH_AND_ADD) {
+		if (wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
+		    (wr->wr.atomic.remote_addr & 7) != 0)
+			return -EINVAL;
+	}
+	if (len > VERBS_MAX_MSG_SZ)
+		return -EINVAL;
+	*len_out = len;
+	return 0;
+}
+
+int
+drnic_post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_send_wr **bad_wr)
+{
+	struct verbs_wq *sq;
+	enum drnic_qp_state state;
+	uint32_t prod, cons;
+	uint64_t len;
+	int rc = 0, i;
+
+	if (bad_wr != NULL)
+		*bad_wr = wr;
+	if (qp == NULL || wr == NULL || bad_wr == NULL)
+		return -EINVAL;
+	state = verbs_qp_state(qp);
+	if (state == DRNIC_QPS_RESET || state == DRNIC_QPS_INIT || state == DRNIC_QPS_RTR)
+		return -EINVAL;
+
+	sq = &qp->sq;
+	prod = atomic_load_explicit(&sq->prod, memory_order_relaxed);
+	/* Acquire: slots below cons were retired by the engine. */
+	cons = atomic_load_explicit(&sq->cons, memory_order_acquire);
+	for (; wr != NULL; wr = wr->next) {
+		struct verbs_send_wqe *w;
+
+		rc = post_check_send(qp, wr, &len);
+		if (rc < 0)
+			break;
+		if (prod - cons >= sq->size) {
+			cons = atomic_load_explicit(&sq->cons, memory_order_acquire);
+			if (prod - cons >= sq->size) {
+				rc = -ENOMEM;
+				break;
+			}
+		}
+		w = verbs_wq_slot(sq, prod);
+		w->wr_id = wr->wr_id;
+		w->opcode = (uint8_t)wr->opcode;
+		w->send_flags = wr->send_flags;
+		w->imm_data = wr->imm_data;
+		w->length = (uint32_t)len;
+		w->state = 0;
+		w->status = 0;
+		if (wr->opcode == DRNIC_WR_ATOMIC_CMP_AND_SWP ||
+		    wr->opcode == DRNIC_WR_ATOMIC_FETCH_AND_ADD) {
+			w->remote_addr = wr->wr.atomic.remote_addr;
+			w->rkey = wr->wr.atomic.rkey;
+			w->compare_add = wr->wr.atomic.compare_add;
+			w->swap = wr->wr.atomic.swap;
+		} else {
+			w->remote_addr = wr->wr.rdma.remote_addr;
+			w->rkey = wr->wr.rdma.rkey;
+			w->compare_add = 0;
+			w->swap = 0;
+		}
+		if (wr->send_flags & DRNIC_SEND_INLINE) {
+			uint8_t *dst = (uint8_t *)w->sge;
+
+			w->inl = 1;
+			w->num_sge = 0;
+			for (i = 0; i < wr->num_sge; i++) {
+				rte_memcpy(dst, (const void *)(uintptr_t)wr->sg_list[i].addr,
+					   wr->sg_list[i].length);
+				dst += wr->sg_list[i].length;
+			}
+		} else {
+			w->inl = 0;
+			w->num_sge = (uint16_t)wr->num_sge;
+			for (i = 0; i < wr->num_sge; i++)
+				w->sge[i] = wr->sg_list[i];
+		}
+		prod++;
+	}
+	if (rc == 0)
+		*bad_wr = NULL;
+	else
+		*bad_wr = wr;
+	if (prod != atomic_load_explicit(&sq->prod, memory_order_relaxed)) {
+		/* Release: the WQEs are written before the engine sees prod. */
+		atomic_store_explicit(&sq->prod, prod, memory_order_release);
+		verbs_qp_doorbell(qp);
+		if (qp->dev->cfg.progress == DRNIC_PROGRESS_INLINE)
+			verbs_engine_ops()->progress();
+	}
+	return rc;
+}
+
+int
+drnic_post_recv(struct drnic_qp *qp, struct drnic_recv_wr *wr, struct drnic_recv_wr **bad_wr)
+{
+	struct verbs_wq *rq;
+	enum drnic_qp_state state;
+	uint32_t prod, cons;
+	int rc = 0, i;
+
+	if (bad_wr != NULL)
+		*bad_wr = wr;
+	if (qp == NULL || wr == NULL || bad_wr == NULL)
+		return -EINVAL;
+	state = verbs_qp_state(qp);
+	if (state == DRNIC_QPS_RESET)
+		return -EINVAL;
+
+	rq = &qp->rq;
+	prod = atomic_load_explicit(&rq->prod, memory_order_relaxed);
+	cons = atomic_load_explicit(&rq->cons, memory_order_acquire);
+	for (; wr != NULL; wr = wr->next) {
+		struct verbs_recv_wqe *w;
+		uint64_t len = 0;
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > rq->max_sge ||
+		    (wr->num_sge > 0 && wr->sg_list == NULL)) {
+			rc = -EINVAL;
+			break;
+		}
+		for (i = 0; i < wr->num_sge; i++)
+			len += wr->sg_list[i].length;
+		if (len > VERBS_MAX_MSG_SZ) {
+			rc = -EINVAL;
+			break;
+		}
+		if (prod - cons >= rq->size) {
+			cons = atomic_load_explicit(&rq->cons, memory_order_acquire);
+			if (prod - cons >= rq->size) {
+				rc = -ENOMEM;
+				break;
+			}
+		}
+		w = verbs_wq_slot(rq, prod);
+		w->wr_id = wr->wr_id;
+		w->num_sge = (uint32_t)wr->num_sge;
+		w->length = (uint32_t)len;
+		for (i = 0; i < wr->num_sge; i++)
+			w->sge[i] = wr->sg_list[i];
+		prod++;
+	}
+	*bad_wr = rc == 0 ? NULL : wr;
+	if (prod != atomic_load_explicit(&rq->prod, memory_order_relaxed)) {
+		/* Release: the WQEs are written before the engine sees prod. */
+		atomic_store_explicit(&rq->prod, prod, memory_order_release);
+		/* The responder reads the RQ when a message arrives; only a QP
+		 * in error needs the engine now (to flush). */
+		if (verbs_qp_state(qp) == DRNIC_QPS_ERR)
+			verbs_qp_doorbell(qp);
+		if (qp->dev->cfg.progress == DRNIC_PROGRESS_INLINE)
+			verbs_engine_ops()->progress();
+	}
+	return rc;
+}

@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Queue pairs: creation, the modify state machine (IB spec transitions with
+ * their required and optional attributes), query, destroy, async events.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+
+#include "verbs_objects.h"
+
+static const char *const qp_state_names[] = {
+	[DRNIC_QPS_RESET] = "RESET",
+	[DRNIC_QPS_INIT] = "INIT",
+	[DRNIC_QPS_RTR] = "RTR",
+	[DRNIC_QPS_RTS] = "RTS",
+	[DRNIC_QPS_SQD] = "SQD",
+	[DRNIC_QPS_SQE] = "SQE",
+	[DRNIC_QPS_ERR] = "ERR",
+	[DRNIC_QPS_UNKNOWN] = "UNKNOWN",
+};
+
+const char *
+verbs_qp_state_name(unsigned int state)
+{
+	return state < RTE_DIM(qp_state_names) ? qp_state_names[state] : "UNKNOWN";
+}
+
+const char *
+drnic_qp_state_str(enum drnic_qp_state state)
+{
+	return verbs_qp_state_name((unsigned int)state);
+}
+
+/* One allowed transition of an RC QP: the attributes it needs and allows
+ * (besides DRNIC_QP_STATE, which a change of state always needs). */
+struct qp_transition {
+	bool valid;
+	int req;
+	int opt;
+};
+
+#define QPS_N DRNIC_QPS_UNKNOWN
+
+static const struct qp_transition qp_transitions[QPS_N][QPS_N] = {
+	[DRNIC_QPS_RESET] = {
+		[DRNIC_QPS_RESET] = { true, 0, 0 },
+		[DRNIC_QPS_INIT] = { true, DRNIC_QP_PKEY_INDEX | DRNIC_QP_PORT |
+					   DRNIC_QP_ACCESS_FLAGS, 0 },
+		[DRNIC_QPS_ERR] = { true, 0, 0 },
+	},
+	[DRNIC_QPS_INIT] = {
+		[DRNIC_QPS_RESET] = { true, 0, 0 },
+		[DRNIC_QPS_ERR] = { true, 0, 0 },
+		[DRNIC_QPS_INIT] = { true, 0, DRNIC_QP_PKEY_INDEX | DRNIC_QP_PORT |
+					      DRNIC_QP_ACCESS_FLAGS },
+		[DRNIC_QPS_RTR] = { true, DRNIC_QP_AV | DRNIC_QP_PATH_MTU | DRNIC_QP_DEST_QPN |
+					  DRNIC_QP_RQ_PSN | DRNIC_QP_MAX_DEST_RD_ATOMIC |
+					  DRNIC_QP_MIN_RNR_TIMER,
+				    DRNIC_QP_ALT_PATH | DRNIC_QP_ACCESS_FLAGS | DRNIC_QP_PKEY_INDEX },
+	},
+	[DRNIC_QPS_RTR] = {
+		[DRNIC_QPS_RESET] = { true, 0, 0 },
+		[DRNIC_QPS_ERR] = { true, 0, 0 },
+		[DRNIC_QPS_RTS] = { true, DRNIC_QP_SQ_PSN | DRNIC_QP_TIMEOUT | DRNIC_QP_RETRY_CNT |
+					  DRNIC_QP_RNR_RETRY | DRNIC_QP_MAX_QP_RD_ATOMIC,
+				    DRNIC_QP_CUR_STATE | DRNIC_QP_ALT_PATH | DRNIC_QP_ACCESS_FLAGS |
+				    DRNIC_QP_MIN_RNR_TIMER | DRNIC_QP_PATH_MIG_STATE },
+	},
+	[DRNIC_QPS_RTS] = {
+		[DRNIC_QPS_RESET] = { true, 0, 0 },
+		[DRNIC_QPS_ERR] = { true, 0, 0 },
+		[DRNIC_QPS_RTS] = { true, 0, DRNIC_QP_CUR_STATE | DRNIC_QP_ACCESS_FLAGS |
+					     DRNIC_QP_ALT_PATH | DRNIC_QP_PATH_MIG_STATE |
+					     DRNIC_QP_MIN_RNR_TIMER },
+		[DRNIC_QPS_SQD] = { true, 0, DRNIC_QP_EN_SQD_ASYNC_NOTIFY },
+	},
+	[DRNIC_QPS_SQD] = {
+		[DRNIC_QPS_RESET] = { true, 0, 0 },
+		[DRNIC_QPS_ERR] = { true, 0, 0 },
+		[DRNIC_QPS_RTS] = { true, 0, DRNIC_QP_CUR_STATE | DRNIC_QP_ALT_PATH |
+					     DRNIC_QP_ACCESS_FLAGS | DRNIC_QP_MIN_RNR_TIMER |
+					     DRNIC_QP_PATH_MIG_STATE },
+		[DRNIC_QPS_SQD] = { true, 0, DRNIC_QP_AV | DRNIC_QP_ALT_PATH | DRNIC_QP_ACCESS_FLAGS |
+					     DRNIC_QP_PKEY_INDEX | DRNIC_QP_MIN_RNR_TIMER |
+					     DRNIC_QP_PATH_MIG_STATE | DRNIC_QP_TIMEOUT |
+					     DRNIC_QP_RETRY_CNT | DRNIC_QP_RNR_RETRY |
+					     DRNIC_QP_MAX_QP_RD_ATOMIC |
+					     DRNIC_QP_MAX_DEST_RD_ATOMIC },
+	},
+	[DRNIC_QPS_SQE] = {
+		[DRNIC_QPS_RESET] = { true, 0, 0 },
+		[DRNIC_QPS_ERR] = { true, 0, 0 },
+		[DRNIC_QPS_RTS] = { true, 0, DRNIC_QP_CUR_STATE | DRNIC_QP_ACCESS_FLAGS },
+	},
+	[DRNIC_QPS_ERR] = {
+		[DRNIC_QPS_RESET] = { true, 0, 0 },
+		[DRNIC_QPS_ERR] = { true, 0, 0 },
+	},
+};
+
+/* Mask bits drnic knows (others are rejected). */
+#define QP_MASK_KNOWN ((DRNIC_QP_DEST_QPN << 1) - 1)
+
+int
+verbs_qp_check_modify(enum drnic_qp_state cur, enum drnic_qp_state next, int mask)
+{
+	const struct qp_transition *t;
+	int attrs;
+
+	if ((unsigned int)cur >= QPS_N || (unsigned int)next >= QPS_N)
+		return -EINVAL;
+	if ((mask & ~QP_MASK_KNOWN) != 0)
+		return -EINVAL;
+	t = &qp_transitions[cur][next];
+	if (!t->valid)
+		return -EINVAL;
+	attrs = mask & ~DRNIC_QP_STATE;
+	if ((attrs & t->req) != t->req)
+		return -EINVAL;
+	if ((attrs & ~(t->req | t->opt | DRNIC_QP_CUR_STATE)) != 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* Check attribute values named in @p mask. */
+static int
+qp_check_values(const struct drnic_qp *qp, const struct drnic_qp_attr *a, int mask)
+{
+	const struct drnic_device *dev = qp->dev;
+
+	if ((mask & DRNIC_QP_PORT) && a->port_num != 1)
+		return -EINVAL;
+	if ((mask & DRNIC_QP_PKEY_INDEX) && a->pkey_index != 0)
+		return -EINVAL;
+	if ((mask & DRNIC_QP_ACCESS_FLAGS) &&
+	    (a->qp_access_flags & ~(DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_WRITE |
+				    DRNIC_ACCESS_REMOTE_READ | DRNIC_ACCESS_REMOTE_ATOMIC)) != 0)
+		return -EINVAL;
+	if (mask & DRNIC_QP_AV) {
+		if (!a->ah_attr.is_global || a->ah_attr.grh.sgid_index >= dev->nb_gids ||
+		    (a->ah_attr.port_num != 0 && a->ah_attr.port_num != 1))
+			return -EINVAL;
+	}
+	if ((mask & DRNIC_QP_PATH_MTU) &&
+	    (a->path_mtu < DRNIC_MTU_256 || a->path_mtu > (enum drnic_mtu)dev->active_mtu))
+		return -EINVAL;
+	if ((mask & DRNIC_QP_DEST_QPN) && a->dest_qp_num > 0xFFFFFF)
+		return -EINVAL;
+	if ((mask & DRNIC_QP_RQ_PSN) && a->rq_psn > 0xFFFFFF)
+		return -EINVAL;
+	if ((mask & DRNIC_QP_SQ_PSN) && a->sq_psn > 0xFFFFFF)
+		return -EINVAL;
+	if ((mask & DRNIC_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > dev->cfg.max_rd_atomic)
+		return -EINVAL;
+	if ((mask & DRNIC_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > dev->cfg.max_rd_atomic)
+		return -EINVAL;
+	if ((mask & DRNIC_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & DRNIC_QP_TIMEOUT) && a->timeout > 31)
+		return -EINVAL;
+	if ((mask & DRNIC_QP_RETRY_CNT) && a->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & DRNIC_QP_RNR_RETRY) && a->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & DRNIC_QP_PATH_MIG_STATE) && a->path_mig_state > DRNIC_MIG_ARMED)
+		return -EINVAL;
+	return 0;
+}
+
+static void
+qp_apply(struct drnic_qp *qp, const struct drnic_qp_attr *a, int mask)
+{
+	struct drnic_qp_attr *q = &qp->attr;
+
+	if (mask & DRNIC_QP_ACCESS_FLAGS)
+		q->qp_access_flags = a->qp_access_flags;
+	if (mask & DRNIC_QP_PKEY_INDEX)
+		q->pkey_index = a->pkey_index;
+	if (mask & DRNIC_QP_PORT)
+		q->port_num = a->port_num;
+	if (mask & DRNIC_QP_AV) {
+		q->ah_attr = a->ah_attr;
+		memcpy(qp->dmac, a->ah_attr.dmac, 6);
+		if ((qp->dmac[0] | qp->dmac[1] | qp->dmac[2] | qp->dmac[3] | qp->dmac[4] |
+		     qp->dmac[5]) == 0 && qp->dev->link->ops->resolve != NULL)
+			(void)qp->dev->link->ops->resolve(qp->dev->link, a->ah_attr.grh.dgid.raw,
+							  qp->dmac);
+	}
+	if (mask & DRNIC_QP_PATH_MTU) {
+		q->path_mtu = a->path_mtu;
+		qp->attr_mtu_bytes = 128u << a->path_mtu;
+	}
+	if (mask & DRNIC_QP_DEST_QPN) {
+		q->dest_qp_num = a->dest_qp_num;
+		qp->udp_sport = (uint16_t)(0xC000 | ((qp->qp_num ^ (a->dest_qp_num << 3) ^
+						       (qp->qp_num >> 14)) & 0x3FFF));
+	}
+	if (mask & DRNIC_QP_RQ_PSN)
+		q->rq_psn = a->rq_psn;
+	if (mask & DRNIC_QP_SQ_PSN)
+		q->sq_psn = a->sq_psn;
+	if (mask & DRNIC_QP_MAX_DEST_RD_ATOMIC)
+		q->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & DRNIC_QP_MAX_QP_RD_ATOMIC)
+		q->max_rd_atomic = a->max_rd_atomic;
+	if (mask & DRNIC_QP_MIN_RNR_TIMER)
+		q->min_rnr_timer = a->min_rnr_timer;
+	if (mask & DRNIC_QP_TIMEOUT)
+		q->timeout = a->timeout;
+	if (mask & DRNIC_QP_RETRY_CNT)
+		q->retry_cnt = a->retry_cnt;
+	if (mask & DRNIC_QP_RNR_RETRY)
+		q->rnr_retry = a->rnr_retry;
+	if (mask & DRNIC_QP_ALT_PATH) {
+		q->alt_ah_attr = a->alt_ah_attr;
+		q->alt_pkey_index = a->alt_pkey_index;
+		q->alt_port_num = a->alt_port_num;
+		q->alt_timeout = a->alt_timeout;
+	}
+	if (mask & DRNIC_QP_PATH_MIG_STATE)
+		q->path_mig_state = a->path_mig_state;
+	if (mask & DRNIC_QP_EN_SQD_ASYNC_NOTIFY)
+		q->en_sqd_async_notify = a->en_sqd_async_notify;
+}
+
+static void
+qp_reset_queues(struct drnic_qp *qp)
+{
+	atomic_store(&qp->sq.prod, 0);
+	atomic_store(&qp->sq.cons, 0);
+	atomic_store(&qp->rq.prod, 0);
+	atomic_store(&qp->rq.cons, 0);
+	atomic_store(&qp->db, VERBS_DB_IDLE);
+}
+
+static void
+qp_reset_attr(struct drnic_qp *qp)
+{
+	memset(&qp->attr, 0, sizeof(qp->attr));
+	qp->attr.cap = qp->cap;
+	qp->attr.port_num = 1;
+	qp->attr.path_mtu = DRNIC_MTU_1024;
+	qp->attr_mtu_bytes = 1024;
+	memset(qp->dmac, 0, sizeof(qp->dmac));
+}
+
+int
+drnic_modify_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int mask)
+{
+	const struct verbs_engine_ops *eops = verbs_engine_ops();
+	unsigned int cur;
+	enum drnic_qp_state next;
+	int rc;
+
+	if (qp == NULL || attr == NULL)
+		return -EINVAL;
+	for (;;) {
+		cur = atomic_load_explicit(&qp->state, memory_order_acquire);
+		next = (mask & DRNIC_QP_STATE) ? attr->qp_state : (enum drnic_qp_state)cur;
+		if ((mask & DRNIC_QP_CUR_STATE) && attr->cur_qp_state != (enum drnic_qp_state)cur)
+			return -EINVAL;
+		rc = verbs_qp_check_modify((enum drnic_qp_state)cur, next, mask);
+		if (rc < 0)
+			return rc;
+		rc = qp_check_values(qp, attr, mask);
+		if (rc < 0)
+			return rc;
+
+		if (next == DRNIC_QPS_RESET) {
+			/* The engine forgets the QP, the queues empty, no completions. */
+			eops->qp_detach(qp);
+			qp_reset_queues(qp);
+			qp_reset_attr(qp);
+			atomic_store_explicit(&qp->state, DRNIC_QPS_RESET, memory_order_release);
+			rc = eops->qp_attach(qp);
+			if (rc < 0)
+				return rc;
+			VERBS_QP_LOG(DEBUG, qp, "%s -> RESET", verbs_qp_state_name(cur));
+			return 0;
+		}
+		/* Attributes are only read by the engine in states that use them,
+		 * which the state store below publishes. */
+		qp_apply(qp, attr, mask);
+		if (atomic_compare_exchange_strong_explicit(&qp->state, &cur, (unsigned int)next,
+							    memory_order_acq_rel,
+							    memory_order_acquire))
+			break;
+		/* The engine moved the QP (to ERR) meanwhile: check again. */
+	}
+	if (next == DRNIC_QPS_ERR || next == DRNIC_QPS_RTS)
+		verbs_qp_doorbell(qp);  /* flush, or resume after SQD */
+	VERBS_QP_LOG(DEBUG, qp, "%s -> %s", verbs_qp_state_name(cur), verbs_qp_state_name(next));
+	return 0;
+}
+
+bool
+verbs_qp_set_error(struct drnic_qp *qp)
+{
+	unsigned int cur = atomic_load_explicit(&qp->state, memory_order_acquire);
+
+	while (cur != DRNIC_QPS_ERR && cur != DRNIC_QPS_RESET) {
+		if (atomic_compare_exchange_weak_explicit(&qp->state, &cur, DRNIC_QPS_ERR,
+							  memory_order_acq_rel,
+							  memory_order_acquire))
+			return true;
+	}
+	return false;
+}
+
+void
+verbs_qp_event(struct drnic_qp *qp, enum drnic_event_type type)
+{
+	struct drnic_async_event ev = { .event_type = type, .qp_num = qp->qp_num };
+
+	ev.element.qp = qp;
+	atomic_fetch_add_explicit(&qp->events_unacked, 1, memory_order_relaxed);
+	if (async_raise(qp->dev->async, &ev) < 0)
+		atomic_fetch_sub_explicit(&qp->events_unacked, 1, memory_order_relaxed);
+}
+
+int
+drnic_query_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int attr_mask,
+	       struct drnic_qp_init_attr *init)
+{
+	RTE_SET_USED(attr_mask);
+	if (qp == NULL || attr == NULL || init == NULL)
+		return -EINVAL;
+	*attr = qp->attr;
+	attr->qp_state = verbs_qp_state(qp);
+	attr->cur_qp_state = attr->qp_state;
+	attr->cap = qp->cap;
+	attr->sq_draining = 0;
+	memset(init, 0, sizeof(*init));
+	init->qp_context = qp->qp_context;
+	init->send_cq = qp->send_cq;
+	init->recv_cq = qp->recv_cq;
+	init->cap = qp->cap;
+	init->qp_type = DRNIC_QPT_RC;
+	init->sq_sig_all = qp->sq_sig_all;
+	return 0;
+}
+
+static int
+qp_alloc_wq(struct drnic_qp *qp, struct verbs_wq *wq, uint32_t nwr, uint32_t hdr,
+	    uint32_t max_sge, uint32_t max_inline, int socket)
+{
+	uint32_t area = RTE_MAX(max_sge * (uint32_t)sizeof(struct drnic_sge), max_inline);
+
+	wq->size = rte_align32pow2(nwr);
+	wq->mask = wq->size - 1;
+	wq->stride = RTE_ALIGN_CEIL(hdr + area, 64);
+	wq->max_sge = max_sge;
+	wq->max_inline = max_inline;
+	wq->buf = rte_zmalloc_socket("drnic_wq", (size_t)wq->size * wq->stride,
+				     RTE_CACHE_LINE_SIZE, socket);
+	RTE_SET_USED(qp);
+	return wq->buf == NULL ? -ENOMEM : 0;
+}
+
+/* Allocate a free QPN whose engine (QPN % engines) is @p engine. Under lock. */
+static uint32_t
+qp_alloc_qpn(struct drnic_device *dev, unsigned int engine)
+{
+	uint32_t i, qpn;
+
+	for (i = 0; i < dev->qp_tab_size; i++) {
+		qpn = (dev->qp_next + i) & dev->qp_mask;
+		if (qpn < VERBS_FIRST_QPN || qpn % dev->nb_engines != engine)
+			continue;
+		if (atomic_load_explicit(&dev->qp_tab[qpn], memory_order_relaxed) == NULL) {
+			dev->qp_next = qpn + 1;
+			return qpn;
+		}
+	}
+	return 0;
+}
+
+static int
+qp_inline_progress(void *arg)
+{
+	RTE_SET_USED(arg);
+	return verbs_engine_ops()->progress();
+}
+
+struct drnic_qp *
+drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
+{
+	const struct verbs_engine_ops *eops = verbs_engine_ops();
+	struct drnic_device *dev;
+	struct drnic_qp *qp;
+	struct drnic_qp_cap cap;
+	unsigned int engine;
+	int rc, socket;
+
+	if (pd == NULL || ia == NULL || ia->send_cq == NULL || ia->recv_cq == NULL ||
+	    ia->srq != NULL || ia->qp_type != DRNIC_QPT_RC) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	dev = pd->dev;
+	cap = ia->cap;
+	if (cap.max_send_wr == 0 || cap.max_recv_wr == 0 ||
+	    cap.max_send_wr > dev->cfg.max_qp_wr || cap.max_recv_wr > dev->cfg.max_qp_wr ||
+	    cap.max_send_sge > dev->cfg.max_sge || cap.max_recv_sge > dev->cfg.max_sge ||
+	    cap.max_inline_data > dev->cfg.max_inline_data) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	engine = (unsigned int)cq_comp_vector(ia->send_cq) % dev->nb_engines;
+	if ((unsigned int)cq_comp_vector(ia->recv_cq) % dev->nb_engines != engine) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	cap.max_send_sge = RTE_MAX(cap.max_send_sge, 1u);
+	cap.max_recv_sge = RTE_MAX(cap.max_recv_sge, 1u);
+
+	socket = dev->cfg.socket_id;
+	qp = rte_zmalloc_socket("drnic_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE, socket);
+	if (qp == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	qp->dev = dev;
+	qp->pd = pd;
+	qp->send_cq = ia->send_cq;
+	qp->recv_cq = ia->recv_cq;
+	qp->qp_context = ia->qp_context;
+	qp->sq_sig_all = ia->sq_sig_all != 0;
+	qp->engine = (uint16_t)engine;
+	rc = qp_alloc_wq(qp, &qp->sq, cap.max_send_wr, sizeof(struct verbs_send_wqe),
+			 cap.max_send_sge, cap.max_inline_data, socket);
+	if (rc == 0)
+		rc = qp_alloc_wq(qp, &qp->rq, cap.max_recv_wr, sizeof(struct verbs_recv_wqe),
+				 cap.max_recv_sge, 0, socket);
+	if (rc < 0)
+		goto fail_mem;
+	cap.max_send_wr = qp->sq.size;
+	cap.max_recv_wr = qp->rq.size;
+	qp->cap = cap;
+	qp_reset_attr(qp);
+	atomic_store(&qp->state, DRNIC_QPS_RESET);
+
+	if (cq_get(qp->send_cq) < 0) {
+		rc = -EINVAL;
+		goto fail_mem;
+	}
+	if (cq_get(qp->recv_cq) < 0) {
+		cq_put(qp->send_cq);
+		rc = -EINVAL;
+		goto fail_mem;
+	}
+	if (async_get(dev->async) < 0) {
+		rc = -EINVAL;
+		goto fail_cq;
+	}
+
+	pthread_mutex_lock(&dev->lock);
+	if (dev->nb_qp >= dev->cfg.max_qp || (qp->qp_num = qp_alloc_qpn(dev, engine)) == 0) {
+		pthread_mutex_unlock(&dev->lock);
+		rc = -ENOMEM;
+		goto fail_async;
+	}
+	rc = eops->qp_attach(qp);
+	if (rc < 0) {
+		pthread_mutex_unlock(&dev->lock);
+		goto fail_async;
+	}
+	atomic_store_explicit(&dev->qp_tab[qp->qp_num], qp, memory_order_release);
+	dev->nb_qp++;
+	atomic_fetch_add(&pd->refs, 1);
+	pthread_mutex_unlock(&dev->lock);
+
+	if (dev->cfg.progress == DRNIC_PROGRESS_INLINE) {
+		cq_set_progress(qp->send_cq, qp_inline_progress, NULL);
+		cq_set_progress(qp->recv_cq, qp_inline_progress, NULL);
+	}
+	ia->cap = cap;
+	VERBS_QP_LOG(DEBUG, qp, "created on engine %u (sq %u, rq %u)", engine, qp->sq.size,
+		     qp->rq.size);
+	return qp;
+
+fail_async:
+	async_put(dev->async);
+fail_cq:
+	cq_put(qp->recv_cq);
+	cq_put(qp->send_cq);
+fail_mem:
+	rte_free(qp->sq.buf);
+	rte_free(qp->rq.buf);
+	rte_free(qp);
+	rte_errno = -rc;
+	return NULL;
+}
+
+int
+drnic_destroy_qp(struct drnic_qp *qp)
+{
+	struct drnic_device *dev;
+
+	if (qp == NULL)
+		return -EINVAL;
+	dev = qp->dev;
+	if (atomic_load_explicit(&qp->events_unacked, memory_order_acquire) != 0)
+		return -EBUSY;
+	pthread_mutex_lock(&dev->lock);
+	/* Invisible to the receive path first, then off the engine. */
+	atomic_store_explicit(&dev->qp_tab[qp->qp_num], NULL, memory_order_release);
+	verbs_engine_ops()->qp_detach(qp);
+	dev->nb_qp--;
+	atomic_fetch_sub(&qp->pd->refs, 1);
+	pthread_mutex_unlock(&dev->lock);
+	cq_put(qp->send_cq);
+	cq_put(qp->recv_cq);
+	async_put(dev->async);
+	VERBS_QP_LOG(DEBUG, qp, "destroyed");
+	rte_free(qp->sq.buf);
+	rte_free(qp->rq.buf);
+	rte_free(qp);
+	return 0;
+}
+
+uint32_t
+drnic_qp_num(const struct drnic_qp *qp)
+{
+	return qp != NULL ? qp->qp_num : 0;
+}
+
+enum drnic_qp_state
+drnic_qp_state(const struct drnic_qp *qp)
+{
+	return qp != NULL ? verbs_qp_state(qp) : DRNIC_QPS_UNKNOWN;
+}
+
+void *
+drnic_qp_context(const struct drnic_qp *qp)
+{
+	return qp != NULL ? qp->qp_context : NULL;
+}

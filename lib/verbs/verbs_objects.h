@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef VERBS_OBJECTS_H
+#define VERBS_OBJECTS_H
+
+/*
+ * The verbs objects as the engines see them (private to lib/verbs and
+ * lib/engine; not installed).
+ *
+ * Applications and engines meet only here: work queues (SQ/RQ rings of WQEs),
+ * the per-engine doorbell ring, the MR table and the QP table. lib/verbs never
+ * includes an engine header: it reaches the engines through these data and
+ * the function table an engine library installs with verbs_set_engine_ops().
+ */
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_log.h>
+#include <rte_ring.h>
+
+#include "drnic_verbs.h"
+#include "cq_engine.h"
+#include "link_driver.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+extern int verbs_logtype;
+#define VERBS_LOG(level, fmt, ...)                                              \
+	rte_log(RTE_LOG_##level, verbs_logtype, "verbs: " fmt "\n", ##__VA_ARGS__)
+#define VERBS_DEV_LOG(level, dev, fmt, ...)                                     \
+	rte_log(RTE_LOG_##level, verbs_logtype, "%s: " fmt "\n", (dev)->cfg.name, ##__VA_ARGS__)
+#define VERBS_QP_LOG(level, qp, fmt, ...)                                       \
+	rte_log(RTE_LOG_##level, verbs_logtype, "%s qp#%u: " fmt "\n",          \
+		(qp)->dev->cfg.name, (qp)->qp_num, ##__VA_ARGS__)
+
+/* ------------------------------------------------------------------------ */
+/* Limits                                                                   */
+/* ------------------------------------------------------------------------ */
+
+#define VERBS_MAX_SGE 32           /* hard ceiling of max_sge */
+#define VERBS_MAX_INLINE 1024      /* hard ceiling of max_inline_data */
+#define VERBS_MAX_QP_WR 32768      /* hard ceiling of max_qp_wr */
+#define VERBS_MAX_MSG_SZ (1u << 31)
+#define VERBS_MAX_RD_ATOMIC 16
+/* QPNs 0 and 1 are the special QPs; RC QPNs start here. */
+#define VERBS_FIRST_QPN 2
+
+/* ------------------------------------------------------------------------ */
+/* Memory regions                                                           */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Key layout: index in the MR table << 8 | generation byte. Index 0 is never
+ * used, so key 0 is never valid.
+ */
+#define VERBS_KEY_INDEX(key) ((key) >> 8)
+#define VERBS_KEY_GEN(key) ((key) & 0xFF)
+
+struct drnic_pd {
+	struct drnic_device *dev;
+	atomic_uint refs;          /* MRs and QPs using it */
+	uint32_t handle;
+};
+
+/*
+ * One MR table slot. Ownership: written by the control path (reg/dereg, under
+ * dev->lock); read by the engines. The key is published last with release on
+ * registration and cleared first on deregistration; readers load the key with
+ * acquire, read the fields, and load the key again (seqlock style), so a
+ * reused slot never passes the check with another MR's fields.
+ */
+struct verbs_mr_slot {
+	atomic_uint key;           /* 0 while free */
+	uint8_t gen;               /* generation of the last registration */
+	uint32_t access;
+	uint64_t addr;
+	uint64_t length;
+	const struct drnic_pd *pd;
+	struct drnic_mr *mr;
+	uint32_t next_free;        /* free list, control path only */
+};
+
+struct drnic_mr {
+	struct drnic_pd *pd;
+	void *addr;
+	size_t length;
+	uint32_t access;
+	uint32_t lkey;
+	uint32_t rkey;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Work queues                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* A send WQE: what post_send copied from the WR, plus engine bookkeeping. */
+struct verbs_send_wqe {
+	uint64_t wr_id;
+	uint8_t opcode;            /* enum drnic_wr_opcode */
+	uint8_t inl;               /* data is inline, after the header */
+	uint16_t num_sge;
+	uint32_t send_flags;
+	uint32_t imm_data;         /* network order */
+	uint32_t length;           /* message bytes (sum of SGEs or inline) */
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint32_t pad0;
+	uint64_t compare_add;
+	uint64_t swap;
+	/* Engine-owned from the doorbell to the completion. */
+	uint32_t first_psn;
+	uint32_t last_psn;
+	uint8_t state;             /* engine's WQE state */
+	uint8_t status;            /* completion status once known */
+	uint16_t pad1;
+	uint32_t pad2;
+	/* Then num_sge struct drnic_sge, or inline data. */
+	struct drnic_sge sge[];
+};
+
+/* A receive WQE. */
+struct verbs_recv_wqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t length;           /* sum of SGE lengths */
+	struct drnic_sge sge[];
+};
+
+/*
+ * A work queue: a power-of-two ring of fixed-stride WQEs.
+ * Ownership: the poster (one application thread) writes WQEs at prod and
+ * publishes prod with release; the engine reads prod with acquire. The engine
+ * retires WQEs by publishing cons with release; the poster reads cons with
+ * acquire to find free slots. prod and cons are free-running 32-bit counters.
+ */
+struct verbs_wq {
+	uint8_t *buf;
+	uint32_t size;             /* slots, power of two */
+	uint32_t mask;
+	uint32_t stride;           /* bytes per WQE */
+	uint32_t max_sge;
+	uint32_t max_inline;
+	/* Poster side. */
+	alignas(RTE_CACHE_LINE_SIZE) atomic_uint prod;
+	/* Engine side. */
+	alignas(RTE_CACHE_LINE_SIZE) atomic_uint cons;
+};
+
+static inline void *
+verbs_wq_slot(const struct verbs_wq *wq, uint32_t idx)
+{
+	return wq->buf + (size_t)(idx & wq->mask) * wq->stride;
+}
+
+/* Engine: WQEs posted and not retired. Acquire on prod (the poster's). */
+static inline uint32_t
+verbs_wq_posted(const struct verbs_wq *wq, uint32_t cons)
+{
+	return atomic_load_explicit(&wq->prod, memory_order_acquire) - cons;
+}
+
+/* Engine: retire every WQE before @p cons. Release: the slots may be reused. */
+static inline void
+verbs_wq_retire(struct verbs_wq *wq, uint32_t cons)
+{
+	atomic_store_explicit(&wq->cons, cons, memory_order_release);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Queue pairs                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Doorbell flag values (struct drnic_qp::db). */
+#define VERBS_DB_IDLE 0u
+#define VERBS_DB_QUEUED 1u
+
+struct drnic_qp {
+	struct drnic_device *dev;
+	struct drnic_pd *pd;
+	struct drnic_cq *send_cq;
+	struct drnic_cq *recv_cq;
+	void *qp_context;
+	uint32_t qp_num;
+	uint16_t engine;           /* index in dev->eng[] */
+	uint8_t sq_sig_all;
+	uint8_t pad;
+	struct drnic_qp_cap cap;
+	/*
+	 * State: written by modify_qp (application) and by the owning engine
+	 * (to ERR); both with compare-and-swap; read with acquire. Attributes
+	 * below are written only while the engine ignores them (before the
+	 * state that uses them is published with release).
+	 */
+	atomic_uint state;
+	struct drnic_qp_attr attr;
+	uint32_t attr_mtu_bytes;   /* path MTU in bytes */
+	uint8_t dmac[6];           /* resolved destination MAC */
+	uint16_t udp_sport;
+	/* Doorbell: VERBS_DB_QUEUED while the QPN is in, or about to be in,
+	 * the engine's doorbell ring or active list. */
+	atomic_uint db;
+	atomic_uint events_unacked;  /* async events not acknowledged */
+	void *eng_priv;            /* engine-private state (engine_qp) */
+	struct verbs_wq sq;
+	struct verbs_wq rq;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Device                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* What a device knows of each of its engines. */
+struct verbs_engine_ref {
+	void *engine;              /* opaque, set by engine_ops->dev_attach */
+	struct rte_ring *doorbell; /* MP/SC ring of struct drnic_qp * */
+	uint16_t link_queue;       /* queue of dev->link this engine uses */
+};
+
+struct drnic_device {
+	struct drnic_config cfg;
+	pthread_mutex_t lock;      /* control path only */
+	struct drnic_link *link;
+	struct drnic_async_queue *async;
+	uint8_t active_mtu;        /* enum drnic_mtu */
+	uint8_t max_mtu;
+	unsigned int nb_gids;
+	union drnic_gid gid[DRNIC_GID_TABLE_LEN];
+	uint8_t gid_is_v4[DRNIC_GID_TABLE_LEN];
+	uint64_t node_guid;
+
+	/* MR table: slot index = key >> 8. */
+	struct verbs_mr_slot *mr_tab;
+	uint32_t mr_tab_size;
+	uint32_t mr_free;          /* head of free list, 0 = none */
+	unsigned int nb_mr;
+	unsigned int nb_pd;
+	uint32_t pd_seq;
+
+	/*
+	 * QP table indexed by QPN & qp_mask. Written under lock with release
+	 * (a QP is visible once created; cleared before it is destroyed);
+	 * read by engines with acquire.
+	 */
+	_Atomic(struct drnic_qp *) *qp_tab;
+	uint32_t qp_tab_size;
+	uint32_t qp_mask;
+	uint32_t qp_next;          /* next QPN to try */
+	unsigned int nb_qp;
+
+	struct verbs_engine_ref eng[DRNIC_MAX_ENGINES];
+	unsigned int nb_engines;
+	bool engines_attached;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Engine hooks                                                             */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Installed once, before main(), by the engine library. All control-path
+ * calls; each returns 0 or a negative errno.
+ */
+struct verbs_engine_ops {
+	/* Give the device its engines: fill dev->eng[i] for i < nb_engines. */
+	int (*dev_attach)(struct drnic_device *dev);
+	/* Take the device off its engines; no engine touches it afterwards. */
+	void (*dev_detach)(struct drnic_device *dev);
+	/* Make the QP known to its engine (qp->engine). */
+	int (*qp_attach)(struct drnic_qp *qp);
+	/* Forget the QP; when this returns no engine touches it any more. */
+	void (*qp_detach)(struct drnic_qp *qp);
+	/* Inline mode: run the process's inline engines once; returns work done. */
+	int (*progress)(void);
+};
+
+void verbs_set_engine_ops(const struct verbs_engine_ops *ops);
+const struct verbs_engine_ops *verbs_engine_ops(void);
+
+/*
+ * Ring the QP's doorbell (any thread): queue the QP on its engine unless it is
+ * already queued. The caller published its WQEs (release) before.
+ */
+static inline void
+verbs_qp_doorbell(struct drnic_qp *qp)
+{
+	if (atomic_exchange_explicit(&qp->db, VERBS_DB_QUEUED, memory_order_acq_rel) ==
+	    VERBS_DB_IDLE)
+		/* Never full: it has room for every QP of the engine. */
+		(void)rte_ring_mp_enqueue(qp->dev->eng[qp->engine].doorbell, qp);
+}
+
+/* Look up a QP by number for an engine (acquire); NULL when none. */
+static inline struct drnic_qp *
+verbs_qp_lookup(struct drnic_device *dev, uint32_t qpn)
+{
+	struct drnic_qp *qp = atomic_load_explicit(&dev->qp_tab[qpn & dev->qp_mask],
+						   memory_order_acquire);
+
+	return qp != NULL && qp->qp_num == qpn ? qp : NULL;
+}
+
+/* Current QP state (acquire). */
+static inline enum drnic_qp_state
+verbs_qp_state(const struct drnic_qp *qp)
+{
+	return (enum drnic_qp_state)atomic_load_explicit(&((struct drnic_qp *)qp)->state,
+							 memory_order_acquire);
+}
+
+/*
+ * Move a QP to ERR from an engine (compare-and-swap against a concurrent
+ * modify). Returns true when this call made the change.
+ */
+bool verbs_qp_set_error(struct drnic_qp *qp);
+
+/* Key checks (engine). Return 0 or the failure as a negative errno:
+ * -ENOENT bad key, -EPERM access or PD, -ERANGE bounds. On success *va_out
+ * is the host address. */
+int verbs_mr_check(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t key,
+		   uint64_t addr, uint64_t len, uint32_t access, uint8_t **va_out);
+
+/* Raise a QP async event (engine or control path). */
+void verbs_qp_event(struct drnic_qp *qp, enum drnic_event_type type);
+
+/* QP state machine (qp.c), exposed for unit tests and the engine. */
+int verbs_qp_check_modify(enum drnic_qp_state cur, enum drnic_qp_state next, int mask);
+const char *verbs_qp_state_name(unsigned int state);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VERBS_OBJECTS_H */

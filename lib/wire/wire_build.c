@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Frame builder: headers into the first segment, payload gathered after them
+ * (continuing into segments from the mbuf's pool), pad, ICRC, Ethernet padding.
+ * The ICRC is computed while the bytes are written, so nothing is read twice.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <isa-l/crc.h>
+#include <rte_mbuf.h>
+#include <rte_memcpy.h>
+
+#include "drnic_wire.h"
+#include "wire_internal.h"
+
+/* Where the builder writes next: the last segment of the chain. */
+struct wire_cursor {
+	struct rte_mbuf *head;
+	struct rte_mbuf *seg;
+	uint32_t crc;
+};
+
+void
+drnic_wire_pkt_init(struct drnic_wire_pkt *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->ip.version = 4;
+	p->ip.ttl = 64;
+	p->ip.df = true;
+	p->udp.dport = DRNIC_ROCEV2_UDP_PORT;
+	p->bth.pkey = 0xFFFF;
+}
+
+static uint32_t
+wire_ip_hdr_len(uint8_t ip_version)
+{
+	if (ip_version == 4)
+		return DRNIC_WIRE_IPV4_LEN;
+	if (ip_version == 6)
+		return DRNIC_WIRE_IPV6_LEN;
+	return 0;
+}
+
+uint32_t
+drnic_wire_hdr_len(uint8_t opcode, uint8_t ip_version, bool has_vlan)
+{
+	const struct drnic_wire_opinfo *oi = drnic_wire_opcode_info(opcode);
+	uint32_t ip = wire_ip_hdr_len(ip_version);
+
+	if (oi->name == NULL || ip == 0)
+		return 0;
+	return DRNIC_WIRE_ETH_LEN + (has_vlan ? DRNIC_WIRE_VLAN_LEN : 0) + ip +
+	       DRNIC_WIRE_UDP_LEN + oi->hdr_len;
+}
+
+uint32_t
+drnic_wire_frame_len(uint8_t opcode, uint8_t ip_version, bool has_vlan, uint32_t payload_len)
+{
+	uint32_t hdr = drnic_wire_hdr_len(opcode, ip_version, has_vlan);
+	uint32_t len;
+
+	if (hdr == 0)
+		return 0;
+	len = hdr + RTE_ALIGN_CEIL(payload_len, 4) + DRNIC_WIRE_ICRC_LEN;
+	return RTE_MAX(len, (uint32_t)DRNIC_WIRE_ETH_MIN_FRAME);
+}
+
+enum drnic_wire_mtu
+drnic_wire_mtu_for_ip_mtu(uint32_t ip_mtu, uint8_t ip_version)
+{
+	/* The longest header a payload-carrying packet has: RETH + ImmDt. */
+	uint32_t over = wire_ip_hdr_len(ip_version) + DRNIC_WIRE_UDP_LEN + DRNIC_WIRE_BTH_LEN +
+			DRNIC_WIRE_RETH_LEN + DRNIC_WIRE_IMMDT_LEN + DRNIC_WIRE_ICRC_LEN;
+	int mtu;
+
+	if (over == DRNIC_WIRE_UDP_LEN + DRNIC_WIRE_BTH_LEN + DRNIC_WIRE_RETH_LEN +
+		    DRNIC_WIRE_IMMDT_LEN + DRNIC_WIRE_ICRC_LEN)
+		return 0;       /* bad IP version */
+	for (mtu = DRNIC_WIRE_MTU_4096; mtu >= DRNIC_WIRE_MTU_256; mtu--)
+		if (over + drnic_wire_mtu_bytes((enum drnic_wire_mtu)mtu) <= ip_mtu)
+			return (enum drnic_wire_mtu)mtu;
+	return 0;
+}
+
+static uint16_t
+wire_ipv4_cksum(const uint8_t *h)
+{
+	uint32_t sum = 0;
+	int i;
+
+	for (i = 0; i < DRNIC_WIRE_IPV4_LEN; i += 2)
+		sum += (uint32_t)h[i] << 8 | h[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xFFFF) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static inline void
+wire_put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static inline void
+wire_put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static inline void
+wire_put64(uint8_t *p, uint64_t v)
+{
+	wire_put32(p, (uint32_t)(v >> 32));
+	wire_put32(p + 4, (uint32_t)v);
+}
+
+/* Write the extension headers of @oi for @p at @bth (the BTH start). */
+static void
+wire_put_ext(uint8_t *bth, const struct drnic_wire_opinfo *oi, const struct drnic_wire_pkt *p)
+{
+	const uint8_t *off = oi->ext_off;
+	uint8_t *h;
+
+	if (oi->ext & DRNIC_WIRE_EXT_DETH) {
+		h = bth + off[DRNIC_WIRE_EXT_IDX_DETH];
+		wire_put32(h, p->deth.qkey);
+		wire_put32(h + 4, p->deth.sqpn & DRNIC_QPN_MASK);
+	}
+	if (oi->ext & DRNIC_WIRE_EXT_RETH) {
+		h = bth + off[DRNIC_WIRE_EXT_IDX_RETH];
+		wire_put64(h, p->reth.va);
+		wire_put32(h + 8, p->reth.rkey);
+		wire_put32(h + 12, p->reth.dmalen);
+	}
+	if (oi->ext & DRNIC_WIRE_EXT_ATOMICETH) {
+		h = bth + off[DRNIC_WIRE_EXT_IDX_ATOMICETH];
+		wire_put64(h, p->atomic.va);
+		wire_put32(h + 8, p->atomic.rkey);
+		wire_put64(h + 12, p->atomic.swap_add);
+		wire_put64(h + 20, p->atomic.cmp);
+	}
+	if (oi->ext & DRNIC_WIRE_EXT_AETH) {
+		h = bth + off[DRNIC_WIRE_EXT_IDX_AETH];
+		wire_put32(h, (uint32_t)p->aeth.syndrome << 24 | (p->aeth.msn & DRNIC_MSN_MASK));
+	}
+	if (oi->ext & DRNIC_WIRE_EXT_ATOMICACKETH)
+		wire_put64(bth + off[DRNIC_WIRE_EXT_IDX_ATOMICACKETH], p->atomic_orig);
+	if (oi->ext & DRNIC_WIRE_EXT_IMMDT)
+		memcpy(bth + off[DRNIC_WIRE_EXT_IDX_IMMDT], &p->imm, 4);
+	if (oi->ext & DRNIC_WIRE_EXT_IETH)
+		wire_put32(bth + off[DRNIC_WIRE_EXT_IDX_IETH], p->ieth_rkey);
+	if (oi->ext & DRNIC_WIRE_EXT_CNP)
+		memset(bth + off[DRNIC_WIRE_EXT_IDX_CNP], 0, DRNIC_WIRE_CNP_RSVD_LEN);
+}
+
+/*
+ * Append @len bytes from @src (zeros when NULL) at the end of the chain,
+ * adding segments from the head's pool as needed; fold them into the CRC when
+ * @crc is set.
+ */
+static int
+wire_append(struct wire_cursor *c, const void *src, uint32_t len, bool crc)
+{
+	static const uint8_t zeros[64];
+	const uint8_t *s = src;
+
+	while (len > 0) {
+		struct rte_mbuf *seg = c->seg;
+		uint32_t room = rte_pktmbuf_tailroom(seg);
+		uint32_t n;
+		uint8_t *dst;
+
+		if (room == 0) {
+			struct rte_mbuf *next = rte_pktmbuf_alloc(c->head->pool);
+
+			if (next == NULL)
+				return -ENOMEM;
+			next->data_off = 0;   /* a continuation needs no headroom */
+			seg->next = next;
+			c->head->nb_segs++;
+			c->seg = next;
+			continue;
+		}
+		n = RTE_MIN(room, len);
+		if (s == NULL)
+			n = RTE_MIN(n, (uint32_t)sizeof(zeros));
+		dst = rte_pktmbuf_mtod_offset(seg, uint8_t *, seg->data_len);
+		rte_memcpy(dst, s != NULL ? s : zeros, n);
+		if (crc)
+			c->crc = crc32_gzip_refl(c->crc, dst, n);
+		seg->data_len += n;
+		c->head->pkt_len += n;
+		len -= n;
+		if (s != NULL)
+			s += n;
+	}
+	return 0;
+}
+
+static void
+wire_build_reset(struct rte_mbuf *m)
+{
+	if (m->next != NULL) {
+		rte_pktmbuf_free(m->next);
+		m->next = NULL;
+	}
+	m->nb_segs = 1;
+	m->data_len = 0;
+	m->pkt_len = 0;
+}
+
+int
+drnic_wire_build(struct rte_mbuf *m, const struct drnic_wire_pkt *p)
+{
+	const struct drnic_wire_opinfo *oi = drnic_wire_opcode_info(p->bth.opcode);
+	uint8_t crcbuf[8 + DRNIC_WIRE_IPV6_LEN + DRNIC_WIRE_UDP_LEN + DRNIC_WIRE_BTH_LEN];
+	struct wire_cursor c = { .head = m, .seg = m };
+	uint32_t ip_hlen, l2_len, hdr_len, l3_len, pad, i;
+	uint64_t payload = 0;
+	uint8_t *h, *ip, *udp, *bth, trailer[8];
+	int rc;
+
+	if (m->pkt_len != 0 || m->next != NULL || !(oi->flags & DRNIC_WIRE_OPF_SUPPORTED))
+		return -EINVAL;
+	ip_hlen = wire_ip_hdr_len(p->ip.version);
+	if (ip_hlen == 0 || (p->sg == NULL && p->sg_cnt > 0))
+		return -EINVAL;
+	for (i = 0; i < p->sg_cnt; i++)
+		payload += p->sg[i].len;
+	if (payload > 0 && !(oi->flags & DRNIC_WIRE_OPF_PAYLOAD))
+		return -EINVAL;
+	if (payload == 0 && (oi->flags & DRNIC_WIRE_OPF_PAYLOAD_REQ))
+		return -EINVAL;
+	pad = (uint32_t)(-payload & 3);
+	if (pad != 0 && (oi->flags & DRNIC_WIRE_OPF_FULL_MTU))
+		return -EINVAL;
+
+	l2_len = DRNIC_WIRE_ETH_LEN + (p->eth.has_vlan ? DRNIC_WIRE_VLAN_LEN : 0);
+	hdr_len = l2_len + ip_hlen + DRNIC_WIRE_UDP_LEN + oi->hdr_len;
+	if (payload > UINT16_MAX)
+		return -ENOSPC;
+	l3_len = ip_hlen + DRNIC_WIRE_UDP_LEN + oi->hdr_len + (uint32_t)payload + pad +
+		 DRNIC_WIRE_ICRC_LEN;
+	if ((p->ip.version == 4 ? l3_len : l3_len - ip_hlen) > UINT16_MAX)
+		return -ENOSPC;
+	if (rte_pktmbuf_tailroom(m) < hdr_len)
+		return -ENOSPC;
+
+	/* Ethernet and tag */
+	h = rte_pktmbuf_mtod(m, uint8_t *);
+	memcpy(h, p->eth.dst, 6);
+	memcpy(h + 6, p->eth.src, 6);
+	if (p->eth.has_vlan) {
+		wire_put16(h + 12, DRNIC_WIRE_ETHERTYPE_VLAN);
+		wire_put16(h + 14, p->eth.vlan_tci);
+	}
+	wire_put16(h + l2_len - 2, p->ip.version == 4 ? DRNIC_WIRE_ETHERTYPE_IPV4 :
+						       DRNIC_WIRE_ETHERTYPE_IPV6);
+
+	/* IP */
+	ip = h + l2_len;
+	if (p->ip.version == 4) {
+		ip[0] = 0x45;
+		ip[1] = p->ip.tos;
+		wire_put16(ip + 2, (uint16_t)l3_len);
+		wire_put16(ip + 4, p->ip.id);
+		wire_put16(ip + 6, p->ip.df ? DRNIC_WIRE_IPV4_DF : 0);
+		ip[8] = p->ip.ttl;
+		ip[9] = DRNIC_WIRE_IPPROTO_UDP;
+		wire_put16(ip + 10, 0);
+		memcpy(ip + 12, p->ip.src, 4);
+		memcpy(ip + 16, p->ip.dst, 4);
+		wire_put16(ip + 10, wire_ipv4_cksum(ip));
+	} else {
+		wire_put32(ip, 6u << 28 | (uint32_t)p->ip.tos << 20 | (p->ip.flow_label & 0xFFFFF));
+		wire_put16(ip + 4, (uint16_t)(l3_len - ip_hlen));
+		ip[6] = DRNIC_WIRE_IPPROTO_UDP;
+		ip[7] = p->ip.ttl;
+		memcpy(ip + 8, p->ip.src, 16);
+		memcpy(ip + 24, p->ip.dst, 16);
+	}
+
+	/* UDP */
+	udp = ip + ip_hlen;
+	wire_put16(udp, p->udp.sport);
+	wire_put16(udp + 2, DRNIC_ROCEV2_UDP_PORT);
+	wire_put16(udp + 4, (uint16_t)(l3_len - ip_hlen));
+	wire_put16(udp + 6, 0);
+
+	/* BTH and extension headers */
+	bth = udp + DRNIC_WIRE_UDP_LEN;
+	drnic_wire_bth_set((struct drnic_wire_bth *)bth, p->bth.opcode, p->bth.se, p->bth.m,
+			   (uint8_t)pad, p->bth.tver, p->bth.pkey, p->bth.fecn, p->bth.becn,
+			   p->bth.dqpn, p->bth.ackreq, p->bth.psn);
+	wire_put_ext(bth, oi, p);
+
+	m->data_len = (uint16_t)hdr_len;
+	m->pkt_len = hdr_len;
+	m->l2_len = l2_len;
+	m->l3_len = ip_hlen;
+	m->l4_len = DRNIC_WIRE_UDP_LEN;
+
+	/* ICRC over the masked fixed headers, then everything after the BTH. */
+	memcpy(crcbuf + 8, ip, ip_hlen + DRNIC_WIRE_UDP_LEN + DRNIC_WIRE_BTH_LEN);
+	c.crc = wire_crc_masked_hdrs(crcbuf, ip_hlen);
+	if (oi->ext_len > 0)
+		c.crc = crc32_gzip_refl(c.crc, bth + DRNIC_WIRE_BTH_LEN, oi->ext_len);
+
+	for (i = 0; i < p->sg_cnt; i++) {
+		rc = wire_append(&c, p->sg[i].addr, p->sg[i].len, true);
+		if (rc != 0)
+			goto fail;
+	}
+
+	/* Pad bytes (zero, under the ICRC), the ICRC (LSB first), Ethernet padding. */
+	memset(trailer, 0, sizeof(trailer));
+	if (pad > 0)
+		c.crc = crc32_gzip_refl(c.crc, trailer, pad);
+	trailer[pad + 0] = (uint8_t)c.crc;
+	trailer[pad + 1] = (uint8_t)(c.crc >> 8);
+	trailer[pad + 2] = (uint8_t)(c.crc >> 16);
+	trailer[pad + 3] = (uint8_t)(c.crc >> 24);
+	rc = wire_append(&c, trailer, pad + DRNIC_WIRE_ICRC_LEN, false);
+	if (rc != 0)
+		goto fail;
+	if (m->pkt_len < DRNIC_WIRE_ETH_MIN_FRAME) {
+		rc = wire_append(&c, NULL, DRNIC_WIRE_ETH_MIN_FRAME - m->pkt_len, false);
+		if (rc != 0)
+			goto fail;
+	}
+	return 0;
+
+fail:
+	wire_build_reset(m);
+	return rc;
+}

@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests for lib/wire/wire_build.c: exact frame layout, round trips
+ * through the parser for every opcode, IPv4/IPv6, tagged or not, payload 0..4096,
+ * multi-segment frames, and every error.
+ */
+#include "lib/wire/wire_build.c"
+
+#include "ut_common.h"
+#include "../wire_ut.h"
+
+static struct rte_mempool *ut_small_pool;   /* 256-byte segments: forces chains */
+static uint8_t ut_payload[8192];
+static uint8_t ut_frame[16384];
+
+static void
+test_lengths(void)
+{
+	struct drnic_wire_pkt p;
+
+	drnic_wire_pkt_init(&p);
+	CU_ASSERT_EQUAL(p.ip.version, 4);
+	CU_ASSERT_EQUAL(p.ip.ttl, 64);
+	CU_ASSERT_TRUE(p.ip.df);
+	CU_ASSERT_EQUAL(p.bth.pkey, 0xFFFF);
+	CU_ASSERT_EQUAL(p.udp.dport, 4791);
+
+	CU_ASSERT_EQUAL(drnic_wire_hdr_len(DRNIC_WIRE_OP_RC_SEND_ONLY, 4, false), 54);
+	CU_ASSERT_EQUAL(drnic_wire_hdr_len(DRNIC_WIRE_OP_RC_SEND_ONLY, 6, true), 78);
+	CU_ASSERT_EQUAL(drnic_wire_hdr_len(DRNIC_WIRE_OP_RC_COMPARE_SWAP, 6, true),
+			DRNIC_WIRE_MAX_HDR_LEN);
+	CU_ASSERT_EQUAL(drnic_wire_hdr_len(0x15, 4, false), 0);
+	CU_ASSERT_EQUAL(drnic_wire_hdr_len(DRNIC_WIRE_OP_RC_SEND_ONLY, 5, false), 0);
+	/* 58-byte frame padded to 60; ACK is 62. */
+	CU_ASSERT_EQUAL(drnic_wire_frame_len(DRNIC_WIRE_OP_RC_SEND_ONLY, 4, false, 0), 60);
+	CU_ASSERT_EQUAL(drnic_wire_frame_len(DRNIC_WIRE_OP_RC_ACKNOWLEDGE, 4, false, 0), 62);
+	CU_ASSERT_EQUAL(drnic_wire_frame_len(DRNIC_WIRE_OP_RC_SEND_ONLY, 4, false, 1), 62);
+	CU_ASSERT_EQUAL(drnic_wire_frame_len(DRNIC_WIRE_OP_RC_SEND_ONLY, 4, false, 5), 66);
+	CU_ASSERT_EQUAL(drnic_wire_frame_len(DRNIC_WIRE_OP_RC_SEND_FIRST, 4, false, 1024), 1082);
+	CU_ASSERT_EQUAL(drnic_wire_frame_len(0x15, 4, false, 0), 0);
+
+	CU_ASSERT_EQUAL(drnic_wire_mtu_for_ip_mtu(1500, 4), DRNIC_WIRE_MTU_1024);
+	CU_ASSERT_EQUAL(drnic_wire_mtu_for_ip_mtu(1500, 6), DRNIC_WIRE_MTU_1024);
+	CU_ASSERT_EQUAL(drnic_wire_mtu_for_ip_mtu(9000, 4), DRNIC_WIRE_MTU_4096);
+	CU_ASSERT_EQUAL(drnic_wire_mtu_for_ip_mtu(4096, 4), DRNIC_WIRE_MTU_2048);
+	/* 20 + 8 + 12 + 20 + 4 = 64 bytes of overhead on IPv4. */
+	CU_ASSERT_EQUAL(drnic_wire_mtu_for_ip_mtu(2048 + 64, 4), DRNIC_WIRE_MTU_2048);
+	CU_ASSERT_EQUAL(drnic_wire_mtu_for_ip_mtu(2048 + 63, 4), DRNIC_WIRE_MTU_1024);
+	CU_ASSERT_EQUAL(drnic_wire_mtu_for_ip_mtu(2048 + 84, 6), DRNIC_WIRE_MTU_2048);
+	CU_ASSERT_EQUAL(drnic_wire_mtu_for_ip_mtu(2048 + 83, 6), DRNIC_WIRE_MTU_1024);
+	CU_ASSERT_EQUAL(drnic_wire_mtu_for_ip_mtu(300, 4), 0);
+	CU_ASSERT_EQUAL(drnic_wire_mtu_for_ip_mtu(9000, 5), 0);
+}
+
+/* Byte by byte: a tagged IPv4 RC SEND_ONLY with 5 payload bytes. */
+static void
+test_exact_layout(void)
+{
+	static const uint8_t expect_hdr[] = {
+		/* Ethernet: dst, src, 802.1Q tag (PCP 3, VID 100), IPv4 */
+		0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
+		0x81, 0x00, 0x60, 0x64, 0x08, 0x00,
+		/* IPv4: 20 + 8 + 12 + 5 + 3 pad + 4 ICRC = 52, id 0x1234, DF, TTL 64, UDP */
+		0x45, 0x02, 0x00, 0x34, 0x12, 0x34, 0x40, 0x00, 0x40, 0x11, 0x00, 0x00,
+		192, 168, 1, 1, 192, 168, 1, 2,
+		/* UDP: 0xC123 -> 4791, length 32, checksum 0 */
+		0xC1, 0x23, 0x12, 0xB7, 0x00, 0x20, 0x00, 0x00,
+		/* BTH: SEND_ONLY, SE, PadCnt 3, P_Key 0xFFFF, QP 0x000011, AckReq, PSN 0x000100 */
+		0x04, 0xB0, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x11, 0x80, 0x00, 0x01, 0x00,
+	};
+	struct drnic_wire_pkt p;
+	struct drnic_wire_sge sg = { .addr = "hello", .len = 5 };
+	struct rte_mbuf *m = rte_pktmbuf_alloc(ut_big_pool);
+	const uint8_t *f;
+	uint16_t csum;
+	uint32_t icrc, n = sizeof(expect_hdr);
+	uint8_t hdr[sizeof(expect_hdr)];
+
+	CU_ASSERT_FATAL(m != NULL);
+	drnic_wire_pkt_init(&p);
+	memcpy(p.eth.dst, "\x02\x00\x00\x00\x00\x02", 6);
+	memcpy(p.eth.src, "\x02\x00\x00\x00\x00\x01", 6);
+	p.eth.has_vlan = true;
+	p.eth.vlan_tci = 0x6064;
+	p.ip.tos = DRNIC_WIRE_ECN_ECT0;
+	p.ip.id = 0x1234;
+	memcpy(p.ip.src, "\xC0\xA8\x01\x01", 4);
+	memcpy(p.ip.dst, "\xC0\xA8\x01\x02", 4);
+	p.udp.sport = 0xC123;
+	p.udp.dport = 1;               /* ignored */
+	p.bth.opcode = DRNIC_WIRE_OP_RC_SEND_ONLY;
+	p.bth.se = true;
+	p.bth.padcnt = 1;              /* ignored: computed */
+	p.bth.dqpn = 0x11;
+	p.bth.ackreq = true;
+	p.bth.psn = 0x100;
+	p.sg = &sg;
+	p.sg_cnt = 1;
+	CU_ASSERT_EQUAL_FATAL(drnic_wire_build(m, &p), 0);
+	CU_ASSERT_EQUAL(m->pkt_len, 18 + 52);
+	CU_ASSERT_EQUAL(m->nb_segs, 1);
+	CU_ASSERT_EQUAL(m->l2_len, 18);
+	CU_ASSERT_EQUAL(m->l3_len, 20);
+	CU_ASSERT_EQUAL(m->l4_len, 8);
+	f = rte_pktmbuf_mtod(m, const uint8_t *);
+	/* IPv4 checksum: the header sums to 0xFFFF. */
+	csum = (uint16_t)(f[28] << 8 | f[29]);
+	CU_ASSERT_NOT_EQUAL(csum, 0);
+	memcpy(hdr, f, n);
+	hdr[28] = hdr[29] = 0;
+	CU_ASSERT(memcmp(hdr, expect_hdr, n) == 0);
+	{
+		uint32_t sum = 0, i;
+
+		for (i = 0; i < 20; i += 2)
+			sum += (uint32_t)(f[18 + i] << 8 | f[18 + i + 1]);
+		while (sum >> 16)
+			sum = (sum & 0xFFFF) + (sum >> 16);
+		CU_ASSERT_EQUAL(sum, 0xFFFF);
+	}
+	CU_ASSERT(memcmp(f + n, "hello\0\0\0", 8) == 0);
+	icrc = ut_ref_icrc(f + 18, 52);
+	CU_ASSERT_EQUAL(ut_get_le32(f + n + 8), icrc);
+	rte_pktmbuf_free(m);
+}
+
+/* Build @p with @len bytes of ut_payload gathered from @nsg pieces, parse, compare. */
+static void
+ut_roundtrip(struct rte_mempool *mp, struct drnic_wire_pkt *p, uint32_t len, unsigned int nsg)
+{
+	struct drnic_wire_sge sg[8];
+	struct drnic_wire_pkt q;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+	uint32_t i, off = 0, flen, want;
+	enum drnic_wire_drop rc;
+
+	CU_ASSERT_FATAL(m != NULL);
+	if (nsg > 8)
+		nsg = 8;
+	if (nsg == 0 && len > 0)
+		nsg = 1;
+	for (i = 0; i < nsg; i++) {
+		uint32_t n = i + 1 == nsg ? len - off : (len - off) / 2;
+
+		sg[i].addr = ut_payload + off;
+		sg[i].len = n;
+		off += n;
+	}
+	p->sg = len > 0 || nsg > 0 ? sg : NULL;
+	p->sg_cnt = len > 0 || nsg > 0 ? nsg : 0;
+	CU_ASSERT_EQUAL_FATAL(drnic_wire_build(m, p), 0);
+	want = drnic_wire_frame_len(p->bth.opcode, p->ip.version, p->eth.has_vlan, len);
+	CU_ASSERT_EQUAL(m->pkt_len, want);
+	rc = drnic_wire_parse(m, &q);
+	CU_ASSERT_EQUAL(rc, DRNIC_WIRE_OK);
+	if (rc != DRNIC_WIRE_OK) {
+		printf("\n  %s v%u vlan %d len %u: %s\n", drnic_wire_opcode_name(p->bth.opcode),
+		       p->ip.version, p->eth.has_vlan, len, drnic_wire_drop_name(rc));
+		rte_pktmbuf_free(m);
+		return;
+	}
+	ut_pkt_check(&q, p, len);
+	flen = ut_mbuf_bytes(m, ut_frame);
+	CU_ASSERT(memcmp(ut_frame + q.payload_off, ut_payload, len) == 0);
+	/* Pad bytes and Ethernet padding are zero; ICRC matches the reference. */
+	for (i = q.payload_off + len; i < q.frame_len - 4; i++)
+		CU_ASSERT_EQUAL(ut_frame[i], 0);
+	for (i = q.frame_len; i < flen; i++)
+		CU_ASSERT_EQUAL(ut_frame[i], 0);
+	CU_ASSERT_EQUAL(q.icrc, ut_ref_icrc(ut_frame + q.l3_off, q.frame_len - q.l3_off));
+	rte_pktmbuf_free(m);
+}
+
+static const uint32_t ut_sizes[] = {
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 13, 60, 255, 256, 257, 1023, 1024, 1025, 2048, 4093,
+	4094, 4095, 4096,
+};
+
+/* Every supported opcode, both IP versions, with and without a tag. */
+static void
+test_roundtrip_opcodes(void)
+{
+	struct drnic_wire_pkt p;
+	unsigned int op, v, vlan, i, n = 0;
+
+	for (op = 0; op < 256; op++) {
+		const struct drnic_wire_opinfo *oi = drnic_wire_opcode_info((uint8_t)op);
+
+		if (!(oi->flags & DRNIC_WIRE_OPF_SUPPORTED))
+			continue;
+		for (v = 4; v <= 6; v += 2) {
+			for (vlan = 0; vlan < 2; vlan++) {
+				for (i = 0; i < RTE_DIM(ut_sizes); i++) {
+					uint32_t len = ut_sizes[i];
+
+					if (!(oi->flags & DRNIC_WIRE_OPF_PAYLOAD) && len > 0)
+						break;
+					if ((oi->flags & DRNIC_WIRE_OPF_PAYLOAD_REQ) && len == 0)
+						continue;
+					if ((oi->flags & DRNIC_WIRE_OPF_FULL_MTU) && len % 4 != 0)
+						continue;
+					ut_pkt_random(&p, (uint8_t)op, (uint8_t)v, vlan);
+					ut_roundtrip(ut_big_pool, &p, len, 1 + i % 3);
+					n++;
+				}
+			}
+		}
+	}
+	printf("\n  %u opcode round trips\n", n);
+}
+
+/* Every payload size 0..4096 (all PadCnt values), alternating versions and tags. */
+static void
+test_roundtrip_sizes(void)
+{
+	struct drnic_wire_pkt p;
+	uint32_t len;
+
+	for (len = 0; len <= 4096; len++) {
+		ut_pkt_random(&p, len & 4 ? DRNIC_WIRE_OP_UD_SEND_ONLY_WITH_IMMEDIATE :
+					    DRNIC_WIRE_OP_RC_SEND_ONLY,
+			      len & 1 ? 6 : 4, len & 2);
+		ut_roundtrip(ut_big_pool, &p, len, len % 4);
+	}
+}
+
+/* Small segments: payload, pad and ICRC continue across segment boundaries. */
+static void
+test_multiseg(void)
+{
+	struct drnic_wire_pkt p;
+	struct rte_mbuf *m;
+	uint32_t len;
+
+	for (len = 0; len <= 1100; len++) {
+		ut_pkt_random(&p, len & 1 ? DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY :
+					    DRNIC_WIRE_OP_UC_SEND_LAST_WITH_IMMEDIATE + 0,
+			      len & 2 ? 6 : 4, len & 4);
+		if (len == 0)
+			p.bth.opcode = DRNIC_WIRE_OP_RC_SEND_ONLY;
+		ut_roundtrip(ut_small_pool, &p, len, 1 + len % 5);
+	}
+	for (len = 4000; len <= 4096; len++) {
+		ut_pkt_random(&p, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_LAST, len & 1 ? 6 : 4, len & 2);
+		ut_roundtrip(ut_small_pool, &p, len, 1 + len % 7);
+	}
+	/*
+	 * A 4096-byte MIDDLE: 256 bytes after the headroom of the first segment,
+	 * continuations use their whole 384-byte room.
+	 */
+	ut_pkt_random(&p, DRNIC_WIRE_OP_RC_SEND_MIDDLE, 4, false);
+	m = rte_pktmbuf_alloc(ut_small_pool);
+	p.sg = &(struct drnic_wire_sge){ .addr = ut_payload, .len = 4096 };
+	p.sg_cnt = 1;
+	CU_ASSERT_EQUAL(drnic_wire_build(m, &p), 0);
+	CU_ASSERT_EQUAL(m->nb_segs, 1 + (54 + 4096 + 4 - 256 + 383) / 384);
+	CU_ASSERT_EQUAL(rte_pktmbuf_pkt_len(m), 54 + 4096 + 4);
+	rte_pktmbuf_free(m);
+}
+
+static void
+test_errors(void)
+{
+	struct drnic_wire_pkt p;
+	struct drnic_wire_sge sg = { .addr = ut_payload, .len = 16 };
+	struct rte_mbuf *m = rte_pktmbuf_alloc(ut_big_pool);
+	struct rte_mempool *tiny, *few;
+
+	CU_ASSERT_FATAL(m != NULL);
+	ut_pkt_random(&p, DRNIC_WIRE_OP_RC_SEND_ONLY, 4, false);
+
+	/* Not empty. */
+	rte_pktmbuf_append(m, 1);
+	CU_ASSERT_EQUAL(drnic_wire_build(m, &p), -EINVAL);
+	rte_pktmbuf_reset(m);
+	/* Undefined, reserved and unsupported opcodes. */
+	p.bth.opcode = 0x15;
+	CU_ASSERT_EQUAL(drnic_wire_build(m, &p), -EINVAL);
+	p.bth.opcode = 0x44;
+	CU_ASSERT_EQUAL(drnic_wire_build(m, &p), -EINVAL);
+	p.bth.opcode = DRNIC_WIRE_OP_RC_SEND_ONLY;
+	/* IP version. */
+	p.ip.version = 5;
+	CU_ASSERT_EQUAL(drnic_wire_build(m, &p), -EINVAL);
+	p.ip.version = 0;
+	CU_ASSERT_EQUAL(drnic_wire_build(m, &p), -EINVAL);
+	p.ip.version = 4;
+	/* sg NULL with a count. */
+	p.sg_cnt = 1;
+	CU_ASSERT_EQUAL(drnic_wire_build(m, &p), -EINVAL);
+	p.sg = &sg;
+	/* Payload on an opcode without one. */
+	p.bth.opcode = DRNIC_WIRE_OP_RC_ACKNOWLEDGE;
+	CU_ASSERT_EQUAL(drnic_wire_build(m, &p), -EINVAL);
+	p.bth.opcode = DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST;
+	CU_ASSERT_EQUAL(drnic_wire_build(m, &p), -EINVAL);
+	/* No payload where one is required. */
+	sg.len = 0;
+	p.bth.opcode = DRNIC_WIRE_OP_RC_SEND_LAST;
+	CU_ASSERT_EQUAL(drnic_wire_build(m, &p), -EINVAL);
+	p.sg_cnt = 0;
+	CU_ASSERT_EQUAL(drnic_wire_build(m, &p), -EINVAL);
+	/* FIRST/MIDDLE carry a full MTU: never a pad. */
+	p.sg_cnt = 1;
+	sg.len = 255;
+	p.bth.opcode = DRNIC_WIRE_OP_RC_SEND_FIRST;
+	CU_ASSERT_EQUAL(drnic_wire_build(m, &p), -EINVAL);
+	CU_ASSERT_EQUAL(m->pkt_len, 0);
+	/* Too long for IP. */
+	sg.len = 70000;
+	p.bth.opcode = DRNIC_WIRE_OP_RC_SEND_ONLY;
+	CU_ASSERT_EQUAL(drnic_wire_build(m, &p), -ENOSPC);
+	sg.len = 65535 - 20 - 8 - 12 - 4 + 1;
+	CU_ASSERT_EQUAL(drnic_wire_build(m, &p), -ENOSPC);
+	p.ip.version = 6;     /* IPv6 counts only the payload: the same size fits */
+	sg.len = 0;
+	p.ip.version = 4;
+	CU_ASSERT_EQUAL(drnic_wire_build(m, &p), 0);
+	rte_pktmbuf_free(m);
+
+	/* Headers must fit in the first segment. */
+	tiny = rte_pktmbuf_pool_create("ut_tiny", 8, 0, 0, RTE_PKTMBUF_HEADROOM + 64,
+				       SOCKET_ID_ANY);
+	CU_ASSERT_FATAL(tiny != NULL);
+	m = rte_pktmbuf_alloc(tiny);
+	ut_pkt_random(&p, DRNIC_WIRE_OP_RC_COMPARE_SWAP, 6, true);
+	CU_ASSERT_EQUAL(drnic_wire_build(m, &p), -ENOSPC);
+	CU_ASSERT_EQUAL(m->pkt_len, 0);
+	/* 62 header bytes in a 64-byte room: the ICRC is split over two segments. */
+	ut_pkt_random(&p, DRNIC_WIRE_OP_RC_ACKNOWLEDGE, 4, true);
+	CU_ASSERT_EQUAL(drnic_wire_build(m, &p), 0);
+	CU_ASSERT_EQUAL(m->nb_segs, 2);
+	CU_ASSERT_EQUAL(m->pkt_len, 66);
+	CU_ASSERT_EQUAL(m->data_len, 64);
+	{
+		struct drnic_wire_pkt q;
+
+		CU_ASSERT_EQUAL(drnic_wire_parse(m, &q), DRNIC_WIRE_OK);
+		ut_pkt_check(&q, &p, 0);
+	}
+	rte_pktmbuf_free(m);
+	rte_mempool_free(tiny);
+
+	/* The pool runs dry: -ENOMEM, and everything taken is given back. */
+	few = rte_pktmbuf_pool_create("ut_few", 4, 0, 0, RTE_PKTMBUF_HEADROOM + 256,
+				      SOCKET_ID_ANY);
+	CU_ASSERT_FATAL(few != NULL);
+	m = rte_pktmbuf_alloc(few);
+	ut_pkt_random(&p, DRNIC_WIRE_OP_RC_SEND_ONLY, 4, false);
+	sg.len = 4096;
+	p.sg = &sg;
+	p.sg_cnt = 1;
+	CU_ASSERT_EQUAL(drnic_wire_build(m, &p), -ENOMEM);
+	CU_ASSERT_EQUAL(m->pkt_len, 0);
+	CU_ASSERT_EQUAL(m->data_len, 0);
+	CU_ASSERT_EQUAL(m->nb_segs, 1);
+	CU_ASSERT_PTR_NULL(m->next);
+	CU_ASSERT_EQUAL(rte_mempool_avail_count(few), 3);
+	/* And the same mbuf can then be used for a frame that fits. */
+	sg.len = 600;
+	CU_ASSERT_EQUAL(drnic_wire_build(m, &p), 0);
+	CU_ASSERT_EQUAL(m->nb_segs, 3);
+	rte_pktmbuf_free(m);
+	CU_ASSERT_EQUAL(rte_mempool_avail_count(few), 4);
+	rte_mempool_free(few);
+}
+
+int
+main(void)
+{
+	CU_pSuite s;
+
+	if (ut_eal_init() != 0)
+		return 1;
+	ut_small_pool = rte_pktmbuf_pool_create("ut_small", 512, 0, 0, RTE_PKTMBUF_HEADROOM + 256,
+						SOCKET_ID_ANY);
+	if (ut_small_pool == NULL)
+		return 1;
+	ut_fill(ut_payload, sizeof(ut_payload));
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("wire_build", NULL, NULL);
+	CU_add_test(s, "lengths", test_lengths);
+	CU_add_test(s, "exact_layout", test_exact_layout);
+	CU_add_test(s, "roundtrip_opcodes", test_roundtrip_opcodes);
+	CU_add_test(s, "roundtrip_sizes", test_roundtrip_sizes);
+	CU_add_test(s, "multiseg", test_multiseg);
+	CU_add_test(s, "errors", test_errors);
+	return ut_run_all();
+}
