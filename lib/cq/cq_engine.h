@@ -72,9 +72,9 @@ void cq_put(struct drnic_cq *cq);
 /**
  * Inline progress mode: drnic_cq_poll() calls @p fn(@p arg) once per call,
  * before it reads the ring, so the polling thread runs the engine. The return
- * value of @p fn is ignored. @p fn NULL turns it off. May be set while another
- * thread polls (that poll runs the old or the new function), but @p arg must
- * stay valid until no poll can still be using it.
+ * value of @p fn is ignored. @p fn NULL turns it off. Switching the function
+ * on or off while another thread polls is safe (that poll runs the old or the
+ * new one); changing @p arg then is not.
  */
 void cq_set_progress(struct drnic_cq *cq, int (*fn)(void *arg), void *arg);
 

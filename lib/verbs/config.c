@@ -217,7 +217,11 @@ drnic_config_set(struct drnic_config *cfg, const char *key, const char *value)
 	case CFG_UINT:
 		if (cfg_parse_ulong(value, &u) < 0 || u < k->min || u > k->max)
 			return -EINVAL;
-		*(unsigned int *)((uint8_t *)cfg + k->off) = (unsigned int)u;
+		{
+			unsigned int v = (unsigned int)u;
+
+			memcpy((uint8_t *)cfg + k->off, &v, sizeof(v));
+		}
 		return 0;
 	case CFG_INT: {
 		char *end;
@@ -225,7 +229,11 @@ drnic_config_set(struct drnic_config *cfg, const char *key, const char *value)
 
 		if (*value == '\0' || *end != '\0' || l < -1 || l >= RTE_MAX_NUMA_NODES)
 			return -EINVAL;
-		*(int *)((uint8_t *)cfg + k->off) = (int)l;
+		{
+			int v = (int)l;
+
+			memcpy((uint8_t *)cfg + k->off, &v, sizeof(v));
+		}
 		return 0;
 	}
 	case CFG_LCORES:
