@@ -238,6 +238,8 @@ engine_qp_sync(struct engine_qp *eq)
 		eq->rstate = REQ_IDLE;
 		eq->cstate = COMP_IDLE;
 		eq->rnr_retry_left = qp->attr.rnr_retry;
+		eq->retry_left = qp->attr.retry_cnt;
+		eq->retry_deadline_ns = 0;
 		eq->req_init = true;
 	}
 }
@@ -250,11 +252,15 @@ engine_qp_busy(struct engine_qp *eq)
 	enum drnic_qp_state st = verbs_qp_state(qp);
 
 	if (st == DRNIC_QPS_ERR)
-		return verbs_wq_posted(&qp->sq, eq->comp_idx) != 0 ||
+		return eq->ack_pending || verbs_wq_posted(&qp->sq, eq->comp_idx) != 0 ||
 		       verbs_wq_posted(&qp->rq, eq->rq_idx) != 0;
 	if (eq->ack_pending || eq->rd_head != eq->rd_tail)
 		return true;
-	if (!eq->req_init || st != DRNIC_QPS_RTS)
+	if (!eq->req_init || (st != DRNIC_QPS_RTS && st != DRNIC_QPS_SQD))
+		return false;
+	if (eq->retry_deadline_ns != 0)
+		return true;  /* the retransmit timer runs */
+	if (st != DRNIC_QPS_RTS)
 		return false;
 	switch (eq->rstate) {
 	case REQ_SENDING:
@@ -276,6 +282,7 @@ engine_qp_step(struct engine_qp *eq, uint16_t room)
 	engine_qp_sync(eq);
 	st = verbs_qp_state(eq->qp);
 	if (st == DRNIC_QPS_ERR) {
+		work += resp_send_ack(eq);  /* the NAK that explains the error */
 		work += comp_flush(eq);
 		work += resp_flush(eq);
 		return work;
@@ -286,8 +293,14 @@ engine_qp_step(struct engine_qp *eq, uint16_t room)
 		work += n;
 		budget -= n;
 	}
-	if (eq->req_init && (st == DRNIC_QPS_RTS || st == DRNIC_QPS_SQD) && budget > 0)
-		work += req_step(eq, budget);
+	if (eq->req_init && (st == DRNIC_QPS_RTS || st == DRNIC_QPS_SQD)) {
+		if (eq->retry_deadline_ns != 0 && engine_now_ns(eq->eng) >= eq->retry_deadline_ns) {
+			comp_timeout(eq);
+			work++;
+		}
+		if (budget > 0)
+			work += req_step(eq, budget);
+	}
 	return work;
 }
 
@@ -474,8 +487,11 @@ engine_run_once(struct engine *eng)
 	work += (int)engine_doorbells(eng, ENGINE_BURST * 4);
 	work += engine_rx(eng);
 
-	RTE_TAILQ_FOREACH_SAFE(eq, &eng->active, active_next, tmp) {
-		uint16_t room = engine_port_room(eq->port);
+	for (eq = TAILQ_FIRST(&eng->active); eq != NULL; eq = tmp) {
+		uint16_t room;
+
+		tmp = TAILQ_NEXT(eq, active_next);
+		room = engine_port_room(eq->port);
 
 		if (room > 0)
 			work += engine_qp_step(eq, room);
@@ -801,4 +817,33 @@ static void __attribute__((constructor, used))
 engine_install(void)
 {
 	verbs_set_engine_ops(&engine_ops);
+}
+
+/* (Re)start the retransmit timer: 4.096 us * 2^timeout; timeout 0 = none. */
+void
+engine_retry_arm(struct engine_qp *eq)
+{
+	uint8_t t = eq->qp->attr.timeout;
+
+	eq->retry_deadline_ns = t == 0 ? 0 : engine_now_ns(eq->eng) + (4096ull << t);
+}
+
+/* Build a frame from @p pkt and stage it on the QP's port. */
+int
+engine_qp_tx(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
+{
+	struct rte_mbuf *m = engine_pkt_alloc(eq->eng);
+	int rc;
+
+	if (unlikely(m == NULL))
+		return -ENOMEM;
+	rc = drnic_wire_build(m, pkt);
+	if (unlikely(rc < 0)) {
+		rte_pktmbuf_free(m);
+		if (rc == -ENOMEM)
+			eq->eng->stats.nomem++;
+		return rc;
+	}
+	engine_port_tx(eq->port, m);
+	return 0;
 }

@@ -134,6 +134,9 @@ struct engine_qp {
 	uint32_t rd_outstanding; /* READ/atomic WQEs sent, not done */
 	uint64_t rnr_deadline_ns;
 	uint8_t rnr_retry_left;
+	uint8_t retry_left;      /* transport retries left (retry_cnt) */
+	/* Retransmit timer: 0 when nothing is outstanding (or timeout 0). */
+	uint64_t retry_deadline_ns;
 
 	/* Completer. */
 	enum comp_state cstate;
@@ -158,7 +161,8 @@ struct engine_qp {
 	bool nak_seq_sent;       /* one PSN-sequence NAK per gap */
 	struct resp_rd rd[VERBS_MAX_RD_ATOMIC];
 	uint32_t rd_head;        /* next to send */
-	uint32_t rd_tail;        /* next free */
+	uint32_t rd_tail;        /* next free; entries before rd_head stay as
+				  * history for duplicate READ/atomic requests */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -225,6 +229,10 @@ int engine_push_cqe(struct engine_qp *eq, struct drnic_cq *cq, const struct drni
 void engine_qp_error(struct engine_qp *eq);
 void engine_qp_sync(struct engine_qp *eq);
 void engine_qp_build_template(struct engine_qp *eq);
+int engine_qp_tx(struct engine_qp *eq, const struct drnic_wire_pkt *pkt);
+void engine_retry_arm(struct engine_qp *eq);
+void req_rewind(struct engine_qp *eq, uint32_t idx);
+int resp_send_ack(struct engine_qp *eq);
 
 /* requester.c */
 int req_step(struct engine_qp *eq, int budget);
@@ -234,6 +242,7 @@ extern const char *const req_state_names[REQ_STATE_MAX];
 void comp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *pkt);
 int comp_retire(struct engine_qp *eq);
 int comp_flush(struct engine_qp *eq);
+void comp_timeout(struct engine_qp *eq);
 extern const char *const comp_state_names[COMP_STATE_MAX];
 
 /* responder.c */

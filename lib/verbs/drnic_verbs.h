@@ -591,7 +591,9 @@ int drnic_query_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int attr_mas
  * Destroy a QP. Outstanding WRs are dropped without completions (as in
  * verbs); the QP's CQs lose one user.
  *
- * @return 0; -EINVAL when @p qp is NULL.
+ * @return 0; -EINVAL when @p qp is NULL; -EBUSY while an async event about
+ *         the QP (drnic_get_async_event()) is not acknowledged with
+ *         drnic_ack_async_event() (nothing is changed then).
  */
 int drnic_destroy_qp(struct drnic_qp *qp);
 
@@ -650,8 +652,19 @@ struct drnic_recv_wr {
  * Post a list of send work requests. Each is checked before it is queued;
  * the first one that fails is returned in @p bad_wr and nothing from it on
  * is posted (those before it are). Keys and remote access are checked when
- * the WR executes and reported in its completion (LOC_PROT_ERR,
- * REM_ACCESS_ERR, ...), not here. Inline data is copied now.
+ * the WR executes and reported in its completion, not here:
+ *  - LOC_PROT_ERR: a bad or stale lkey, an SGE outside its MR, a READ or
+ *    atomic into memory without LOCAL_WRITE;
+ *  - LOC_QP_OP_ERR: a READ or atomic on a QP whose max_rd_atomic is 0;
+ *  - REM_ACCESS_ERR: the responder refused the rkey, bounds or access;
+ *  - REM_INV_REQ_ERR: the responder found the request invalid (e.g. a SEND
+ *    longer than the receive buffer, which completes there as LOC_LEN_ERR,
+ *    or a WRITE/READ/atomic its qp_access_flags do not enable, or a
+ *    misaligned atomic);
+ *  - REM_OP_ERR: the responder failed (e.g. its receive lkey was bad);
+ *  - RNR_RETRY_EXC_ERR / RETRY_EXC_ERR: rnr_retry / retry_cnt exhausted;
+ *  - WR_FLUSH_ERR: the QP went to ERR before the WR completed.
+ * After an error completion the QP is in ERR. Inline data is copied now.
  *
  * @return 0; -EINVAL (NULL qp/wr/bad_wr, unknown opcode, num_sge < 0 or above
  *         the QP's max_send_sge, INLINE with a READ or atomic or more than

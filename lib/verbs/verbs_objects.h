@@ -285,11 +285,15 @@ const struct verbs_engine_ops *verbs_engine_ops(void);
 /*
  * Ring the QP's doorbell (any thread): queue the QP on its engine unless it is
  * already queued. The caller published its WQEs (release) before.
+ *
+ * Ordering (seq_cst exchange): pairs with the engine, which stores IDLE, then
+ * fences, then reads prod again before it forgets the QP; so either the
+ * engine sees the new WQEs or this exchange sees IDLE and queues the QP.
  */
 static inline void
 verbs_qp_doorbell(struct drnic_qp *qp)
 {
-	if (atomic_exchange_explicit(&qp->db, VERBS_DB_QUEUED, memory_order_acq_rel) ==
+	if (atomic_exchange_explicit(&qp->db, VERBS_DB_QUEUED, memory_order_seq_cst) ==
 	    VERBS_DB_IDLE)
 		/* Never full: it has room for every QP of the engine. */
 		(void)rte_ring_mp_enqueue(qp->dev->eng[qp->engine].doorbell, qp);

@@ -1,0 +1,737 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Ethdev link: drnic frames over any DPDK ethdev port (net_af_packet,
+ * net_memif, net_ring, net_tap, real NICs).
+ *
+ * Arguments (link_args):
+ *   dev=NAME[,k=v...]  probe device NAME (rte_dev_probe) with every argument
+ *                      that is not one of ours as its devargs, in order:
+ *                      "dev=net_af_packet0,iface=veth0,blocksz=65536,framesz=8192"
+ *                      probes "net_af_packet0,iface=veth0,blocksz=65536,
+ *                      framesz=8192". When a port of that name exists already
+ *                      (e.g. from --vdev) it is used as it is and never removed.
+ *   port=ID            use the existing ethdev port ID instead.
+ *   ipv4=A, ipv6=A     addresses answered in ARP / neighbour discovery and
+ *                      used as source of requests (repeat for several).
+ *   mtu=N              set the port's MTU (default: leave it as it is); with
+ *                      af_packet this sets the kernel interface's MTU.
+ *   port_mac=0|1       1 (default): the link's MAC is the port's; 0: keep the
+ *                      configured MAC and put the port in promiscuous mode.
+ *   promisc=0|1        promiscuous mode (default 0, or 1 when port_mac=0).
+ *   mbufs=N            receive pool size (default 4096), rxd=N, txd=N
+ *                      descriptors per queue (default 1024).
+ * Keys reserved by drnic: dev, port, ipv4, ipv6, mtu, port_mac, promisc,
+ * mbufs, rxd, txd. A PMD argument with one of these names cannot be passed.
+ *
+ * Queues: the link has nb_queues queues (one per engine). Transmit uses one
+ * hardware tx queue per link queue when the port has enough; otherwise link
+ * queues share hardware queues (q % nb_hw_txq) under a spinlock. Receive uses
+ * ONE hardware rx queue, polled by the engine of link queue 0, which steers
+ * RoCEv2 frames by destination QPN (queue = QPN % nb_queues) into SP/SC
+ * rings that the other queues' engines drain (software dispatch: the virtual
+ * PMDs have no rte_flow, and DPDK 22.11 rte_flow has no BTH item). A full
+ * dispatch ring drops the frame (counted rx_error; RC retransmits).
+ *
+ * Neighbours: queue 0's poller also answers ARP and neighbour solicitations
+ * for our addresses, learns peers (lib/neigh), and sends the requests that
+ * resolve() queued. resolve() runs on a control thread; the table is shared
+ * under a spinlock taken only for neighbour frames and resolve() calls, never
+ * for RoCE frames. Frames that are neither RoCEv2 nor ARP/ND are dropped
+ * here (counted not_roce), so the kernel's own traffic on a shared interface
+ * never reaches the engines.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <rte_cycles.h>
+#include <rte_dev.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_kvargs.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+#include <rte_spinlock.h>
+
+#include "drnic_neigh.h"
+#include "link_driver.h"
+
+RTE_LOG_REGISTER_SUFFIX(ethl_logtype, link.ethdev, NOTICE);
+#define ETHL_LOG(level, link, fmt, ...)                                         \
+	rte_log(RTE_LOG_##level, ethl_logtype, "ethdev %s: " fmt "\n", (link)->name, \
+		##__VA_ARGS__)
+
+#define ETHL_ROCE_PORT 4791
+#define ETHL_DEVARGS_LEN 512
+#define ETHL_DISPATCH_RING 1024u
+#define ETHL_BURST 32
+#define ETHL_MAX_ADDRS 8
+/* Data room for a 4096-byte path MTU RoCEv2 frame with VLAN and IPv6. */
+#define ETHL_MIN_ROOM 4352u
+
+/* Counters of the driver beyond struct drnic_link_stats. */
+struct ethl_counters {
+	uint64_t not_roce;        /* frames neither RoCEv2 nor ARP/ND: dropped */
+	uint64_t neigh_rx;        /* ARP/ND frames taken by the neighbour table */
+	uint64_t neigh_tx;        /* ARP/ND frames sent */
+	uint64_t neigh_tx_fail;   /* ARP/ND frames the port refused */
+	uint64_t dispatch_full;   /* frames lost to a full dispatch ring */
+};
+
+struct ethl_port {
+	uint16_t port_id;
+	bool probed;                       /* we probed it: remove on destroy */
+	bool claimed;                      /* ethl_ports_used[port_id] is ours */
+	bool started;
+	struct rte_device *device;
+	char devname[RTE_ETH_NAME_MAX_LEN];
+	struct rte_mempool *pool;
+	uint16_t nb_hw_txq;
+	bool tx_shared;                    /* link queues share hardware tx queues */
+	rte_spinlock_t txq_lock[LINK_MAX_QUEUES];
+	struct rte_ring *disp[LINK_MAX_QUEUES]; /* SP (queue 0) / SC (queue q) */
+	uint16_t mtu;
+
+	/* Neighbours: under neigh_lock. */
+	rte_spinlock_t neigh_lock;
+	struct drnic_neigh *neigh;
+	atomic_bool neigh_pending;         /* resolve() queued a question */
+
+	struct ethl_counters cnt;          /* written by queue 0's engine */
+};
+
+/* Parsed arguments. */
+struct ethl_args {
+	char devargs[ETHL_DEVARGS_LEN];
+	bool has_dev;
+	int port;                          /* -1: none */
+	uint8_t addr[ETHL_MAX_ADDRS][16];
+	unsigned int nb_addr;
+	unsigned int mtu;                  /* 0: leave */
+	unsigned int port_mac;
+	int promisc;                       /* -1: default */
+	unsigned int mbufs;
+	unsigned int rxd;
+	unsigned int txd;
+};
+
+/* Ports opened by a link of this process (control path, under ethl_lock). */
+static uint16_t ethl_ports_used[RTE_MAX_ETHPORTS];
+static rte_spinlock_t ethl_lock = RTE_SPINLOCK_INITIALIZER;
+static unsigned int ethl_pool_seq;
+
+static const char *const ethl_keys[] = {
+	"dev", "port", "ipv4", "ipv6", "mtu", "port_mac", "promisc", "mbufs", "rxd", "txd",
+};
+
+static uint64_t
+ethl_now_ns(void)
+{
+	uint64_t c = rte_get_timer_cycles(), hz = rte_get_timer_hz();
+
+	return c / hz * 1000000000ull + c % hz * 1000000000ull / hz;
+}
+
+static bool
+ethl_key_ours(const char *key)
+{
+	unsigned int k;
+
+	for (k = 0; k < RTE_DIM(ethl_keys); k++)
+		if (strcmp(key, ethl_keys[k]) == 0)
+			return true;
+	return false;
+}
+
+static int
+ethl_parse_uint(const char *v, unsigned int max, unsigned int *out)
+{
+	unsigned long x;
+	char *end;
+
+	errno = 0;
+	x = strtoul(v, &end, 0);
+	if (*v == '\0' || *end != '\0' || errno != 0 || x > max)
+		return -EINVAL;
+	*out = (unsigned int)x;
+	return 0;
+}
+
+static int
+ethl_parse_args(struct drnic_link *link, const struct rte_kvargs *kv, struct ethl_args *a)
+{
+	size_t dlen = 0;
+	unsigned int i, v;
+
+	memset(a, 0, sizeof(*a));
+	a->port = -1;
+	a->port_mac = 1;
+	a->promisc = -1;
+	a->mbufs = 4096;
+	a->rxd = 1024;
+	a->txd = 1024;
+	if (kv == NULL)
+		goto check;
+	for (i = 0; i < kv->count; i++) {
+		const char *k = kv->pairs[i].key, *val = kv->pairs[i].value;
+		int n;
+
+		if (!ethl_key_ours(k)) {
+			if (!a->has_dev) {
+				ETHL_LOG(ERR, link, "argument '%s' before dev=", k);
+				return -EINVAL;
+			}
+			n = snprintf(a->devargs + dlen, sizeof(a->devargs) - dlen, ",%s=%s", k, val);
+			if (n < 0 || (size_t)n >= sizeof(a->devargs) - dlen)
+				return -E2BIG;
+			dlen += (size_t)n;
+			continue;
+		}
+		if (strcmp(k, "dev") == 0) {
+			if (a->has_dev || val[0] == '\0')
+				return -EINVAL;
+			n = snprintf(a->devargs, sizeof(a->devargs), "%s", val);
+			if (n < 0 || (size_t)n >= sizeof(a->devargs))
+				return -E2BIG;
+			dlen = (size_t)n;
+			a->has_dev = true;
+		} else if (strcmp(k, "port") == 0) {
+			if (ethl_parse_uint(val, RTE_MAX_ETHPORTS - 1, &v) < 0)
+				return -EINVAL;
+			a->port = (int)v;
+		} else if (strcmp(k, "ipv4") == 0 || strcmp(k, "ipv6") == 0) {
+			struct in_addr in4;
+
+			if (a->nb_addr == ETHL_MAX_ADDRS)
+				return -ENOSPC;
+			if (k[3] == '4') {
+				if (inet_pton(AF_INET, val, &in4) != 1)
+					goto bad;
+				drnic_neigh_gid_from_ipv4(in4.s_addr, a->addr[a->nb_addr]);
+			} else if (inet_pton(AF_INET6, val, a->addr[a->nb_addr]) != 1) {
+				goto bad;
+			}
+			a->nb_addr++;
+		} else if (strcmp(k, "mtu") == 0) {
+			if (ethl_parse_uint(val, 65535, &a->mtu) < 0 || a->mtu < 576)
+				goto bad;
+		} else if (strcmp(k, "port_mac") == 0) {
+			if (ethl_parse_uint(val, 1, &a->port_mac) < 0)
+				goto bad;
+		} else if (strcmp(k, "promisc") == 0) {
+			if (ethl_parse_uint(val, 1, &v) < 0)
+				goto bad;
+			a->promisc = (int)v;
+		} else if (strcmp(k, "mbufs") == 0) {
+			if (ethl_parse_uint(val, 1u << 20, &a->mbufs) < 0 || a->mbufs < 512)
+				goto bad;
+		} else if (strcmp(k, "rxd") == 0) {
+			if (ethl_parse_uint(val, 65535, &a->rxd) < 0 || a->rxd == 0)
+				goto bad;
+		} else if (strcmp(k, "txd") == 0) {
+			if (ethl_parse_uint(val, 65535, &a->txd) < 0 || a->txd == 0)
+				goto bad;
+		}
+		continue;
+bad:
+		ETHL_LOG(ERR, link, "bad value '%s' for %s", val, k);
+		return -EINVAL;
+	}
+check:
+	if (a->has_dev == (a->port >= 0)) {
+		ETHL_LOG(ERR, link, "give exactly one of dev= and port=");
+		return -EINVAL;
+	}
+	if (a->promisc < 0)
+		a->promisc = a->port_mac ? 0 : 1;
+	return 0;
+}
+
+/* Find or probe the port. */
+static int
+ethl_open_port(struct drnic_link *link, struct ethl_port *ep, const struct ethl_args *a)
+{
+	char name[RTE_ETH_NAME_MAX_LEN];
+	uint16_t pid;
+	int rc;
+
+	if (a->port >= 0) {
+		if (!rte_eth_dev_is_valid_port((uint16_t)a->port)) {
+			ETHL_LOG(ERR, link, "no ethdev port %d", a->port);
+			return -ENODEV;
+		}
+		ep->port_id = (uint16_t)a->port;
+		return 0;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(a->devargs, ","), a->devargs);
+	if (rte_eth_dev_get_port_by_name(name, &pid) == 0) {
+		ep->port_id = pid;
+		return 0;
+	}
+	rc = rte_dev_probe(a->devargs);
+	if (rc < 0) {
+		ETHL_LOG(ERR, link, "cannot probe '%s': %s", a->devargs, strerror(-rc));
+		return rc;
+	}
+	if (rte_eth_dev_get_port_by_name(name, &pid) != 0) {
+		ETHL_LOG(ERR, link, "'%s' probed but no ethdev port is named '%s'", a->devargs, name);
+		rte_eal_hotplug_remove("vdev", name);
+		return -ENODEV;
+	}
+	ep->port_id = pid;
+	ep->probed = true;
+	return 0;
+}
+
+static int
+ethl_claim_port(uint16_t port_id, bool claim)
+{
+	int rc = 0;
+
+	rte_spinlock_lock(&ethl_lock);
+	if (claim && ethl_ports_used[port_id])
+		rc = -EBUSY;
+	else
+		ethl_ports_used[port_id] = claim;
+	rte_spinlock_unlock(&ethl_lock);
+	return rc;
+}
+
+static void ethl_destroy(struct drnic_link *link);
+
+static int
+ethl_setup_port(struct drnic_link *link, struct ethl_port *ep, const struct ethl_args *a)
+{
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	struct rte_ether_addr mac;
+	char pname[RTE_MEMPOOL_NAMESIZE];
+	uint32_t room, frame;
+	uint16_t q, mtu = 0;
+	int rc;
+
+	rc = rte_eth_dev_info_get(ep->port_id, &info);
+	if (rc < 0)
+		return rc;
+	ep->device = info.device;
+	rte_eth_dev_get_name_by_port(ep->port_id, ep->devname);
+	if (info.max_rx_queues < 1 || info.max_tx_queues < 1)
+		return -ENOTSUP;
+	ep->nb_hw_txq = RTE_MIN(link->nb_queues, info.max_tx_queues);
+	ep->tx_shared = ep->nb_hw_txq < link->nb_queues;
+
+	if (a->mtu != 0)
+		mtu = (uint16_t)a->mtu;
+	else if (rte_eth_dev_get_mtu(ep->port_id, &mtu) < 0 || mtu == 0)
+		mtu = RTE_ETHER_MTU;
+	if ((info.max_mtu != 0 && mtu > info.max_mtu) || mtu < info.min_mtu) {
+		ETHL_LOG(ERR, link, "MTU %u outside the port's %u..%u", mtu, info.min_mtu,
+			 info.max_mtu);
+		return -EINVAL;
+	}
+	ep->mtu = mtu;
+	/* One frame per mbuf: room for the MTU, Ethernet header, a VLAN tag
+	 * and the FCS some PMDs keep. */
+	frame = mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN + RTE_ETHER_CRC_LEN;
+	/* Whatever the port's MTU says, a 4 KiB path MTU frame fits (ports
+	 * such as af_packet do not enforce their MTU on receive). */
+	room = RTE_MAX(RTE_MAX((uint32_t)RTE_MBUF_DEFAULT_DATAROOM, frame), ETHL_MIN_ROOM) +
+	       RTE_PKTMBUF_HEADROOM;
+	snprintf(pname, sizeof(pname), "drnic_eth%u", ethl_pool_seq++);
+	ep->pool = rte_pktmbuf_pool_create(pname, a->mbufs, 256, 0, (uint16_t)room,
+					   link->socket_id);
+	if (ep->pool == NULL) {
+		ETHL_LOG(ERR, link, "no memory for %u mbufs of %u bytes", a->mbufs, room);
+		return -ENOMEM;
+	}
+
+	memset(&conf, 0, sizeof(conf));
+	conf.rxmode.mtu = mtu;
+	rc = rte_eth_dev_configure(ep->port_id, 1, ep->nb_hw_txq, &conf);
+	if (rc < 0) {
+		ETHL_LOG(ERR, link, "configure port %u: %s", ep->port_id, strerror(-rc));
+		return rc;
+	}
+	if (a->mtu != 0) {
+		rc = rte_eth_dev_set_mtu(ep->port_id, mtu);
+		if (rc == -ENOTSUP) {
+			/* No MTU to set (net_ring, net_null): frames of any
+			 * size pass. */
+			ETHL_LOG(INFO, link, "port %u has no MTU setting", ep->port_id);
+		} else if (rc < 0) {
+			ETHL_LOG(ERR, link, "set MTU %u on port %u: %s", mtu, ep->port_id,
+				 strerror(-rc));
+			return rc;
+		}
+	}
+	rc = rte_eth_rx_queue_setup(ep->port_id, 0, (uint16_t)a->rxd,
+				    (unsigned int)rte_eth_dev_socket_id(ep->port_id), NULL,
+				    ep->pool);
+	if (rc < 0) {
+		ETHL_LOG(ERR, link, "rx queue set-up: %s", strerror(-rc));
+		return rc;
+	}
+	for (q = 0; q < ep->nb_hw_txq; q++) {
+		rc = rte_eth_tx_queue_setup(ep->port_id, q, (uint16_t)a->txd,
+					    (unsigned int)rte_eth_dev_socket_id(ep->port_id), NULL);
+		if (rc < 0) {
+			ETHL_LOG(ERR, link, "tx queue %u set-up: %s", q, strerror(-rc));
+			return rc;
+		}
+	}
+	rc = rte_eth_dev_start(ep->port_id);
+	if (rc < 0) {
+		ETHL_LOG(ERR, link, "start port %u: %s", ep->port_id, strerror(-rc));
+		return rc;
+	}
+	ep->started = true;
+	if (a->promisc) {
+		rc = rte_eth_promiscuous_enable(ep->port_id);
+		if (rc < 0 && rc != -ENOTSUP) {
+			ETHL_LOG(ERR, link, "promiscuous mode: %s", strerror(-rc));
+			return rc;
+		}
+	}
+	/* Neighbour discovery goes to multicast groups. */
+	(void)rte_eth_allmulticast_enable(ep->port_id);
+	if (a->port_mac) {
+		rc = rte_eth_macaddr_get(ep->port_id, &mac);
+		if (rc < 0)
+			return rc;
+		if (rte_is_valid_assigned_ether_addr(&mac)) {
+			memcpy(link->mac, mac.addr_bytes, 6);
+			return 0;
+		}
+		/* No MAC of its own (net_ring): give it the configured one. */
+		memcpy(mac.addr_bytes, link->mac, 6);
+		rc = rte_eth_dev_default_mac_addr_set(ep->port_id, &mac);
+		if (rc < 0 && rc != -ENOTSUP)
+			ETHL_LOG(WARNING, link, "cannot set the port's MAC: %s", strerror(-rc));
+	}
+	return 0;
+}
+
+static int
+ethl_create(struct drnic_link *link, const struct rte_kvargs *kv)
+{
+	struct drnic_neigh_params np;
+	struct ethl_args *a;
+	struct ethl_port *ep;
+	char rname[RTE_RING_NAMESIZE];
+	unsigned int i;
+	int rc;
+
+	a = malloc(sizeof(*a));
+	ep = rte_zmalloc_socket("drnic_ethl", sizeof(*ep), RTE_CACHE_LINE_SIZE, link->socket_id);
+	if (a == NULL || ep == NULL) {
+		free(a);
+		rte_free(ep);
+		return -ENOMEM;
+	}
+	link->priv = ep;
+	for (i = 0; i < LINK_MAX_QUEUES; i++)
+		rte_spinlock_init(&ep->txq_lock[i]);
+	rte_spinlock_init(&ep->neigh_lock);
+	rc = ethl_parse_args(link, kv, a);
+	if (rc < 0)
+		goto fail;
+	rc = ethl_open_port(link, ep, a);
+	if (rc < 0)
+		goto fail;
+	rc = ethl_claim_port(ep->port_id, true);
+	if (rc < 0) {
+		ETHL_LOG(ERR, link, "port %u is used by another link", ep->port_id);
+		goto fail;
+	}
+	ep->claimed = true;
+	rc = ethl_setup_port(link, ep, a);
+	if (rc < 0)
+		goto fail;
+	for (i = 1; i < link->nb_queues; i++) {
+		snprintf(rname, sizeof(rname), "drnic_ed%u_%u", ep->port_id, i);
+		ep->disp[i] = rte_ring_create(rname, ETHL_DISPATCH_RING, link->socket_id,
+					      RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (ep->disp[i] == NULL) {
+			rc = -rte_errno;
+			goto fail;
+		}
+	}
+	memset(&np, 0, sizeof(np));
+	memcpy(np.mac, link->mac, 6);
+	np.socket_id = link->socket_id;
+	ep->neigh = drnic_neigh_create(&np);
+	if (ep->neigh == NULL) {
+		rc = -rte_errno;
+		goto fail;
+	}
+	for (i = 0; i < a->nb_addr; i++) {
+		rc = drnic_neigh_addr_add(ep->neigh, a->addr[i]);
+		if (rc < 0 && rc != -EEXIST) {
+			ETHL_LOG(ERR, link, "address %u: %s", i, strerror(-rc));
+			goto fail;
+		}
+	}
+	ETHL_LOG(INFO, link, "port %u (%s), MTU %u, %u tx queue(s)%s, MAC %02x:%02x:%02x:%02x:%02x:%02x, %u address(es)",
+		 ep->port_id, ep->devname, ep->mtu, ep->nb_hw_txq, ep->tx_shared ? " shared" : "",
+		 link->mac[0], link->mac[1], link->mac[2], link->mac[3], link->mac[4], link->mac[5],
+		 a->nb_addr);
+	free(a);
+	return 0;
+
+fail:
+	ethl_destroy(link);
+	free(a);
+	return rc;
+}
+
+static void
+ethl_destroy(struct drnic_link *link)
+{
+	struct ethl_port *ep = link->priv;
+	struct rte_mbuf *m[ETHL_BURST];
+	unsigned int i, n;
+
+	if (ep == NULL)
+		return;
+	for (i = 0; i < LINK_MAX_QUEUES; i++) {
+		if (ep->disp[i] == NULL)
+			continue;
+		while ((n = rte_ring_dequeue_burst(ep->disp[i], (void **)m, RTE_DIM(m), NULL)) > 0)
+			rte_pktmbuf_free_bulk(m, n);
+		rte_ring_free(ep->disp[i]);
+	}
+	if (ep->started)
+		(void)rte_eth_dev_stop(ep->port_id);
+	if (ep->probed) {
+		(void)rte_eth_dev_close(ep->port_id);
+		if (ep->device != NULL)
+			(void)rte_dev_remove(ep->device);
+		else
+			(void)rte_eal_hotplug_remove("vdev", ep->devname);
+	}
+	if (ep->claimed)
+		(void)ethl_claim_port(ep->port_id, false);
+	drnic_neigh_free(ep->neigh);
+	rte_mempool_free(ep->pool);
+	rte_free(ep);
+	link->priv = NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Data path                                                                */
+/* ------------------------------------------------------------------------ */
+
+enum ethl_class {
+	ETHL_ROCE,
+	ETHL_NEIGH,
+	ETHL_OTHER,
+};
+
+/* What a received frame is; for RoCEv2 also its destination QPN. */
+static enum ethl_class
+ethl_classify(const struct rte_mbuf *m, uint32_t *dqpn)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = m->data_len, off = 12, l4;
+	uint16_t type;
+	uint8_t proto;
+
+	if (len < off + 2)
+		return ETHL_OTHER;
+	type = (uint16_t)(p[off] << 8 | p[off + 1]);
+	off += 2;
+	if (type == 0x8100) {
+		if (len < off + 4)
+			return ETHL_OTHER;
+		type = (uint16_t)(p[off + 2] << 8 | p[off + 3]);
+		off += 4;
+	}
+	if (type == DRNIC_NEIGH_ETHER_ARP)
+		return off == 14 ? ETHL_NEIGH : ETHL_OTHER;
+	if (type == 0x0800) {
+		if (len < off + 20)
+			return ETHL_OTHER;
+		proto = p[off + 9];
+		l4 = off + (p[off] & 0xFu) * 4u;
+	} else if (type == DRNIC_NEIGH_ETHER_IPV6) {
+		if (len < off + 40)
+			return ETHL_OTHER;
+		proto = p[off + 6];
+		l4 = off + 40;
+		if (proto == DRNIC_NEIGH_PROTO_ICMPV6)
+			return off == 14 ? ETHL_NEIGH : ETHL_OTHER;
+	} else {
+		return ETHL_OTHER;
+	}
+	if (proto != 17 || len < l4 + 8 + 8 ||
+	    (uint16_t)(p[l4 + 2] << 8 | p[l4 + 3]) != ETHL_ROCE_PORT)
+		return ETHL_OTHER;
+	/* BTH bytes 5..7: destination QP. */
+	*dqpn = (uint32_t)p[l4 + 13] << 16 | (uint32_t)p[l4 + 14] << 8 | p[l4 + 15];
+	return ETHL_ROCE;
+}
+
+static uint16_t
+ethl_hw_tx(struct ethl_port *ep, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t hwq = q, sent;
+
+	if (likely(!ep->tx_shared))
+		return rte_eth_tx_burst(ep->port_id, hwq, pkts, n);
+	hwq = (uint16_t)(q % ep->nb_hw_txq);
+	rte_spinlock_lock(&ep->txq_lock[hwq]);
+	sent = rte_eth_tx_burst(ep->port_id, hwq, pkts, n);
+	rte_spinlock_unlock(&ep->txq_lock[hwq]);
+	return sent;
+}
+
+/* Send neighbour frames (replies, requests) on queue 0; count, never keep. */
+static void
+ethl_neigh_tx(struct ethl_port *ep, struct rte_mbuf **m, uint16_t n)
+{
+	uint16_t sent;
+
+	if (n == 0)
+		return;
+	sent = ethl_hw_tx(ep, 0, m, n);
+	ep->cnt.neigh_tx += sent;
+	if (sent < n) {
+		ep->cnt.neigh_tx_fail += (uint16_t)(n - sent);
+		rte_pktmbuf_free_bulk(m + sent, (unsigned int)(n - sent));
+	}
+}
+
+/* Queue 0: the neighbour frames of a burst, and the questions that are due. */
+static void
+ethl_neigh_run(struct ethl_port *ep, struct rte_mbuf **in, uint16_t nin)
+{
+	struct rte_mbuf *out[ETHL_BURST];
+	uint64_t now = ethl_now_ns();
+	uint16_t i, nout = 0;
+
+	rte_spinlock_lock(&ep->neigh_lock);
+	for (i = 0; i < nin; i++) {
+		struct rte_mbuf *r = NULL;
+
+		(void)drnic_neigh_input(ep->neigh, in[i], now, ep->pool, &r);
+		if (r != NULL)
+			out[nout++] = r;
+	}
+	if (atomic_load_explicit(&ep->neigh_pending, memory_order_relaxed)) {
+		nout = (uint16_t)(nout + drnic_neigh_poll(ep->neigh, now, ep->pool, out + nout,
+							  RTE_DIM(out) - nout));
+		if (!drnic_neigh_pending(ep->neigh))
+			atomic_store_explicit(&ep->neigh_pending, false, memory_order_relaxed);
+	}
+	rte_spinlock_unlock(&ep->neigh_lock);
+	ep->cnt.neigh_rx += nin;
+	ethl_neigh_tx(ep, out, nout);
+}
+
+static uint16_t
+ethl_rx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct ethl_port *ep = link->priv;
+	struct rte_mbuf *neigh[ETHL_BURST];
+	uint16_t got, i, keep = 0, nn = 0;
+
+	if (q != 0)
+		return (uint16_t)rte_ring_sc_dequeue_burst(ep->disp[q], (void **)pkts, n, NULL);
+	got = rte_eth_rx_burst(ep->port_id, 0, pkts, RTE_MIN(n, (uint16_t)ETHL_BURST));
+	for (i = 0; i < got; i++) {
+		struct rte_mbuf *m = pkts[i];
+		uint32_t dqpn = 0;
+		uint16_t dq;
+
+		switch (ethl_classify(m, &dqpn)) {
+		case ETHL_ROCE:
+			dq = link->nb_queues == 1 ? 0 : (uint16_t)(dqpn % link->nb_queues);
+			if (dq == 0) {
+				pkts[keep++] = m;
+			} else if (rte_ring_sp_enqueue(ep->disp[dq], m) != 0) {
+				ep->cnt.dispatch_full++;
+				link_drop(link, 0, DRNIC_LINK_DROP_RX_ERROR, &m, 1);
+			}
+			break;
+		case ETHL_NEIGH:
+			neigh[nn++] = m;
+			break;
+		default:
+			ep->cnt.not_roce++;
+			rte_pktmbuf_free(m);
+			break;
+		}
+	}
+	if (unlikely(nn > 0 || atomic_load_explicit(&ep->neigh_pending, memory_order_relaxed))) {
+		ethl_neigh_run(ep, neigh, nn);
+		rte_pktmbuf_free_bulk(neigh, nn);
+	}
+	return keep;
+}
+
+static uint16_t
+ethl_tx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+{
+	return ethl_hw_tx(link->priv, q, pkts, n);
+}
+
+static void
+ethl_stats(const struct drnic_link *link, struct drnic_link_stats *stats)
+{
+	const struct ethl_port *ep = link->priv;
+	struct rte_eth_stats es;
+
+	if (rte_eth_stats_get(ep->port_id, &es) == 0) {
+		stats->drops[DRNIC_LINK_DROP_RX_ERROR] += es.imissed + es.ierrors + es.rx_nombuf;
+		stats->drops[DRNIC_LINK_DROP_TX_ERROR] += es.oerrors;
+	}
+}
+
+static bool
+ethl_is_up(const struct drnic_link *link)
+{
+	const struct ethl_port *ep = link->priv;
+	struct rte_eth_link l;
+
+	if (rte_eth_link_get_nowait(ep->port_id, &l) < 0)
+		return false;
+	return l.link_status == RTE_ETH_LINK_UP;
+}
+
+/*
+ * The MAC for @p gid: 0 when known; -EAGAIN when a request is queued (queue
+ * 0's poller sends it; ask again later); -EHOSTUNREACH when the peer did not
+ * answer; -EADDRNOTAVAIL with no address of ours of that family.
+ */
+static int
+ethl_resolve(const struct drnic_link *link, const uint8_t gid[16], uint8_t mac[6])
+{
+	struct ethl_port *ep = link->priv;
+	int rc;
+
+	rte_spinlock_lock(&ep->neigh_lock);
+	rc = drnic_neigh_resolve(ep->neigh, gid, ethl_now_ns(), mac);
+	if (drnic_neigh_pending(ep->neigh))
+		atomic_store_explicit(&ep->neigh_pending, true, memory_order_relaxed);
+	rte_spinlock_unlock(&ep->neigh_lock);
+	return rc;
+}
+
+static struct link_ops ethl_ops = {
+	.name = "ethdev",
+	.create = ethl_create,
+	.destroy = ethl_destroy,
+	.tx_burst = ethl_tx_burst,
+	.rx_burst = ethl_rx_burst,
+	.stats = ethl_stats,
+	.is_up = ethl_is_up,
+	.resolve = ethl_resolve,
+};
+
+DRNIC_LINK_REGISTER(ethl_ops);

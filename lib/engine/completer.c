@@ -1,0 +1,460 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Completer: ACKs, NAKs, READ responses and atomic acknowledgements retire
+ * send WQEs in order and produce their completions.
+ *
+ * Every response acknowledges the PSNs before it (READ responses and atomic
+ * ACKs carry an AETH too), so the completer keeps the highest acknowledged
+ * PSN and retires, from the oldest WQE: SEND/WRITE WQEs fully sent and
+ * acknowledged, READ/atomic WQEs whose response is complete, and a WQE that
+ * failed (which moves the QP to ERR). Unsignaled successes retire silently.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "engine_priv.h"
+
+const char *const comp_state_names[COMP_STATE_MAX] = {
+	[COMP_IDLE] = "IDLE",
+	[COMP_WAIT] = "WAIT",
+	[COMP_ERROR] = "ERROR",
+};
+
+/* Work completion opcode of each send opcode (as data). */
+static const uint8_t comp_wc_opcode[] = {
+	[DRNIC_WR_RDMA_WRITE] = DRNIC_WC_RDMA_WRITE,
+	[DRNIC_WR_RDMA_WRITE_WITH_IMM] = DRNIC_WC_RDMA_WRITE,
+	[DRNIC_WR_SEND] = DRNIC_WC_SEND,
+	[DRNIC_WR_SEND_WITH_IMM] = DRNIC_WC_SEND,
+	[DRNIC_WR_RDMA_READ] = DRNIC_WC_RDMA_READ,
+	[DRNIC_WR_ATOMIC_CMP_AND_SWP] = DRNIC_WC_COMP_SWAP,
+	[DRNIC_WR_ATOMIC_FETCH_AND_ADD] = DRNIC_WC_FETCH_ADD,
+};
+
+static void
+comp_fill_wc(const struct engine_qp *eq, const struct verbs_send_wqe *w,
+	     enum drnic_wc_status status, struct drnic_wc *wc)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = w->wr_id;
+	wc->status = status;
+	wc->opcode = (enum drnic_wc_opcode)comp_wc_opcode[w->opcode];
+	wc->byte_len = engine_wqe_is_rd_atomic(w) && w->opcode != DRNIC_WR_RDMA_READ ? 8 :
+		       w->length;
+	wc->qp_num = eq->qp->qp_num;
+	wc->src_qp = eq->qp->attr.dest_qp_num;
+}
+
+/* Forward progress: the retry budget is whole again; the timer restarts
+ * while something is outstanding. */
+static void
+comp_progress(struct engine_qp *eq)
+{
+	eq->retry_left = eq->qp->attr.retry_cnt;
+	if (eq->comp_idx != eq->req_idx || eq->req_off > 0)
+		engine_retry_arm(eq);
+	else
+		eq->retry_deadline_ns = 0;
+}
+
+/* Wake a requester that waits for what the completer just did. */
+static void
+comp_wake_requester(struct engine_qp *eq)
+{
+	switch (eq->rstate) {
+	case REQ_WAIT_FENCE:
+	case REQ_WAIT_RD_ATOMIC:
+	case REQ_WAIT_WINDOW:
+		eq->rstate = REQ_IDLE;
+		engine_qp_activate(eq);
+		break;
+	default:
+		break;
+	}
+}
+
+int
+comp_retire(struct engine_qp *eq)
+{
+	struct drnic_qp *qp = eq->qp;
+	struct drnic_wc wc;
+	int n = 0;
+
+	while (eq->comp_idx != eq->req_idx) {
+		struct verbs_send_wqe *w = engine_sq_wqe(eq, eq->comp_idx);
+
+		if (w->state == WQE_FAILED) {
+			/* Copy, free the slot, then complete: a poller that
+			 * sees the completion can post into the slot. */
+			comp_fill_wc(eq, w, (enum drnic_wc_status)w->status, &wc);
+			eq->comp_idx++;
+			eq->cstate = COMP_ERROR;
+			verbs_wq_retire(&qp->sq, eq->comp_idx);
+			(void)engine_push_cqe(eq, qp->send_cq, &wc, false);
+			ENGINE_QP_LOG(DEBUG, eq, "WQE failed: %s", drnic_wc_status_str(wc.status));
+			engine_qp_error(eq);
+			return n + 1;
+		}
+		if (w->state == WQE_DONE) {
+			/* READ or atomic with its response. */
+		} else if (w->state == WQE_SENT && !engine_wqe_is_rd_atomic(w) && eq->any_acked &&
+			   drnic_psn_le(w->last_psn, eq->acked_psn)) {
+			/* SEND or WRITE acknowledged. */
+		} else {
+			break;
+		}
+		eq->comp_idx++;
+		n++;
+		if (qp->sq_sig_all || (w->send_flags & DRNIC_SEND_SIGNALED)) {
+			/* Copy, free the slots (release), then complete: a
+			 * poller that sees the completion finds room. */
+			comp_fill_wc(eq, w, DRNIC_WC_SUCCESS, &wc);
+			verbs_wq_retire(&qp->sq, eq->comp_idx);
+			(void)engine_push_cqe(eq, qp->send_cq, &wc, false);
+		}
+	}
+	if (n > 0) {
+		/* Release: the poster may reuse the slots. */
+		verbs_wq_retire(&qp->sq, eq->comp_idx);
+		comp_progress(eq);
+		comp_wake_requester(eq);
+	}
+	eq->cstate = eq->comp_idx == eq->req_idx ? COMP_IDLE : COMP_WAIT;
+	return n;
+}
+
+/* Everything up to and including @p psn is acknowledged. */
+static void
+comp_ack_upto(struct engine_qp *eq, uint32_t psn)
+{
+	if (!eq->any_acked || drnic_psn_gt(psn, eq->acked_psn)) {
+		eq->acked_psn = psn;
+		eq->any_acked = true;
+		comp_progress(eq);
+	}
+}
+
+/* Index of the started WQE whose PSN range holds @p psn, or -1. */
+static int64_t
+comp_find_wqe(const struct engine_qp *eq, uint32_t psn)
+{
+	uint32_t end = eq->req_idx + (eq->req_off > 0 ? 1 : 0), i;
+
+	for (i = eq->comp_idx; i != end; i++) {
+		const struct verbs_send_wqe *w = engine_sq_wqe(eq, i);
+
+		if (w->state == WQE_FAILED)
+			continue;
+		if (drnic_psn_ge(psn, w->first_psn) && drnic_psn_le(psn, w->last_psn))
+			return i;
+	}
+	return -1;
+}
+
+/* A NAK that ends the WQE holding @p psn with @p status. */
+static void
+comp_nak_error(struct engine_qp *eq, uint32_t psn, enum drnic_wc_status status)
+{
+	int64_t idx;
+	struct verbs_send_wqe *w;
+
+	comp_ack_upto(eq, drnic_psn_sub(psn, 1));
+	comp_retire(eq);
+	idx = comp_find_wqe(eq, psn);
+	if (idx < 0) {
+		eq->eng->stats.drops[DRNIC_ENGINE_DROP_BAD_RESP]++;
+		return;
+	}
+	w = engine_sq_wqe(eq, (uint32_t)idx);
+	if (engine_wqe_is_rd_atomic(w) && w->state == WQE_SENT)
+		eq->rd_outstanding--;
+	w->state = WQE_FAILED;
+	w->status = (uint8_t)status;
+	/* Nothing after the failed WQE is sent again. */
+	eq->req_idx = (uint32_t)idx + 1;
+	eq->req_off = 0;
+	eq->rstate = REQ_STOPPED;
+	comp_retire(eq);
+}
+
+/* RNR NAK: wait the timer the responder asked for, then resend from the
+ * WQE holding @p psn; or fail it when the retries are used up. */
+static void
+comp_rnr(struct engine_qp *eq, uint32_t psn, uint8_t timer)
+{
+	int64_t idx;
+
+	if (eq->rnr_retry_left == 0) {
+		comp_nak_error(eq, psn, DRNIC_WC_RNR_RETRY_EXC_ERR);
+		return;
+	}
+	if (eq->rnr_retry_left != 7)  /* 7: retry for ever */
+		eq->rnr_retry_left--;
+	comp_ack_upto(eq, drnic_psn_sub(psn, 1));
+	comp_retire(eq);
+	idx = comp_find_wqe(eq, psn);
+	if (idx < 0) {
+		eq->eng->stats.drops[DRNIC_ENGINE_DROP_BAD_RESP]++;
+		return;
+	}
+	req_rewind(eq, (uint32_t)idx);
+	eq->retry_deadline_ns = 0;  /* re-armed when sending again */
+	eq->rstate = REQ_WAIT_RNR;
+	eq->rnr_deadline_ns = engine_now_ns(eq->eng) + (uint64_t)drnic_aeth_rnr_timer_us(timer) * 1000;
+	engine_qp_activate(eq);
+}
+
+static void
+comp_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
+{
+	uint8_t syn = pkt->aeth.syndrome;
+	uint32_t psn = pkt->bth.psn;
+
+	switch (drnic_aeth_type(syn)) {
+	case DRNIC_AETH_ACK:
+		comp_ack_upto(eq, psn);
+		eq->rnr_retry_left = eq->qp->attr.rnr_retry;
+		comp_retire(eq);
+		break;
+	case DRNIC_AETH_RNR_NAK:
+		comp_rnr(eq, psn, drnic_aeth_value(syn));
+		break;
+	case DRNIC_AETH_NAK:
+		switch (drnic_aeth_value(syn)) {
+		case DRNIC_NAK_PSN_SEQ_ERR: {
+			/* Go back to the PSN the responder expects. */
+			int64_t idx;
+
+			comp_ack_upto(eq, drnic_psn_sub(psn, 1));
+			comp_retire(eq);
+			idx = comp_find_wqe(eq, psn);
+			if (idx >= 0) {
+				req_rewind(eq, (uint32_t)idx);
+				eq->rstate = REQ_IDLE;
+				engine_qp_activate(eq);
+			}
+			break;
+		}
+		case DRNIC_NAK_INVALID_REQ:
+			comp_nak_error(eq, psn, DRNIC_WC_REM_INV_REQ_ERR);
+			break;
+		case DRNIC_NAK_REMOTE_ACCESS:
+			comp_nak_error(eq, psn, DRNIC_WC_REM_ACCESS_ERR);
+			break;
+		case DRNIC_NAK_REMOTE_OP:
+			comp_nak_error(eq, psn, DRNIC_WC_REM_OP_ERR);
+			break;
+		case DRNIC_NAK_INVALID_RD_REQ:
+			comp_nak_error(eq, psn, DRNIC_WC_REM_INV_RD_REQ_ERR);
+			break;
+		default:
+			comp_nak_error(eq, psn, DRNIC_WC_BAD_RESP_ERR);
+			break;
+		}
+		break;
+	default:
+		eq->eng->stats.drops[DRNIC_ENGINE_DROP_BAD_RESP]++;
+		break;
+	}
+}
+
+/* Scatter @p len bytes of payload at message offset @p off into the WQE's SGEs. */
+static int
+comp_scatter(const struct verbs_send_wqe *w, uint32_t off, const struct rte_mbuf *m,
+	     uint32_t moff, uint32_t len)
+{
+	uint16_t i;
+
+	for (i = 0; i < w->num_sge && len > 0; i++) {
+		uint32_t sl = w->sge[i].length, take;
+
+		if (off >= sl) {
+			off -= sl;
+			continue;
+		}
+		take = RTE_MIN(sl - off, len);
+		if (drnic_wire_copy_out(m, moff, take,
+					(void *)(uintptr_t)(w->sge[i].addr + off)) < 0)
+			return -EINVAL;
+		moff += take;
+		len -= take;
+		off = 0;
+	}
+	return len == 0 ? 0 : -ERANGE;
+}
+
+static void
+comp_read_resp(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wire_pkt *pkt)
+{
+	const struct drnic_wire_opinfo *op = drnic_wire_opcode_info(pkt->bth.opcode);
+	uint32_t psn = pkt->bth.psn, off;
+	struct verbs_send_wqe *w;
+	int64_t idx;
+
+	if (op->pos & DRNIC_WIRE_POS_FIRST) {
+		/* Everything before the READ is acknowledged. */
+		comp_ack_upto(eq, drnic_psn_sub(psn, 1));
+		comp_retire(eq);
+	}
+	idx = comp_find_wqe(eq, psn);
+	if (idx < 0) {
+		eq->eng->stats.drops[DRNIC_ENGINE_DROP_GHOST_RESP]++;
+		return;
+	}
+	w = engine_sq_wqe(eq, (uint32_t)idx);
+	if (w->opcode != DRNIC_WR_RDMA_READ || w->state != WQE_SENT ||
+	    ((op->pos & DRNIC_WIRE_POS_FIRST) ? psn != w->first_psn : psn != eq->rd_psn)) {
+		eq->eng->stats.drops[DRNIC_ENGINE_DROP_BAD_RESP]++;
+		return;
+	}
+	off = drnic_psn_sub(psn, w->first_psn) * eq->mtu;
+	if ((op->pos & DRNIC_WIRE_POS_LAST) ?
+	    (psn != w->last_psn || off + pkt->payload_len != w->length) :
+	    pkt->payload_len != eq->mtu) {
+		eq->eng->stats.drops[DRNIC_ENGINE_DROP_BAD_RESP]++;
+		return;
+	}
+	if (pkt->payload_len > 0 &&
+	    comp_scatter(w, off, m, pkt->payload_off, pkt->payload_len) < 0) {
+		/* Cannot happen after the key check; fail the WQE anyway. */
+		comp_nak_error(eq, psn, DRNIC_WC_LOC_PROT_ERR);
+		return;
+	}
+	eq->rd_psn = drnic_psn_add(psn, 1);
+	comp_progress(eq);
+	if (op->pos & DRNIC_WIRE_POS_LAST) {
+		w->state = WQE_DONE;
+		eq->rd_outstanding--;
+		comp_ack_upto(eq, psn);
+		comp_retire(eq);
+		comp_wake_requester(eq);
+	}
+}
+
+static void
+comp_atomic_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
+{
+	uint32_t psn = pkt->bth.psn;
+	struct verbs_send_wqe *w;
+	int64_t idx;
+
+	if (drnic_aeth_type(pkt->aeth.syndrome) != DRNIC_AETH_ACK) {
+		comp_ack(eq, pkt);
+		return;
+	}
+	comp_ack_upto(eq, drnic_psn_sub(psn, 1));
+	comp_retire(eq);
+	idx = comp_find_wqe(eq, psn);
+	if (idx < 0) {
+		eq->eng->stats.drops[DRNIC_ENGINE_DROP_GHOST_RESP]++;
+		return;
+	}
+	w = engine_sq_wqe(eq, (uint32_t)idx);
+	if ((w->opcode != DRNIC_WR_ATOMIC_CMP_AND_SWP &&
+	     w->opcode != DRNIC_WR_ATOMIC_FETCH_AND_ADD) || w->state != WQE_SENT) {
+		eq->eng->stats.drops[DRNIC_ENGINE_DROP_BAD_RESP]++;
+		return;
+	}
+	/* The original value lands in the local buffer in host order. */
+	memcpy((void *)(uintptr_t)w->sge[0].addr, &pkt->atomic_orig, sizeof(uint64_t));
+	w->state = WQE_DONE;
+	eq->rd_outstanding--;
+	comp_ack_upto(eq, psn);
+	comp_retire(eq);
+	comp_wake_requester(eq);
+}
+
+void
+comp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *pkt)
+{
+	enum drnic_qp_state st = verbs_qp_state(eq->qp);
+
+	if (!eq->req_init || (st != DRNIC_QPS_RTS && st != DRNIC_QPS_SQD && st != DRNIC_QPS_SQE)) {
+		eq->eng->stats.drops[DRNIC_ENGINE_DROP_QP_STATE]++;
+		return;
+	}
+	if (eq->comp_idx == eq->req_idx && eq->req_off == 0) {
+		eq->eng->stats.drops[DRNIC_ENGINE_DROP_GHOST_RESP]++;
+		return;
+	}
+	switch (pkt->bth.opcode) {
+	case DRNIC_WIRE_OP_RC_ACKNOWLEDGE:
+		comp_ack(eq, pkt);
+		break;
+	case DRNIC_WIRE_OP_RC_ATOMIC_ACKNOWLEDGE:
+		comp_atomic_ack(eq, pkt);
+		break;
+	case DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST:
+	case DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE:
+	case DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_LAST:
+	case DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_ONLY:
+		comp_read_resp(eq, m, pkt);
+		break;
+	default:
+		eq->eng->stats.drops[DRNIC_ENGINE_DROP_BAD_RESP]++;
+		break;
+	}
+}
+
+/* The retransmit timer expired: resend from the oldest unretired WQE, or
+ * fail it with RETRY_EXC_ERR once retry_cnt retries are used. */
+void
+comp_timeout(struct engine_qp *eq)
+{
+	struct verbs_send_wqe *w;
+
+	if (eq->comp_idx == eq->req_idx && eq->req_off == 0) {
+		eq->retry_deadline_ns = 0;
+		return;
+	}
+	if (eq->retry_left == 0) {
+		w = engine_sq_wqe(eq, eq->comp_idx);
+		if (engine_wqe_is_rd_atomic(w) && w->state == WQE_SENT)
+			eq->rd_outstanding--;
+		w->state = WQE_FAILED;
+		w->status = DRNIC_WC_RETRY_EXC_ERR;
+		eq->req_idx = eq->comp_idx + 1;
+		eq->req_off = 0;
+		eq->rstate = REQ_STOPPED;
+		eq->retry_deadline_ns = 0;
+		ENGINE_QP_LOG(DEBUG, eq, "retries exhausted at PSN %u", w->first_psn);
+		comp_retire(eq);
+		return;
+	}
+	eq->retry_left--;
+	req_rewind(eq, eq->comp_idx);
+	eq->rstate = REQ_IDLE;
+	engine_retry_arm(eq);
+	engine_qp_activate(eq);
+}
+
+int
+comp_flush(struct engine_qp *eq)
+{
+	struct drnic_qp *qp = eq->qp;
+	uint32_t prod = atomic_load_explicit(&qp->sq.prod, memory_order_acquire);
+	struct drnic_wc wc;
+	int n = 0;
+
+	while (eq->comp_idx != prod && n < ENGINE_QP_BUDGET * 4) {
+		struct verbs_send_wqe *w = engine_sq_wqe(eq, eq->comp_idx);
+		enum drnic_wc_status status = w->state == WQE_FAILED ?
+					      (enum drnic_wc_status)w->status : DRNIC_WC_WR_FLUSH_ERR;
+
+		comp_fill_wc(eq, w, status, &wc);
+		w->state = WQE_POSTED;
+		eq->comp_idx++;
+		n++;
+		verbs_wq_retire(&qp->sq, eq->comp_idx);
+		(void)engine_push_cqe(eq, qp->send_cq, &wc, false);
+	}
+	if (n > 0)
+		verbs_wq_retire(&qp->sq, eq->comp_idx);
+	eq->req_idx = eq->comp_idx;
+	eq->req_off = 0;
+	eq->rd_outstanding = 0;
+	eq->rstate = REQ_STOPPED;
+	eq->cstate = COMP_ERROR;
+	eq->retry_deadline_ns = 0;
+	return n;
+}

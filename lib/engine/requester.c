@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Requester: turns send WQEs into request packets (path-MTU segments), in
+ * order, one PSN per packet (a READ takes one PSN per response packet).
+ *
+ * WQEs stay in the send queue until the completer retires them, and each
+ * keeps its first and last PSN, so the requester can be rewound to any
+ * unretired WQE (RNR and PSN-sequence NAKs now; timeouts later) with
+ * req_rewind().
+ *
+ *   IDLE -> SENDING -> (WAIT_FENCE | WAIT_RD_ATOMIC | WAIT_WINDOW |
+ *   WAIT_RNR | DRAINED) -> SENDING ... ; STOPPED after a local failure.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "engine_priv.h"
+
+const char *const req_state_names[REQ_STATE_MAX] = {
+	[REQ_IDLE] = "IDLE",
+	[REQ_SENDING] = "SENDING",
+	[REQ_WAIT_FENCE] = "WAIT_FENCE",
+	[REQ_WAIT_RD_ATOMIC] = "WAIT_RD_ATOMIC",
+	[REQ_WAIT_WINDOW] = "WAIT_WINDOW",
+	[REQ_WAIT_RNR] = "WAIT_RNR",
+	[REQ_DRAINED] = "DRAINED",
+	[REQ_STOPPED] = "STOPPED",
+};
+
+/* Opcode of packet @p pos (DRNIC_WIRE_POS_*) of a SEND or WRITE, as data:
+ * [is_write][with_imm][pos]. */
+static const uint8_t req_opcode[2][2][8] = {
+	[0][0] = {
+		[DRNIC_WIRE_POS_FIRST] = DRNIC_WIRE_OP_RC_SEND_FIRST,
+		[DRNIC_WIRE_POS_MIDDLE] = DRNIC_WIRE_OP_RC_SEND_MIDDLE,
+		[DRNIC_WIRE_POS_LAST] = DRNIC_WIRE_OP_RC_SEND_LAST,
+		[DRNIC_WIRE_POS_ONLY] = DRNIC_WIRE_OP_RC_SEND_ONLY,
+	},
+	[0][1] = {
+		[DRNIC_WIRE_POS_FIRST] = DRNIC_WIRE_OP_RC_SEND_FIRST,
+		[DRNIC_WIRE_POS_MIDDLE] = DRNIC_WIRE_OP_RC_SEND_MIDDLE,
+		[DRNIC_WIRE_POS_LAST] = DRNIC_WIRE_OP_RC_SEND_LAST_WITH_IMMEDIATE,
+		[DRNIC_WIRE_POS_ONLY] = DRNIC_WIRE_OP_RC_SEND_ONLY_WITH_IMMEDIATE,
+	},
+	[1][0] = {
+		[DRNIC_WIRE_POS_FIRST] = DRNIC_WIRE_OP_RC_RDMA_WRITE_FIRST,
+		[DRNIC_WIRE_POS_MIDDLE] = DRNIC_WIRE_OP_RC_RDMA_WRITE_MIDDLE,
+		[DRNIC_WIRE_POS_LAST] = DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST,
+		[DRNIC_WIRE_POS_ONLY] = DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY,
+	},
+	[1][1] = {
+		[DRNIC_WIRE_POS_FIRST] = DRNIC_WIRE_OP_RC_RDMA_WRITE_FIRST,
+		[DRNIC_WIRE_POS_MIDDLE] = DRNIC_WIRE_OP_RC_RDMA_WRITE_MIDDLE,
+		[DRNIC_WIRE_POS_LAST] = DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+		[DRNIC_WIRE_POS_ONLY] = DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
+	},
+};
+
+/* Complete @p w locally in error; the completer reports it in order. */
+static void
+req_fail_wqe(struct engine_qp *eq, struct verbs_send_wqe *w, enum drnic_wc_status status)
+{
+	w->state = WQE_FAILED;
+	w->status = (uint8_t)status;
+	w->first_psn = w->last_psn = eq->npsn;
+	eq->req_idx++;
+	eq->req_off = 0;
+	eq->rstate = REQ_STOPPED;
+	ENGINE_QP_LOG(DEBUG, eq, "WQE %u failed locally: %s", eq->req_idx - 1,
+		      drnic_wc_status_str(status));
+	comp_retire(eq);
+}
+
+/* Check the local keys of a WQE. READ and atomic results are written
+ * locally, so they need LOCAL_WRITE. */
+static int
+req_check_keys(struct engine_qp *eq, const struct verbs_send_wqe *w)
+{
+	uint32_t access = engine_wqe_is_rd_atomic(w) ? DRNIC_ACCESS_LOCAL_WRITE : 0;
+	uint8_t *va;
+	uint16_t i;
+
+	if (w->inl)
+		return 0;
+	for (i = 0; i < w->num_sge; i++)
+		if (verbs_mr_check(eq->qp->dev, eq->qp->pd, w->sge[i].lkey, w->sge[i].addr,
+				   w->sge[i].length, access, &va) < 0)
+			return -EPERM;
+	return 0;
+}
+
+/* Start WQE @p w: checks that may stop or fail it, then PSN assignment.
+ * Returns 1 when it may be sent now, 0 when the requester must wait. */
+static int
+req_start_wqe(struct engine_qp *eq, struct verbs_send_wqe *w, enum drnic_qp_state st)
+{
+	const struct drnic_qp *qp = eq->qp;
+	uint32_t npkts;
+
+	if (st == DRNIC_QPS_SQD) {
+		eq->rstate = REQ_DRAINED;
+		return 0;
+	}
+	if ((w->send_flags & DRNIC_SEND_FENCE) && eq->rd_outstanding > 0) {
+		eq->rstate = REQ_WAIT_FENCE;
+		return 0;
+	}
+	if (engine_wqe_is_rd_atomic(w)) {
+		if (qp->attr.max_rd_atomic == 0) {
+			/* The QP may not initiate READ/atomics at all. */
+			req_fail_wqe(eq, w, DRNIC_WC_LOC_QP_OP_ERR);
+			return 0;
+		}
+		if (eq->rd_outstanding >= qp->attr.max_rd_atomic) {
+			eq->rstate = REQ_WAIT_RD_ATOMIC;
+			return 0;
+		}
+	}
+	if (eq->comp_idx != eq->req_idx &&
+	    drnic_psn_sub(eq->npsn, engine_sq_wqe(eq, eq->comp_idx)->first_psn) >=
+	    ENGINE_MAX_INFLIGHT_PSN) {
+		eq->rstate = REQ_WAIT_WINDOW;
+		return 0;
+	}
+	if (req_check_keys(eq, w) < 0) {
+		req_fail_wqe(eq, w, DRNIC_WC_LOC_PROT_ERR);
+		return 0;
+	}
+	if (w->opcode == DRNIC_WR_ATOMIC_CMP_AND_SWP || w->opcode == DRNIC_WR_ATOMIC_FETCH_AND_ADD)
+		npkts = 1;
+	else
+		npkts = engine_npkts(w->length, eq->mtu);
+	w->first_psn = eq->npsn;
+	w->last_psn = drnic_psn_add(eq->npsn, npkts - 1);
+	w->state = WQE_SENDING;
+	eq->req_off = 0;
+	eq->req_sge = 0;
+	eq->req_sge_off = 0;
+	eq->eng->stats.wqes++;
+	return 1;
+}
+
+/* Gather @p len bytes from the SGE cursor into @p sg; returns the count and
+ * the cursor after them in *@p sge_out / *@p off_out. */
+static uint32_t
+req_gather(const struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t len,
+	   struct drnic_wire_sge *sg, uint32_t *sge_out, uint32_t *off_out)
+{
+	uint32_t idx = eq->req_sge, off = eq->req_sge_off, n = 0;
+
+	if (w->inl) {
+		sg[0].addr = (const uint8_t *)w->sge + eq->req_off;
+		sg[0].len = len;
+		*sge_out = idx;
+		*off_out = off;
+		return len > 0;
+	}
+	while (len > 0 && idx < w->num_sge) {
+		uint32_t avail = w->sge[idx].length - off;
+		uint32_t take = RTE_MIN(avail, len);
+
+		if (take > 0) {
+			sg[n].addr = (const void *)(uintptr_t)(w->sge[idx].addr + off);
+			sg[n].len = take;
+			n++;
+		}
+		len -= take;
+		off += take;
+		if (off == w->sge[idx].length) {
+			idx++;
+			off = 0;
+		}
+	}
+	*sge_out = idx;
+	*off_out = off;
+	return n;
+}
+
+/* Send the next packet of a SEND or WRITE WQE. */
+static int
+req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w)
+{
+	struct drnic_wire_sge sg[VERBS_MAX_SGE + 1];
+	struct drnic_wire_pkt pkt;
+	bool is_write = w->opcode == DRNIC_WR_RDMA_WRITE ||
+			w->opcode == DRNIC_WR_RDMA_WRITE_WITH_IMM;
+	bool imm = w->opcode == DRNIC_WR_RDMA_WRITE_WITH_IMM ||
+		   w->opcode == DRNIC_WR_SEND_WITH_IMM;
+	uint32_t plen = RTE_MIN(eq->mtu, w->length - eq->req_off);
+	uint32_t sge_next, off_next;
+	uint8_t pos = 0;
+	int rc;
+
+	if (eq->req_off == 0)
+		pos |= DRNIC_WIRE_POS_FIRST;
+	if (eq->req_off + plen == w->length)
+		pos |= DRNIC_WIRE_POS_LAST;
+	if (pos == 0)
+		pos = DRNIC_WIRE_POS_MIDDLE;
+
+	pkt = eq->tmpl;
+	pkt.bth.opcode = req_opcode[is_write][imm][pos];
+	pkt.bth.psn = eq->npsn;
+	pkt.bth.ackreq = (pos & DRNIC_WIRE_POS_LAST) != 0;
+	pkt.bth.se = (pos & DRNIC_WIRE_POS_LAST) && (w->send_flags & DRNIC_SEND_SOLICITED);
+	if (is_write && (pos & DRNIC_WIRE_POS_FIRST)) {
+		pkt.reth.va = w->remote_addr;
+		pkt.reth.rkey = w->rkey;
+		pkt.reth.dmalen = w->length;
+	}
+	if (imm && (pos & DRNIC_WIRE_POS_LAST))
+		pkt.imm = w->imm_data;
+	pkt.sg = sg;
+	pkt.sg_cnt = req_gather(eq, w, plen, sg, &sge_next, &off_next);
+	rc = engine_qp_tx(eq, &pkt);
+	if (rc < 0)
+		return rc;
+	eq->req_sge = sge_next;
+	eq->req_sge_off = off_next;
+	eq->req_off += plen;
+	eq->npsn = drnic_psn_add(eq->npsn, 1);
+	if (pos & DRNIC_WIRE_POS_LAST) {
+		w->state = WQE_SENT;
+		eq->req_idx++;
+		eq->req_off = 0;
+	}
+	return 0;
+}
+
+/* Send a READ request or an atomic request (one packet). */
+static int
+req_send_rd_atomic(struct engine_qp *eq, struct verbs_send_wqe *w)
+{
+	struct drnic_wire_pkt pkt = eq->tmpl;
+	int rc;
+
+	pkt.bth.psn = eq->npsn;
+	pkt.bth.ackreq = true;
+	if (w->opcode == DRNIC_WR_RDMA_READ) {
+		pkt.bth.opcode = DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST;
+		pkt.reth.va = w->remote_addr;
+		pkt.reth.rkey = w->rkey;
+		pkt.reth.dmalen = w->length;
+	} else {
+		pkt.bth.opcode = w->opcode == DRNIC_WR_ATOMIC_CMP_AND_SWP ?
+				 DRNIC_WIRE_OP_RC_COMPARE_SWAP : DRNIC_WIRE_OP_RC_FETCH_ADD;
+		pkt.atomic.va = w->remote_addr;
+		pkt.atomic.rkey = w->rkey;
+		if (w->opcode == DRNIC_WR_ATOMIC_CMP_AND_SWP) {
+			pkt.atomic.swap_add = w->swap;
+			pkt.atomic.cmp = w->compare_add;
+		} else {
+			pkt.atomic.swap_add = w->compare_add;
+		}
+	}
+	rc = engine_qp_tx(eq, &pkt);
+	if (rc < 0)
+		return rc;
+	eq->npsn = drnic_psn_add(w->last_psn, 1);
+	w->state = WQE_SENT;
+	eq->rd_outstanding++;
+	eq->req_idx++;
+	eq->req_off = 0;
+	return 0;
+}
+
+void
+req_rewind(struct engine_qp *eq, uint32_t idx)
+{
+	uint32_t end = eq->req_idx + (eq->req_off > 0 ? 1 : 0), i;
+
+	for (i = idx; i != end; i++) {
+		struct verbs_send_wqe *w = engine_sq_wqe(eq, i);
+
+		if (w->state == WQE_FAILED)
+			break;
+		if (engine_wqe_is_rd_atomic(w) && w->state == WQE_SENT)
+			eq->rd_outstanding--;
+		w->state = WQE_POSTED;
+	}
+	if (idx != end)
+		eq->npsn = engine_sq_wqe(eq, idx)->first_psn;
+	eq->req_idx = idx;
+	eq->req_off = 0;
+	eq->req_sge = 0;
+	eq->req_sge_off = 0;
+}
+
+int
+req_step(struct engine_qp *eq, int budget)
+{
+	struct drnic_qp *qp = eq->qp;
+	enum drnic_qp_state st = verbs_qp_state(qp);
+	int sent = 0;
+
+	switch (eq->rstate) {
+	case REQ_STOPPED:
+		return 0;
+	case REQ_WAIT_RNR:
+		if (engine_now_ns(eq->eng) < eq->rnr_deadline_ns)
+			return 0;
+		break;
+	default:
+		break;
+	}
+	eq->rstate = REQ_SENDING;
+	while (sent < budget) {
+		uint32_t prod = atomic_load_explicit(&qp->sq.prod, memory_order_acquire);
+		struct verbs_send_wqe *w;
+		int rc;
+
+		if (eq->req_idx == prod) {
+			eq->rstate = REQ_IDLE;
+			break;
+		}
+		w = engine_sq_wqe(eq, eq->req_idx);
+		if (w->state == WQE_POSTED && !req_start_wqe(eq, w, st)) {
+			if (eq->rstate == REQ_STOPPED)
+				return sent + 1;
+			break;
+		}
+		if (engine_wqe_is_rd_atomic(w))
+			rc = req_send_rd_atomic(eq, w);
+		else
+			rc = req_send_data(eq, w);
+		if (rc < 0)
+			break;  /* no mbuf: try again next step */
+		if (eq->retry_deadline_ns == 0)
+			engine_retry_arm(eq);
+		sent++;
+	}
+	return sent;
+}

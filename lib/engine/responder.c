@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Responder: checks each inbound request (QP state, PSN, opcode sequence,
+ * lengths, rkey/bounds/access), writes payload into memory, consumes receive
+ * WQEs, executes atomics, and owes the requester ACKs, NAKs, READ responses
+ * and atomic acknowledgements, which resp_step() sends when the port has room.
+ *
+ *   IDLE --SEND_FIRST--> IN_SEND --SEND_LAST--> IDLE
+ *   IDLE --WRITE_FIRST--> IN_WRITE --WRITE_LAST--> IDLE
+ *   IDLE --*_ONLY, READ, atomic--> IDLE;   any --error--> ERROR (QP in ERR)
+ *
+ * A failed check touches no memory. Receiving a request never needs transmit
+ * room: what is owed is recorded on the QP (ACKs coalesce into one) and the
+ * QP goes on the active list.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "engine_priv.h"
+
+const char *const resp_state_names[RESP_STATE_MAX] = {
+	[RESP_IDLE] = "IDLE",
+	[RESP_IN_SEND] = "IN_SEND",
+	[RESP_IN_WRITE] = "IN_WRITE",
+	[RESP_ERROR] = "ERROR",
+};
+
+#define RESP_ACK_SYNDROME drnic_aeth_syndrome(DRNIC_AETH_ACK, DRNIC_AETH_CREDIT_INVALID)
+
+/* Owe an ACK for @p psn (coalesces with an earlier one). */
+static void
+resp_owe_ack(struct engine_qp *eq, uint32_t psn)
+{
+	if (eq->ack_pending && drnic_aeth_type(eq->ack_syn) != DRNIC_AETH_ACK)
+		return;  /* a NAK is owed: it goes first */
+	eq->ack_pending = true;
+	eq->ack_syn = RESP_ACK_SYNDROME;
+	eq->ack_psn = psn;
+	engine_qp_activate(eq);
+}
+
+static void
+resp_owe_nak(struct engine_qp *eq, uint8_t syn, uint32_t psn)
+{
+	eq->ack_pending = true;
+	eq->ack_syn = syn;
+	eq->ack_psn = psn;
+	engine_qp_activate(eq);
+}
+
+/* A request the QP cannot accept: NAK it and move the QP to ERR. */
+static void
+resp_fatal(struct engine_qp *eq, enum drnic_nak_code code, uint32_t psn,
+	   enum drnic_event_type event)
+{
+	resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, (uint8_t)code), psn);
+	eq->sstate = RESP_ERROR;
+	if (verbs_qp_set_error(eq->qp))
+		verbs_qp_event(eq->qp, event);
+	ENGINE_QP_LOG(DEBUG, eq, "request PSN %u refused (NAK %u): QP to ERR", psn, code);
+	engine_qp_activate(eq);
+}
+
+/* Complete the current receive WQE. */
+static void
+resp_complete_recv(struct engine_qp *eq, enum drnic_wc_status status, enum drnic_wc_opcode op,
+		   uint32_t byte_len, const struct drnic_wire_pkt *pkt, bool imm)
+{
+	struct drnic_qp *qp = eq->qp;
+	const struct verbs_recv_wqe *w = engine_rq_wqe(eq, eq->rq_idx);
+	struct drnic_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = w->wr_id;
+	wc.status = status;
+	wc.opcode = op;
+	wc.byte_len = byte_len;
+	wc.qp_num = qp->qp_num;
+	wc.src_qp = qp->attr.dest_qp_num;
+	if (imm && status == DRNIC_WC_SUCCESS) {
+		wc.imm_data = pkt->imm;
+		wc.wc_flags = DRNIC_WC_WITH_IMM;
+	}
+	eq->rq_idx++;
+	eq->recv_taken = false;
+	eq->recv_off = 0;
+	/* Release: the poster may reuse the slot. */
+	verbs_wq_retire(&qp->rq, eq->rq_idx);
+	(void)engine_push_cqe(eq, qp->recv_cq, &wc, pkt->bth.se || status != DRNIC_WC_SUCCESS);
+}
+
+static bool
+resp_rq_empty(const struct engine_qp *eq)
+{
+	return verbs_wq_posted(&eq->qp->rq, eq->rq_idx) == 0;
+}
+
+/* Check the receive SGEs the copy touches, then copy. */
+static int
+resp_scatter_recv(struct engine_qp *eq, const struct verbs_recv_wqe *w, uint32_t off,
+		  const struct rte_mbuf *m, uint32_t moff, uint32_t len)
+{
+	uint32_t i, o = off, l = len;
+	uint8_t *va;
+
+	/* Check first: a failed check copies nothing. */
+	for (i = 0; i < w->num_sge && l > 0; i++) {
+		uint32_t sl = w->sge[i].length, take;
+
+		if (o >= sl) {
+			o -= sl;
+			continue;
+		}
+		if (verbs_mr_check(eq->qp->dev, eq->qp->pd, w->sge[i].lkey, w->sge[i].addr, sl,
+				   DRNIC_ACCESS_LOCAL_WRITE, &va) < 0)
+			return -EPERM;
+		take = RTE_MIN(sl - o, l);
+		l -= take;
+		o = 0;
+	}
+	if (l > 0)
+		return -ERANGE;
+	for (i = 0; len > 0; i++) {
+		uint32_t sl = w->sge[i].length, take;
+
+		if (off >= sl) {
+			off -= sl;
+			continue;
+		}
+		take = RTE_MIN(sl - off, len);
+		if (drnic_wire_copy_out(m, moff, take, (void *)(uintptr_t)(w->sge[i].addr + off)) < 0)
+			return -EINVAL;
+		moff += take;
+		len -= take;
+		off = 0;
+	}
+	return 0;
+}
+
+static void
+resp_send(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wire_pkt *pkt,
+	  const struct drnic_wire_opinfo *op)
+{
+	uint32_t psn = pkt->bth.psn;
+	const struct verbs_recv_wqe *w;
+	int rc;
+
+	if (op->pos & DRNIC_WIRE_POS_FIRST) {
+		if (resp_rq_empty(eq)) {
+			eq->eng->stats.drops[DRNIC_ENGINE_DROP_RNR]++;
+			resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_RNR_NAK,
+							     eq->qp->attr.min_rnr_timer), psn);
+			return;
+		}
+		eq->recv_taken = true;
+		eq->recv_off = 0;
+	}
+	w = engine_rq_wqe(eq, eq->rq_idx);
+	if (eq->recv_off + pkt->payload_len > w->length) {
+		/* The message does not fit the receive buffer. */
+		resp_complete_recv(eq, DRNIC_WC_LOC_LEN_ERR, DRNIC_WC_RECV, eq->recv_off, pkt, false);
+		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+		return;
+	}
+	if (pkt->payload_len > 0) {
+		rc = resp_scatter_recv(eq, w, eq->recv_off, m, pkt->payload_off, pkt->payload_len);
+		if (rc < 0) {
+			resp_complete_recv(eq, DRNIC_WC_LOC_PROT_ERR, DRNIC_WC_RECV, eq->recv_off,
+					   pkt, false);
+			resp_fatal(eq, DRNIC_NAK_REMOTE_OP, psn, DRNIC_EVENT_QP_ACCESS_ERR);
+			return;
+		}
+	}
+	eq->recv_off += pkt->payload_len;
+	eq->epsn = drnic_psn_add(psn, 1);
+	if (op->pos & DRNIC_WIRE_POS_LAST) {
+		resp_complete_recv(eq, DRNIC_WC_SUCCESS, DRNIC_WC_RECV, eq->recv_off, pkt,
+				   (op->flags & DRNIC_WIRE_OPF_IMM) != 0);
+		eq->msn = (eq->msn + 1) & DRNIC_MSN_MASK;
+		eq->sstate = RESP_IDLE;
+	} else {
+		eq->sstate = RESP_IN_SEND;
+	}
+	if (pkt->bth.ackreq)
+		resp_owe_ack(eq, psn);
+}
+
+static void
+resp_write(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wire_pkt *pkt,
+	   const struct drnic_wire_opinfo *op)
+{
+	struct drnic_qp *qp = eq->qp;
+	uint32_t psn = pkt->bth.psn;
+	bool imm = (op->flags & DRNIC_WIRE_OPF_IMM) != 0;
+	uint8_t *va;
+
+	/* WRITE with immediate consumes a receive WQE: RNR before anything. */
+	if (imm && resp_rq_empty(eq)) {
+		eq->eng->stats.drops[DRNIC_ENGINE_DROP_RNR]++;
+		resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_RNR_NAK, qp->attr.min_rnr_timer), psn);
+		return;
+	}
+	if (op->pos & DRNIC_WIRE_POS_FIRST) {
+		/* An operation the QP does not enable is an invalid request
+		 * (IBA 9.7.5.2); a key, bounds or MR access failure is a
+		 * remote access error. */
+		if ((qp->attr.qp_access_flags & DRNIC_ACCESS_REMOTE_WRITE) == 0) {
+			resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+			return;
+		}
+		if (pkt->reth.dmalen > 0 &&
+		    verbs_mr_check(qp->dev, qp->pd, pkt->reth.rkey, pkt->reth.va, pkt->reth.dmalen,
+				   DRNIC_ACCESS_REMOTE_WRITE, &va) < 0) {
+			resp_fatal(eq, DRNIC_NAK_REMOTE_ACCESS, psn, DRNIC_EVENT_QP_ACCESS_ERR);
+			return;
+		}
+		eq->wr_va = pkt->reth.va;
+		eq->wr_len = pkt->reth.dmalen;
+		eq->wr_resid = pkt->reth.dmalen;
+	}
+	if ((op->pos & DRNIC_WIRE_POS_LAST) ? pkt->payload_len != eq->wr_resid :
+	    pkt->payload_len > eq->wr_resid) {
+		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+		return;
+	}
+	if (pkt->payload_len > 0 &&
+	    drnic_wire_copy_out(m, pkt->payload_off, pkt->payload_len,
+				(void *)(uintptr_t)eq->wr_va) < 0) {
+		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+		return;
+	}
+	eq->wr_va += pkt->payload_len;
+	eq->wr_resid -= pkt->payload_len;
+	eq->epsn = drnic_psn_add(psn, 1);
+	if (op->pos & DRNIC_WIRE_POS_LAST) {
+		if (imm) {
+			eq->recv_off = 0;
+			resp_complete_recv(eq, DRNIC_WC_SUCCESS, DRNIC_WC_RECV_RDMA_WITH_IMM,
+					   eq->wr_len, pkt, true);
+		}
+		eq->msn = (eq->msn + 1) & DRNIC_MSN_MASK;
+		eq->sstate = RESP_IDLE;
+	} else {
+		eq->sstate = RESP_IN_WRITE;
+	}
+	if (pkt->bth.ackreq)
+		resp_owe_ack(eq, psn);
+}
+
+/* Room for one more READ/atomic response. */
+static bool
+resp_rd_room(const struct engine_qp *eq)
+{
+	uint32_t max = eq->qp->attr.max_dest_rd_atomic;
+
+	return eq->rd_tail - eq->rd_head < RTE_MIN(max, (uint32_t)VERBS_MAX_RD_ATOMIC);
+}
+
+static void
+resp_read(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
+{
+	struct drnic_qp *qp = eq->qp;
+	uint32_t psn = pkt->bth.psn;
+	struct resp_rd *r;
+	uint8_t *va;
+
+	if (!resp_rd_room(eq)) {
+		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+		return;
+	}
+	if ((qp->attr.qp_access_flags & DRNIC_ACCESS_REMOTE_READ) == 0) {
+		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+		return;
+	}
+	if (pkt->reth.dmalen > 0 &&
+	    verbs_mr_check(qp->dev, qp->pd, pkt->reth.rkey, pkt->reth.va, pkt->reth.dmalen,
+			   DRNIC_ACCESS_REMOTE_READ, &va) < 0) {
+		resp_fatal(eq, DRNIC_NAK_REMOTE_ACCESS, psn, DRNIC_EVENT_QP_ACCESS_ERR);
+		return;
+	}
+	r = &eq->rd[eq->rd_tail % VERBS_MAX_RD_ATOMIC];
+	r->atomic = 0;
+	r->psn = psn;
+	r->npkts = engine_npkts(pkt->reth.dmalen, eq->mtu);
+	r->sent = 0;
+	r->va = pkt->reth.va;
+	r->len = pkt->reth.dmalen;
+	eq->rd_tail++;
+	eq->epsn = drnic_psn_add(psn, r->npkts);
+	eq->msn = (eq->msn + 1) & DRNIC_MSN_MASK;
+	engine_qp_activate(eq);
+}
+
+static void
+resp_atomic(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
+{
+	struct drnic_qp *qp = eq->qp;
+	uint32_t psn = pkt->bth.psn;
+	struct resp_rd *r;
+	uint64_t *p, orig;
+	uint8_t *va;
+
+	if (!resp_rd_room(eq) || (pkt->atomic.va & 7) != 0) {
+		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+		return;
+	}
+	if ((qp->attr.qp_access_flags & DRNIC_ACCESS_REMOTE_ATOMIC) == 0) {
+		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+		return;
+	}
+	if (verbs_mr_check(qp->dev, qp->pd, pkt->atomic.rkey, pkt->atomic.va, 8,
+			   DRNIC_ACCESS_REMOTE_ATOMIC, &va) < 0) {
+		resp_fatal(eq, DRNIC_NAK_REMOTE_ACCESS, psn, DRNIC_EVENT_QP_ACCESS_ERR);
+		return;
+	}
+	p = (uint64_t *)(uintptr_t)pkt->atomic.va;
+	/* Atomic against every other engine and the CPUs. */
+	if (pkt->bth.opcode == DRNIC_WIRE_OP_RC_COMPARE_SWAP) {
+		orig = pkt->atomic.cmp;
+		__atomic_compare_exchange_n(p, &orig, pkt->atomic.swap_add, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	} else {
+		orig = __atomic_fetch_add(p, pkt->atomic.swap_add, __ATOMIC_SEQ_CST);
+	}
+	r = &eq->rd[eq->rd_tail % VERBS_MAX_RD_ATOMIC];
+	r->atomic = 1;
+	r->psn = psn;
+	r->npkts = 1;
+	r->sent = 0;
+	r->orig = orig;
+	eq->rd_tail++;
+	eq->epsn = drnic_psn_add(psn, 1);
+	eq->msn = (eq->msn + 1) & DRNIC_MSN_MASK;
+	engine_qp_activate(eq);
+}
+
+/*
+ * A request the responder has seen (the requester went back): SEND/WRITE
+ * packets are acknowledged again; a READ is answered again from memory
+ * (READs are idempotent); an atomic is answered from its saved result and
+ * never executed twice.
+ */
+static void
+resp_duplicate(struct engine_qp *eq, const struct drnic_wire_pkt *pkt,
+	       const struct drnic_wire_opinfo *op)
+{
+	uint32_t psn = pkt->bth.psn, i;
+	struct resp_rd *r, *old = NULL;
+	uint8_t *va;
+
+	if (!(op->flags & (DRNIC_WIRE_OPF_READ | DRNIC_WIRE_OPF_ATOMIC))) {
+		resp_owe_ack(eq, drnic_psn_sub(eq->epsn, 1));
+		return;
+	}
+	for (i = 1; i <= VERBS_MAX_RD_ATOMIC && i <= eq->rd_tail; i++) {
+		r = &eq->rd[(eq->rd_tail - i) % VERBS_MAX_RD_ATOMIC];
+		if (r->psn == psn && r->atomic == ((op->flags & DRNIC_WIRE_OPF_ATOMIC) != 0)) {
+			if (eq->rd_tail - i >= eq->rd_head) {
+				r->sent = 0;   /* still queued: start it over */
+				return;
+			}
+			old = r;
+			break;
+		}
+	}
+	if (!resp_rd_room(eq))
+		return;
+	if (op->flags & DRNIC_WIRE_OPF_ATOMIC) {
+		if (old == NULL)
+			return;    /* result forgotten: let the requester time out */
+		r = &eq->rd[eq->rd_tail % VERBS_MAX_RD_ATOMIC];
+		*r = *old;
+	} else {
+		if (pkt->reth.dmalen > 0 &&
+		    verbs_mr_check(eq->qp->dev, eq->qp->pd, pkt->reth.rkey, pkt->reth.va,
+				   pkt->reth.dmalen, DRNIC_ACCESS_REMOTE_READ, &va) < 0)
+			return;
+		r = &eq->rd[eq->rd_tail % VERBS_MAX_RD_ATOMIC];
+		r->atomic = 0;
+		r->psn = psn;
+		r->npkts = engine_npkts(pkt->reth.dmalen, eq->mtu);
+		r->va = pkt->reth.va;
+		r->len = pkt->reth.dmalen;
+	}
+	r->sent = 0;
+	eq->rd_tail++;
+	engine_qp_activate(eq);
+}
+
+/* Opcode sequence: what may arrive in each responder state. */
+static bool
+resp_seq_ok(const struct engine_qp *eq, const struct drnic_wire_opinfo *op)
+{
+	switch (eq->sstate) {
+	case RESP_IDLE:
+		return (op->pos & DRNIC_WIRE_POS_FIRST) != 0;
+	case RESP_IN_SEND:
+		return (op->flags & DRNIC_WIRE_OPF_SEND) && !(op->pos & DRNIC_WIRE_POS_FIRST);
+	case RESP_IN_WRITE:
+		return (op->flags & DRNIC_WIRE_OPF_WRITE) && !(op->pos & DRNIC_WIRE_POS_FIRST);
+	default:
+		return false;
+	}
+}
+
+void
+resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *pkt)
+{
+	const struct drnic_wire_opinfo *op = drnic_wire_opcode_info(pkt->bth.opcode);
+	enum drnic_qp_state st = verbs_qp_state(eq->qp);
+	uint32_t psn = pkt->bth.psn;
+	int32_t d;
+
+	if (!eq->resp_init || st == DRNIC_QPS_ERR || st < DRNIC_QPS_RTR ||
+	    eq->sstate == RESP_ERROR) {
+		eq->eng->stats.drops[DRNIC_ENGINE_DROP_QP_STATE]++;
+		return;
+	}
+	d = drnic_psn_diff(psn, eq->epsn);
+	if (d < 0) {
+		eq->eng->stats.drops[DRNIC_ENGINE_DROP_PSN_DUP]++;
+		resp_duplicate(eq, pkt, op);
+		return;
+	}
+	if (d > 0) {
+		eq->eng->stats.drops[DRNIC_ENGINE_DROP_PSN_OOS]++;
+		if (!eq->nak_seq_sent) {
+			eq->nak_seq_sent = true;
+			resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_PSN_SEQ_ERR),
+				     eq->epsn);
+		}
+		return;
+	}
+	eq->nak_seq_sent = false;
+	if (!resp_seq_ok(eq, op) ||
+	    ((op->pos == DRNIC_WIRE_POS_FIRST || op->pos == DRNIC_WIRE_POS_MIDDLE) &&
+	     pkt->payload_len != eq->mtu) ||
+	    pkt->payload_len > eq->mtu) {
+		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+		return;
+	}
+	if (op->flags & DRNIC_WIRE_OPF_SEND)
+		resp_send(eq, m, pkt, op);
+	else if (op->flags & DRNIC_WIRE_OPF_WRITE)
+		resp_write(eq, m, pkt, op);
+	else if (op->flags & DRNIC_WIRE_OPF_READ)
+		resp_read(eq, pkt);
+	else if (op->flags & DRNIC_WIRE_OPF_ATOMIC)
+		resp_atomic(eq, pkt);
+	else
+		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+}
+
+/* Send the owed ACK/NAK, if any. */
+int
+resp_send_ack(struct engine_qp *eq)
+{
+	struct drnic_wire_pkt pkt;
+
+	if (!eq->ack_pending || engine_port_room(eq->port) == 0)
+		return 0;
+	pkt = eq->tmpl;
+	pkt.bth.opcode = DRNIC_WIRE_OP_RC_ACKNOWLEDGE;
+	pkt.bth.psn = eq->ack_psn;
+	pkt.aeth.syndrome = eq->ack_syn;
+	pkt.aeth.msn = eq->msn;
+	if (engine_qp_tx(eq, &pkt) < 0)
+		return 0;
+	eq->ack_pending = false;
+	return 1;
+}
+
+/* Next response packet of READ/atomic @p r. */
+static int
+resp_send_rd(struct engine_qp *eq, struct resp_rd *r)
+{
+	struct drnic_wire_pkt pkt = eq->tmpl;
+	struct drnic_wire_sge sg;
+	uint8_t pos = 0;
+
+	pkt.bth.psn = drnic_psn_add(r->psn, r->sent);
+	pkt.aeth.syndrome = RESP_ACK_SYNDROME;
+	pkt.aeth.msn = eq->msn;
+	if (r->atomic) {
+		pkt.bth.opcode = DRNIC_WIRE_OP_RC_ATOMIC_ACKNOWLEDGE;
+		pkt.atomic_orig = r->orig;
+	} else {
+		uint32_t off = r->sent * eq->mtu;
+		uint32_t plen = RTE_MIN(eq->mtu, r->len - off);
+
+		if (r->sent == 0)
+			pos |= DRNIC_WIRE_POS_FIRST;
+		if (r->sent + 1 == r->npkts)
+			pos |= DRNIC_WIRE_POS_LAST;
+		switch (pos) {
+		case DRNIC_WIRE_POS_ONLY:
+			pkt.bth.opcode = DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_ONLY;
+			break;
+		case DRNIC_WIRE_POS_FIRST:
+			pkt.bth.opcode = DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST;
+			break;
+		case DRNIC_WIRE_POS_LAST:
+			pkt.bth.opcode = DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_LAST;
+			break;
+		default:
+			pkt.bth.opcode = DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
+			break;
+		}
+		sg.addr = (const void *)(uintptr_t)(r->va + off);
+		sg.len = plen;
+		pkt.sg = &sg;
+		pkt.sg_cnt = plen > 0;
+	}
+	if (engine_qp_tx(eq, &pkt) < 0)
+		return -ENOMEM;
+	r->sent++;
+	return 0;
+}
+
+int
+resp_step(struct engine_qp *eq, int budget)
+{
+	int n = 0;
+
+	while (eq->rd_head != eq->rd_tail && n < budget) {
+		struct resp_rd *r = &eq->rd[eq->rd_head % VERBS_MAX_RD_ATOMIC];
+
+		if (resp_send_rd(eq, r) < 0)
+			return n;
+		n++;
+		if (r->sent == r->npkts)
+			eq->rd_head++;
+	}
+	if (n < budget)
+		n += resp_send_ack(eq);
+	return n;
+}
+
+int
+resp_flush(struct engine_qp *eq)
+{
+	struct drnic_qp *qp = eq->qp;
+	uint32_t prod = atomic_load_explicit(&qp->rq.prod, memory_order_acquire);
+	struct drnic_wc wc;
+	int n = 0;
+
+	while (eq->rq_idx != prod && n < ENGINE_QP_BUDGET * 4) {
+		const struct verbs_recv_wqe *w = engine_rq_wqe(eq, eq->rq_idx);
+
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = w->wr_id;
+		wc.status = DRNIC_WC_WR_FLUSH_ERR;
+		wc.opcode = DRNIC_WC_RECV;
+		wc.qp_num = qp->qp_num;
+		wc.src_qp = qp->attr.dest_qp_num;
+		eq->rq_idx++;
+		n++;
+		verbs_wq_retire(&qp->rq, eq->rq_idx);
+		(void)engine_push_cqe(eq, qp->recv_cq, &wc, true);
+	}
+	if (n > 0)
+		verbs_wq_retire(&qp->rq, eq->rq_idx);
+	eq->rd_head = eq->rd_tail;
+	eq->sstate = RESP_ERROR;
+	eq->recv_taken = false;
+	return n;
+}

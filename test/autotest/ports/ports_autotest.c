@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Autotests of drivers/link/ethdev over net_ring ports (no privileges, no
+ * kernel interfaces):
+ *  - ethdev_ring_autotest: two ports joined back to back (rte_eth_from_rings
+ *    with crossed rings); RoCEv2 frames of 0..4096 payload bytes sent one way
+ *    arrive byte for byte on the other, the kernel-like noise (a TCP frame) is
+ *    dropped, counters add up;
+ *  - ethdev_steer_autotest: a 3-queue link steers frames to queue
+ *    dest QPN % 3;
+ *  - ethdev_arp_autotest: each end resolves the other's MAC through ARP and
+ *    neighbour discovery with only addresses configured;
+ *  - ethdev_probe_autotest: dev=net_ring... is probed at run time, used
+ *    (frames loop back on its single ring) and removed on close.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "drnic_neigh.h"
+#include "drnic_wire.h"
+#include "link_driver.h"
+#include "test.h"
+
+#define PT_FRAMES 64
+
+static struct rte_mempool *pt_pool;
+
+static int
+pt_init(void)
+{
+	if (pt_pool == NULL)
+		pt_pool = rte_pktmbuf_pool_create("pt_pool", 2047, 0, 0, 9216 + RTE_PKTMBUF_HEADROOM,
+						  SOCKET_ID_ANY);
+	return pt_pool != NULL ? 0 : -rte_errno;
+}
+
+/* Two net_ring ports whose rings are crossed: what one sends the other gets. */
+static int
+pt_ring_pair(const char *tag, uint16_t *pa, uint16_t *pb)
+{
+	typeof(rte_eth_from_rings) *from_rings;
+	struct rte_ring *r[2];
+	char name[RTE_RING_NAMESIZE];
+	void *h;
+	int a, b, i;
+
+	/* The PMD is a plugin the EAL loaded: find its symbol at run time. */
+	h = dlopen("librte_net_ring.so.23", RTLD_NOW);
+	if (h == NULL)
+		return -ENOENT;
+	from_rings = (typeof(rte_eth_from_rings) *)dlsym(h, "rte_eth_from_rings");
+	if (from_rings == NULL)
+		return -ENOENT;
+	for (i = 0; i < 2; i++) {
+		snprintf(name, sizeof(name), "pt_%s%d", tag, i);
+		r[i] = rte_ring_create(name, 1024, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (r[i] == NULL)
+			return -rte_errno;
+	}
+	snprintf(name, sizeof(name), "pt_%sa", tag);
+	a = from_rings(name, &r[0], 1, &r[1], 1, SOCKET_ID_ANY);
+	snprintf(name, sizeof(name), "pt_%sb", tag);
+	b = from_rings(name, &r[1], 1, &r[0], 1, SOCKET_ID_ANY);
+	if (a < 0 || b < 0)
+		return -ENODEV;
+	*pa = (uint16_t)a;
+	*pb = (uint16_t)b;
+	return 0;
+}
+
+static struct drnic_link *
+pt_link(const char *name, const char *args, uint16_t nb_queues, uint8_t last_mac_byte)
+{
+	struct link_config c = {
+		.name = name, .args = args, .nb_queues = nb_queues,
+		.mac = { 0x02, 0, 0, 0, 0, last_mac_byte }, .socket_id = SOCKET_ID_ANY,
+	};
+
+	return link_create("ethdev", &c);
+}
+
+/* A RoCEv2 SEND_ONLY frame with @p len bytes of payload pattern @p seed. */
+static struct rte_mbuf *
+pt_frame(uint32_t dqpn, uint32_t len, uint8_t seed)
+{
+	static uint8_t payload[8192];
+	struct drnic_wire_sge sge = { payload, len };
+	struct drnic_wire_pkt p;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pt_pool);
+	uint32_t i;
+
+	if (m == NULL)
+		return NULL;
+	for (i = 0; i < len; i++)
+		payload[i] = (uint8_t)(seed + i * 7);
+	drnic_wire_pkt_init(&p);
+	memcpy(p.eth.dst, (uint8_t[6]){ 2, 0, 0, 0, 0, 2 }, 6);
+	memcpy(p.eth.src, (uint8_t[6]){ 2, 0, 0, 0, 0, 1 }, 6);
+	p.ip.src[0] = 10, p.ip.src[3] = 1;
+	p.ip.dst[0] = 10, p.ip.dst[3] = 2;
+	p.udp.sport = 0xC001;
+	p.bth.opcode = 0x04;    /* RC SEND_ONLY */
+	p.bth.dqpn = dqpn;
+	p.bth.psn = seed;
+	p.sg = &sge;
+	p.sg_cnt = 1;
+	if (drnic_wire_build(m, &p) < 0) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* Poll @p q of @p link until @p want frames came or 1 s passed. */
+static unsigned int
+pt_rx(struct drnic_link *link, uint16_t q, struct rte_mbuf **out, unsigned int want)
+{
+	uint64_t end = rte_get_timer_cycles() + rte_get_timer_hz();
+	unsigned int got = 0;
+
+	while (got < want && rte_get_timer_cycles() < end)
+		got += link_rx_burst(link, q, out + got, (uint16_t)RTE_MIN(want - got, 32u));
+	return got;
+}
+
+static int
+test_ethdev_ring(void)
+{
+	struct rte_mbuf *tx[PT_FRAMES], *rx[PT_FRAMES], *copy[PT_FRAMES], *tcp;
+	struct drnic_link *la, *lb;
+	struct drnic_link_stats sa, sb;
+	uint16_t pa, pb, sent;
+	char args[64];
+	unsigned int i, got;
+
+	TEST_ASSERT_SUCCESS(pt_init(), "mbuf pool");
+	if (pt_ring_pair("r", &pa, &pb) < 0)
+		TEST_SKIP("net_ring PMD not loadable (librte_net_ring.so.23)");
+	snprintf(args, sizeof(args), "port=%u,mtu=9000", pa);
+	la = pt_link("pt.a", args, 1, 1);
+	TEST_ASSERT(la != NULL, "link a: %s", rte_strerror(rte_errno));
+	snprintf(args, sizeof(args), "port=%u,mtu=9000", pb);
+	lb = pt_link("pt.b", args, 1, 2);
+	TEST_ASSERT(lb != NULL, "link b: %s", rte_strerror(rte_errno));
+	/* The same port twice is refused. */
+	TEST_ASSERT(pt_link("pt.c", args, 1, 3) == NULL && rte_errno == EBUSY, "port reuse");
+	TEST_ASSERT(link_is_up(la) && link_is_up(lb), "links up");
+
+	for (i = 0; i < PT_FRAMES; i++) {
+		/* 0, 1, 2, 3 ... bytes, then up to a full 4 KiB path MTU. */
+		uint32_t len = i < 8 ? i : (i * 131) % 4097;
+
+		if (i == PT_FRAMES - 1)
+			len = 4096;
+		tx[i] = pt_frame(0x11, len, (uint8_t)i);
+		TEST_ASSERT(tx[i] != NULL, "frame %u", i);
+		copy[i] = rte_pktmbuf_copy(tx[i], pt_pool, 0, UINT32_MAX);
+		TEST_ASSERT(copy[i] != NULL, "copy %u", i);
+	}
+	/* Kernel traffic on a shared interface: never reaches the engines. */
+	tcp = rte_pktmbuf_alloc(pt_pool);
+	TEST_ASSERT(tcp != NULL, "tcp frame");
+	TEST_ASSERT(rte_pktmbuf_append(tcp, 60) != NULL, "append");
+	memset(rte_pktmbuf_mtod(tcp, uint8_t *), 0, 60);
+	rte_pktmbuf_mtod(tcp, uint8_t *)[12] = 0x08;
+	rte_pktmbuf_mtod(tcp, uint8_t *)[14] = 0x45;
+	rte_pktmbuf_mtod(tcp, uint8_t *)[23] = 6;
+	sent = link_tx_burst(la, 0, &tcp, 1);
+	TEST_ASSERT_EQUAL(sent, 1, "tcp sent");
+
+	sent = 0;
+	while (sent < PT_FRAMES)
+		sent = (uint16_t)(sent + link_tx_burst(la, 0, tx + sent, (uint16_t)(PT_FRAMES - sent)));
+	got = pt_rx(lb, 0, rx, PT_FRAMES);
+	TEST_ASSERT_EQUAL(got, PT_FRAMES, "frames received");
+	for (i = 0; i < PT_FRAMES; i++) {
+		struct drnic_wire_pkt p;
+
+		TEST_ASSERT_EQUAL(rx[i]->pkt_len, copy[i]->pkt_len, "frame %u length", i);
+		TEST_ASSERT(memcmp(rte_pktmbuf_mtod(rx[i], void *), rte_pktmbuf_mtod(copy[i], void *),
+				   rx[i]->data_len) == 0, "frame %u bytes differ", i);
+		TEST_ASSERT_EQUAL(drnic_wire_parse(rx[i], &p), DRNIC_WIRE_OK, "frame %u parses", i);
+		TEST_ASSERT_EQUAL(p.bth.psn, i, "frame %u order", i);
+	}
+	rte_pktmbuf_free_bulk(rx, PT_FRAMES);
+	rte_pktmbuf_free_bulk(copy, PT_FRAMES);
+	TEST_ASSERT_SUCCESS(drnic_link_stats_get(la, &sa), "stats a");
+	TEST_ASSERT_SUCCESS(drnic_link_stats_get(lb, &sb), "stats b");
+	TEST_ASSERT_EQUAL(sa.tx_packets, PT_FRAMES + 1, "a tx");
+	TEST_ASSERT_EQUAL(sb.rx_packets, PT_FRAMES, "b rx (the TCP frame is not delivered)");
+	TEST_ASSERT_EQUAL(sb.rx_bytes + 60, sa.tx_bytes, "bytes");
+	link_destroy(la);
+	link_destroy(lb);
+	return TEST_SUCCESS;
+}
+
+static int
+test_ethdev_steer(void)
+{
+	struct rte_mbuf *m, *rx[PT_FRAMES];
+	struct drnic_link *la, *lb;
+	unsigned int i, q, got, total = 0;
+	uint16_t pa, pb;
+	char args[64];
+
+	TEST_ASSERT_SUCCESS(pt_init(), "mbuf pool");
+	if (pt_ring_pair("s", &pa, &pb) < 0)
+		TEST_SKIP("net_ring PMD not loadable");
+	snprintf(args, sizeof(args), "port=%u", pa);
+	la = pt_link("ps.a", args, 1, 1);
+	snprintf(args, sizeof(args), "port=%u", pb);
+	lb = pt_link("ps.b", args, 3, 2);
+	TEST_ASSERT(la != NULL && lb != NULL, "links: %s", rte_strerror(rte_errno));
+	for (i = 0; i < 30; i++) {
+		m = pt_frame(100 + i, 16, (uint8_t)i);
+		TEST_ASSERT(m != NULL && link_tx_burst(la, 0, &m, 1) == 1, "send %u", i);
+	}
+	/* Queue 0's poller reads the port and hands the others their frames. */
+	got = pt_rx(lb, 0, rx, 10);
+	for (q = 0; q < 3; q++) {
+		if (q > 0)
+			got = pt_rx(lb, (uint16_t)q, rx, 10);
+		TEST_ASSERT_EQUAL(got, 10, "queue %u", q);
+		for (i = 0; i < got; i++) {
+			struct drnic_wire_pkt p;
+
+			TEST_ASSERT_EQUAL(drnic_wire_parse(rx[i], &p), DRNIC_WIRE_OK, "parse");
+			TEST_ASSERT_EQUAL(p.bth.dqpn % 3, q, "frame on queue %u", q);
+		}
+		rte_pktmbuf_free_bulk(rx, got);
+		total += got;
+	}
+	TEST_ASSERT_EQUAL(total, 30, "all frames");
+	link_destroy(la);
+	link_destroy(lb);
+	return TEST_SUCCESS;
+}
+
+/* Resolve @p gid on @p from, polling both links, for up to 1 s. */
+static int
+pt_resolve(struct drnic_link *from, struct drnic_link *to, const uint8_t gid[16], uint8_t mac[6])
+{
+	uint64_t end = rte_get_timer_cycles() + rte_get_timer_hz();
+	struct rte_mbuf *rx[32];
+	int rc;
+
+	while ((rc = from->ops->resolve(from, gid, mac)) == -EAGAIN &&
+	       rte_get_timer_cycles() < end) {
+		uint16_t n = link_rx_burst(from, 0, rx, 32);
+
+		rte_pktmbuf_free_bulk(rx, n);
+		n = link_rx_burst(to, 0, rx, 32);
+		rte_pktmbuf_free_bulk(rx, n);
+	}
+	return rc;
+}
+
+static int
+test_ethdev_arp(void)
+{
+	struct drnic_link *la, *lb;
+	uint8_t gid[16], mac[6], bmac[6];
+	struct rte_ether_addr pmac;
+	uint16_t pa, pb;
+	char args[128];
+	struct in_addr in;
+
+	TEST_ASSERT_SUCCESS(pt_init(), "mbuf pool");
+	if (pt_ring_pair("n", &pa, &pb) < 0)
+		TEST_SKIP("net_ring PMD not loadable");
+	snprintf(args, sizeof(args), "port=%u,ipv4=192.0.2.1,ipv6=2001:db8::1", pa);
+	la = pt_link("pn.a", args, 1, 1);
+	snprintf(args, sizeof(args), "port=%u,ipv4=192.0.2.2,ipv6=2001:db8::2", pb);
+	lb = pt_link("pn.b", args, 1, 2);
+	TEST_ASSERT(la != NULL && lb != NULL, "links: %s", rte_strerror(rte_errno));
+	/* port_mac=1 (default): the link's MAC is the port's; a net_ring port
+	 * has none (all zero), so the link keeps the configured one. */
+	TEST_ASSERT_SUCCESS(rte_eth_macaddr_get(pb, &pmac), "port MAC");
+	TEST_ASSERT_SUCCESS(drnic_link_mac(lb, bmac), "link MAC");
+	TEST_ASSERT(rte_is_zero_ether_addr(&pmac) || memcmp(bmac, pmac.addr_bytes, 6) == 0,
+		    "link MAC = port MAC");
+	TEST_ASSERT(memcmp(bmac, ((uint8_t[6]){ 2, 0, 0, 0, 0, 2 }), 6) == 0, "configured MAC");
+
+	inet_pton(AF_INET, "192.0.2.2", &in);
+	drnic_neigh_gid_from_ipv4(in.s_addr, gid);
+	TEST_ASSERT_EQUAL(la->ops->resolve(la, gid, mac), -EAGAIN, "first ask queues a request");
+	TEST_ASSERT_SUCCESS(pt_resolve(la, lb, gid, mac), "IPv4 resolved");
+	TEST_ASSERT(memcmp(mac, bmac, 6) == 0, "IPv4: b's MAC");
+	inet_pton(AF_INET6, "2001:db8::2", gid);
+	TEST_ASSERT_SUCCESS(pt_resolve(la, lb, gid, mac), "IPv6 resolved");
+	TEST_ASSERT(memcmp(mac, bmac, 6) == 0, "IPv6: b's MAC");
+	/* b learned a from a's request: no request needed the other way. */
+	inet_pton(AF_INET, "192.0.2.1", &in);
+	drnic_neigh_gid_from_ipv4(in.s_addr, gid);
+	TEST_ASSERT_SUCCESS(lb->ops->resolve(lb, gid, mac), "learned from the request");
+	/* Nobody answers for .9: EHOSTUNREACH after the retries (3 x 1 s). */
+	inet_pton(AF_INET, "192.0.2.9", &in);
+	drnic_neigh_gid_from_ipv4(in.s_addr, gid);
+	{
+		uint64_t end = rte_get_timer_cycles() + 5 * rte_get_timer_hz();
+		int rc;
+
+		while ((rc = pt_resolve(la, lb, gid, mac)) == -EAGAIN && rte_get_timer_cycles() < end)
+			;
+		TEST_ASSERT_EQUAL(rc, -EHOSTUNREACH, "unanswered");
+	}
+	link_destroy(la);
+	link_destroy(lb);
+	return TEST_SUCCESS;
+}
+
+static int
+test_ethdev_probe(void)
+{
+	struct rte_mbuf *m, *rx[1];
+	struct drnic_link *l;
+	uint16_t pid;
+
+	TEST_ASSERT_SUCCESS(pt_init(), "mbuf pool");
+	/* Unknown arguments before dev=, and neither dev= nor port=. */
+	TEST_ASSERT(pt_link("pp.x", "iface=x", 1, 1) == NULL && rte_errno == EINVAL, "arg order");
+	TEST_ASSERT(pt_link("pp.x", "mtu=1500", 1, 1) == NULL && rte_errno == EINVAL, "no port");
+	TEST_ASSERT(pt_link("pp.x", "dev=net_nosuchpmd0", 1, 1) == NULL, "unknown device");
+
+	l = pt_link("pp.a", "dev=net_ring_pt0", 1, 1);
+	TEST_ASSERT(l != NULL, "probe net_ring_pt0: %s", rte_strerror(rte_errno));
+	TEST_ASSERT_SUCCESS(rte_eth_dev_get_port_by_name("net_ring_pt0", &pid), "port exists");
+	/* A net_ring vdev without arguments sends to its own receive ring. */
+	m = pt_frame(7, 100, 3);
+	TEST_ASSERT(m != NULL && link_tx_burst(l, 0, &m, 1) == 1, "send");
+	TEST_ASSERT_EQUAL(pt_rx(l, 0, rx, 1), 1, "looped back");
+	rte_pktmbuf_free(rx[0]);
+	link_destroy(l);
+	TEST_ASSERT(rte_eth_dev_get_port_by_name("net_ring_pt0", &pid) != 0, "removed on close");
+	/* And again: the name is free. */
+	l = pt_link("pp.b", "dev=net_ring_pt0", 1, 1);
+	TEST_ASSERT(l != NULL, "probe again: %s", rte_strerror(rte_errno));
+	link_destroy(l);
+	return TEST_SUCCESS;
+}
+
+DRNIC_TEST_REGISTER(ethdev_ring_autotest, DRNIC_TEST_FAST, test_ethdev_ring);
+DRNIC_TEST_REGISTER(ethdev_steer_autotest, DRNIC_TEST_FAST, test_ethdev_steer);
+DRNIC_TEST_REGISTER(ethdev_arp_autotest, DRNIC_TEST_FAST, test_ethdev_arp);
+DRNIC_TEST_REGISTER(ethdev_probe_autotest, DRNIC_TEST_FAST, test_ethdev_probe);

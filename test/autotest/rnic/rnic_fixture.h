@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef RNIC_FIXTURE_H
+#define RNIC_FIXTURE_H
+
+/*
+ * Two drnic devices joined by a loopback wire, one RC QP each, connected;
+ * a registered buffer and a CQ on each side. Shared by the rnic autotests.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "drnic_engine.h"
+#include "drnic_verbs.h"
+
+#define RNIC_BUF_SIZE (2u << 20)   /* 2 MiB per side: 1 MiB payload + room */
+
+struct rnic_side {
+	struct drnic_device *dev;
+	struct drnic_pd *pd;
+	struct drnic_cq *cq;
+	struct drnic_qp *qp;
+	uint8_t *buf;
+	struct drnic_mr *mr;
+};
+
+struct rnic_pair {
+	struct rnic_side a;   /* requester side in most tests */
+	struct rnic_side b;   /* responder side */
+	enum drnic_progress_mode mode;
+};
+
+struct rnic_pair_opts {
+	enum drnic_progress_mode mode;
+	uint32_t cq_depth;          /* default 4096 */
+	uint32_t max_wr;            /* default 256 */
+	uint32_t max_sge;           /* default 8 */
+	uint32_t max_inline;        /* default 256 */
+	unsigned int qp_access;     /* default: remote write, read, atomic */
+	unsigned int mr_access;     /* default: local write + all remote */
+	int sq_sig_all;
+	uint8_t max_rd_atomic;      /* default 16; 0 means 0 only with zero_rd_atomic */
+	bool zero_rd_atomic;
+	unsigned int engines;       /* default 1 (inline mode only for more) */
+};
+
+int rnic_pair_open(struct rnic_pair *p, const struct rnic_pair_opts *o);
+void rnic_pair_close(struct rnic_pair *p);
+/* Connect QP x to y's QP number (RESET->INIT->RTR->RTS). */
+int rnic_qp_connect(struct rnic_side *x, struct rnic_side *y, const struct rnic_pair_opts *o);
+/* Poll @p n completions from @p cq within 5 s (drives inline engines). */
+int rnic_poll(struct rnic_side *s, struct drnic_wc *wc, int n);
+/* Poll: expect no completion for @p ms milliseconds. */
+int rnic_poll_none(struct rnic_side *s, unsigned int ms);
+void rnic_fill(uint8_t *p, size_t len, uint32_t seed);
+
+#endif

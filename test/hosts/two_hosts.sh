@@ -1,0 +1,142 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Two drnic "hosts" on one machine (suite 'hosts'):
+#  1. two network namespaces joined by a veth pair; in each a drnic-pingpong
+#     process with a net_af_packet port on its veth end (blocksz=65536,
+#     framesz=8192), inline progress, its own EAL file prefix and CPU. The TCP
+#     exchange goes through the kernel stack over the same veth: the veth ends
+#     carry kernel addresses (10.231.0.1/.2), drnic answers for its own RoCE
+#     addresses (10.231.0.11/.12) on the same segment. The kernel of one
+#     namespace resolves drnic's address of the other by ARP (drnic answers).
+#     Then: a ping-pong with every byte checked, and a WRITE bandwidth run
+#     with every byte checked by the server.
+#  2. the same two runs over memif between two processes (bsize=8192).
+#
+# Usage: two_hosts.sh PATH/TO/drnic-pingpong
+# Exit: 0 pass, 1 fail, 77 skip (not root, no namespaces, no veth).
+set -u
+
+PP=${1:?usage: $0 path/to/drnic-pingpong}
+TAG=$$
+NSA=drnA$TAG NSB=drnB$TAG
+VA=dva$TAG VB=dvb$TAG
+TMP=$(mktemp -d /tmp/drnic-hosts.XXXXXX)
+PIDS=()
+FAIL=0
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; FAIL=1; }
+
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	ip netns del "$NSA" 2>/dev/null
+	ip netns del "$NSB" 2>/dev/null
+	ip link del "$VA" 2>/dev/null
+	rm -f /dev/hugepages/drnhA"$TAG"* /dev/hugepages/drnhB"$TAG"* \
+	      /dev/hugepages/drnhC"$TAG"* /dev/hugepages/drnhD"$TAG"* 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+[ -x "$PP" ] || skip "no drnic-pingpong at $PP"
+[ "$(id -u)" = 0 ] || skip "needs root for network namespaces (uid $(id -u))"
+command -v ip >/dev/null || skip "no iproute2 'ip' command"
+ip netns add "$NSA" 2>"$TMP/err" || skip "cannot create a network namespace: $(cat "$TMP/err")"
+ip netns add "$NSB" || skip "cannot create a second network namespace"
+ip link add "$VA" type veth peer name "$VB" 2>"$TMP/err" || skip "cannot create a veth pair: $(cat "$TMP/err")"
+ip link set "$VA" netns "$NSA" && ip link set "$VB" netns "$NSB" || skip "cannot move veth ends"
+for x in "$NSA $VA 10.231.0.1" "$NSB $VB 10.231.0.2"; do
+	set -- $x
+	ip -n "$1" link set lo up
+	ip -n "$1" link set "$2" mtu 9000 up
+	ip -n "$1" addr add "$3/24" dev "$2"
+done
+MACB=$(ip -n "$NSB" -o link show "$VB" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+
+# run NAME NS CPU PREFIX ARGS... : start drnic-pingpong in the background.
+run() {
+	local name=$1 ns=$2 cpu=$3 prefix=$4
+	shift 4
+	local cmd=(timeout 50 "$PP" --lcores "$cpu" --file-prefix "$prefix" --timeout 40
+		   --set progress=inline --set engines=1 --set link=ethdev --set mtu=9000 "$@")
+	if [ -n "$ns" ]; then cmd=(ip netns exec "$ns" "${cmd[@]}"); fi
+	"${cmd[@]}" >"$TMP/$name.log" 2>&1 &
+	PIDS+=($!)
+	LAST=$!
+}
+
+# wait_listen NS PORT: until a TCP listener is up (or 10 s).
+wait_listen() {
+	local i
+	for i in $(seq 100); do
+		if ip netns exec "$1" ss -ltn 2>/dev/null | grep -q ":$2 " ||
+		   { [ -z "$1" ] && ss -ltn | grep -q ":$2 "; }; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# pair CASE SERVER_NS CLIENT_NS HOST SERVER_LINK CLIENT_LINK MODE_ARGS...
+pair() {
+	local case=$1 sns=$2 cns=$3 host=$4 slink=$5 clink=$6 port=$7
+	shift 7
+	local rs rc
+	run "$case.server" "$sns" 1 "drnhB$TAG" --set mac=02:00:00:31:00:12 \
+		--set ipv4=10.231.0.12 --set "link_args=$slink" -p "$port" "$@"
+	local spid=$LAST
+	wait_listen "$sns" "$port" || fail "$case: server not listening"
+	if [ "$case" = afp.pingpong ]; then
+		# The kernel of namespace A resolves drnic B's address by ARP.
+		ip netns exec "$NSA" bash -c "echo x > /dev/udp/10.231.0.12/9" 2>/dev/null
+		sleep 0.5
+		local n
+		n=$(ip -n "$NSA" neigh show 10.231.0.12)
+		echo "kernel neighbour entry in $NSA: $n"
+		case "$n" in
+		*"lladdr $MACB"*) echo "ok: the kernel resolved drnic's 10.231.0.12 to $MACB" ;;
+		*) fail "$case: the kernel did not resolve drnic's address by ARP ($n)" ;;
+		esac
+	fi
+	run "$case.client" "$cns" 0 "drnhA$TAG" --set mac=02:00:00:31:00:11 \
+		--set ipv4=10.231.0.11 --set "link_args=$clink" -p "$port" "$@" "$host"
+	local cpid=$LAST
+	wait "$cpid"; rc=$?
+	wait "$spid"; rs=$?
+	echo "--- $case: server exit $rs, client exit $rc"
+	sed 's/^/  server| /' "$TMP/$case.server.log" | grep -v "^  server| EAL\|TELEMETRY"
+	sed 's/^/  client| /' "$TMP/$case.client.log" | grep -v "^  client| EAL\|TELEMETRY"
+	[ "$rs" = 0 ] && [ "$rc" = 0 ] || fail "$case: exit status server $rs client $rc"
+}
+
+AFP="blocksz=65536,framesz=8192,qpairs=1"
+SLINK="dev=net_af_packet0,iface=$VB,$AFP,ipv4=10.231.0.12"
+CLINK="dev=net_af_packet0,iface=$VA,$AFP,ipv4=10.231.0.11"
+N=500
+pair afp.pingpong "$NSB" "$NSA" 10.231.0.2 "$SLINK" "$CLINK" 18515 -s 4096 -n $N -m 4096 -c
+grep -q "data check: $N messages of 4096 bytes verified" "$TMP/afp.pingpong.server.log" &&
+grep -q "data check: $N messages of 4096 bytes verified" "$TMP/afp.pingpong.client.log" ||
+	fail "afp.pingpong: data not verified on both sides"
+pair afp.write "$NSB" "$NSA" 10.231.0.2 "$SLINK" "$CLINK" 18516 -w -s 65536 -n $N -m 4096
+grep -q "write check: $N writes of 65536 bytes" "$TMP/afp.write.server.log" ||
+	fail "afp.write: server did not verify the data"
+
+# memif: two processes in one namespace (A), TCP on its loopback.
+ip -n "$NSA" link set lo up
+MS="$TMP/memif.sock"
+SLINK="dev=net_memif0,role=server,socket=$MS,bsize=8192,ipv4=10.231.0.12"
+CLINK="dev=net_memif0,role=client,socket=$MS,bsize=8192,ipv4=10.231.0.11"
+pair memif.pingpong "$NSA" "$NSA" 127.0.0.1 "$SLINK" "$CLINK" 18517 -s 4096 -n $N -m 4096 -c
+grep -q "data check: $N messages of 4096 bytes verified" "$TMP/memif.pingpong.client.log" ||
+	fail "memif.pingpong: data not verified"
+pair memif.write "$NSA" "$NSA" 127.0.0.1 "$SLINK" "$CLINK" 18518 -w -s 65536 -n $N -m 4096
+grep -q "write check: $N writes of 65536 bytes" "$TMP/memif.write.server.log" ||
+	fail "memif.write: server did not verify the data"
+
+[ $FAIL = 0 ] && echo "PASS" || echo "FAILED"
+exit $FAIL

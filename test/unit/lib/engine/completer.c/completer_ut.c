@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests for lib/engine/completer.c, driven step by step: ACKs retire
+ * WQEs in order (unsignaled silently), READ responses and atomic ACKs, every
+ * NAK, RNR, PSN-sequence go-back, retransmit timeout, flush.
+ */
+#include "lib/engine/completer.c"
+
+#include "test/unit/lib/engine/ut_engine_stubs.h"
+#include "ut_common.h"
+
+static uint32_t ut_rewound = UINT32_MAX;
+
+int
+engine_push_cqe(struct engine_qp *eq, struct drnic_cq *cq, const struct drnic_wc *wc,
+		bool solicited)
+{
+	RTE_SET_USED(eq);
+	RTE_SET_USED(cq);
+	if (ut_nwc < UT_MAX_WC) {
+		ut_wc_sol[ut_nwc] = solicited;
+		ut_wc[ut_nwc++] = *wc;
+	}
+	return 0;
+}
+
+void
+engine_qp_error(struct engine_qp *eq)
+{
+	ut_errors++;
+	atomic_store(&eq->qp->state, DRNIC_QPS_ERR);
+}
+
+void
+engine_qp_activate(struct engine_qp *eq)
+{
+	RTE_SET_USED(eq);
+	ut_activated++;
+}
+
+void
+req_rewind(struct engine_qp *eq, uint32_t idx)
+{
+	ut_rewound = idx;
+	eq->npsn = engine_sq_wqe(eq, idx)->first_psn;
+	eq->req_idx = idx;
+	eq->req_off = 0;
+}
+
+int
+drnic_wire_copy_out(const struct rte_mbuf *m, uint32_t off, uint32_t len, void *dst)
+{
+	memcpy(dst, (const uint8_t *)m + off, len);
+	return 0;
+}
+
+/* The requester sent @p w: PSNs assigned, state SENT. */
+static void
+ut_sent(struct engine_qp *eq, struct verbs_send_wqe *w)
+{
+	uint32_t n = engine_wqe_is_rd_atomic(w) && w->opcode != DRNIC_WR_RDMA_READ ? 1 :
+		     engine_npkts(w->length, eq->mtu);
+
+	w->first_psn = eq->npsn;
+	w->last_psn = drnic_psn_add(eq->npsn, n - 1);
+	w->state = WQE_SENT;
+	eq->npsn = drnic_psn_add(eq->npsn, n);
+	eq->req_idx++;
+	if (engine_wqe_is_rd_atomic(w))
+		eq->rd_outstanding++;
+	engine_retry_arm(eq);
+}
+
+static struct drnic_wire_pkt
+ut_ack(uint32_t psn, enum drnic_aeth_type type, uint8_t value)
+{
+	struct drnic_wire_pkt p;
+
+	memset(&p, 0, sizeof(p));
+	p.bth.opcode = DRNIC_WIRE_OP_RC_ACKNOWLEDGE;
+	p.bth.psn = psn;
+	p.aeth.syndrome = drnic_aeth_syndrome(type, value);
+	return p;
+}
+
+static uint8_t lbuf[8192], rsp[4096];
+
+static void
+test_ack_in_order(void)
+{
+	struct engine_qp *eq = ut_qp_reset(10);
+	struct drnic_sge sge = { (uintptr_t)lbuf, 2000, 1 };
+	struct drnic_wire_pkt p;
+	struct verbs_send_wqe *w0, *w1, *w2;
+
+	w0 = ut_post_send(100, DRNIC_WR_SEND, &sge, 1, DRNIC_SEND_SIGNALED);  /* PSN 10-11 */
+	w1 = ut_post_send(101, DRNIC_WR_RDMA_WRITE, &sge, 1, 0);              /* 12-13, unsignaled */
+	w2 = ut_post_send(102, DRNIC_WR_SEND_WITH_IMM, &sge, 1, DRNIC_SEND_SIGNALED); /* 14-15 */
+	ut_sent(eq, w0);
+	ut_sent(eq, w1);
+	ut_sent(eq, w2);
+	/* ACK of a middle PSN retires nothing. */
+	p = ut_ack(10, DRNIC_AETH_ACK, 31);
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL(ut_nwc, 0);
+	p = ut_ack(11, DRNIC_AETH_ACK, 31);
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 100);
+	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_SUCCESS);
+	CU_ASSERT_EQUAL(ut_wc[0].opcode, DRNIC_WC_SEND);
+	CU_ASSERT_EQUAL(ut_wc[0].byte_len, 2000);
+	CU_ASSERT_EQUAL(ut_wc[0].qp_num, 17);
+	CU_ASSERT_EQUAL(atomic_load(&ut_qp.sq.cons), 1);
+	CU_ASSERT_NOT_EQUAL(eq->retry_deadline_ns, 0);
+	/* One cumulative ACK: the unsignaled WRITE retires silently. */
+	p = ut_ack(15, DRNIC_AETH_ACK, 31);
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL(ut_nwc, 2);
+	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 102);
+	CU_ASSERT_EQUAL(atomic_load(&ut_qp.sq.cons), 3);
+	CU_ASSERT_EQUAL(eq->cstate, COMP_IDLE);
+	CU_ASSERT_EQUAL(eq->retry_deadline_ns, 0);   /* nothing outstanding */
+	/* An old ACK now: nothing outstanding, a ghost. */
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL(ut_eng.stats.drops[DRNIC_ENGINE_DROP_GHOST_RESP], 1);
+	CU_ASSERT_EQUAL(ut_nwc, 2);
+}
+
+static void
+test_read_and_atomic(void)
+{
+	struct engine_qp *eq = ut_qp_reset(0xFFFFFF);
+	struct drnic_sge w8 = { (uintptr_t)lbuf, 8, 1 };
+	struct drnic_sge rs[2] = { { (uintptr_t)lbuf + 100, 1500, 1 },
+				   { (uintptr_t)lbuf + 4000, 1000, 1 } };
+	struct drnic_wire_pkt p;
+	struct verbs_send_wqe *wa, *rd, *wb, *fa;
+	unsigned int i;
+
+	ut_qp.sq_sig_all = 1;
+	for (i = 0; i < sizeof(rsp); i++)
+		rsp[i] = (uint8_t)(i ^ 0x5A);
+	memset(lbuf, 0, sizeof(lbuf));
+	wa = ut_post_send(1, DRNIC_WR_RDMA_WRITE, &w8, 1, 0);         /* PSN FFFFFF */
+	rd = ut_post_send(2, DRNIC_WR_RDMA_READ, rs, 2, 0);           /* 0..2 */
+	wb = ut_post_send(3, DRNIC_WR_RDMA_WRITE, &w8, 1, 0);         /* 3 */
+	fa = ut_post_send(4, DRNIC_WR_ATOMIC_FETCH_AND_ADD, &w8, 1, 0); /* 4 */
+	ut_sent(eq, wa);
+	ut_sent(eq, rd);
+	ut_sent(eq, wb);
+	ut_sent(eq, fa);
+	CU_ASSERT_EQUAL(rd->first_psn, 0);
+	CU_ASSERT_EQUAL(rd->last_psn, 2);
+	/* The responder ACKs the second WRITE: only the first retires, the
+	 * READ has no data yet. */
+	p = ut_ack(3, DRNIC_AETH_ACK, 31);
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 1);
+	/* A MIDDLE response before the FIRST: dropped. */
+	memset(&p, 0, sizeof(p));
+	p.bth.opcode = DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
+	p.bth.psn = 1;
+	p.payload_len = 1024;
+	comp_rx(eq, (struct rte_mbuf *)(uintptr_t)rsp, &p);
+	CU_ASSERT_EQUAL(ut_eng.stats.drops[DRNIC_ENGINE_DROP_BAD_RESP], 1);
+	/* FIRST (1024), MIDDLE (1024), LAST (452): scattered over 2 SGEs. */
+	p.bth.opcode = DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST;
+	p.bth.psn = 0;
+	comp_rx(eq, (struct rte_mbuf *)(uintptr_t)rsp, &p);
+	p.bth.opcode = DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
+	p.bth.psn = 1;
+	comp_rx(eq, (struct rte_mbuf *)(uintptr_t)(rsp + 1024), &p);
+	/* A LAST of the wrong length: dropped. */
+	p.bth.opcode = DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_LAST;
+	p.bth.psn = 2;
+	p.payload_len = 453;
+	comp_rx(eq, (struct rte_mbuf *)(uintptr_t)(rsp + 2048), &p);
+	CU_ASSERT_EQUAL(ut_eng.stats.drops[DRNIC_ENGINE_DROP_BAD_RESP], 2);
+	CU_ASSERT_EQUAL(ut_nwc, 1);
+	p.payload_len = 452;
+	comp_rx(eq, (struct rte_mbuf *)(uintptr_t)(rsp + 2048), &p);
+	CU_ASSERT_EQUAL(memcmp(lbuf + 100, rsp, 1500), 0);
+	CU_ASSERT_EQUAL(memcmp(lbuf + 4000, rsp + 1500, 1000), 0);
+	CU_ASSERT_EQUAL(lbuf[99], 0);
+	CU_ASSERT_EQUAL(lbuf[5000], 0);
+	/* The READ and the WRITE acknowledged before it complete, in order. */
+	CU_ASSERT_EQUAL(ut_nwc, 3);
+	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 2);
+	CU_ASSERT_EQUAL(ut_wc[1].opcode, DRNIC_WC_RDMA_READ);
+	CU_ASSERT_EQUAL(ut_wc[1].byte_len, 2500);
+	CU_ASSERT_EQUAL(ut_wc[2].wr_id, 3);
+	CU_ASSERT_EQUAL(eq->rd_outstanding, 1);
+	/* Atomic ACK: the original value lands in the local buffer. */
+	memset(&p, 0, sizeof(p));
+	p.bth.opcode = DRNIC_WIRE_OP_RC_ATOMIC_ACKNOWLEDGE;
+	p.bth.psn = 4;
+	p.aeth.syndrome = drnic_aeth_syndrome(DRNIC_AETH_ACK, 31);
+	p.atomic_orig = 0x1122334455667788ull;
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL(ut_nwc, 4);
+	CU_ASSERT_EQUAL(ut_wc[3].wr_id, 4);
+	CU_ASSERT_EQUAL(ut_wc[3].opcode, DRNIC_WC_FETCH_ADD);
+	CU_ASSERT_EQUAL(ut_wc[3].byte_len, 8);
+	{
+		uint64_t v;
+
+		memcpy(&v, lbuf, 8);
+		CU_ASSERT_EQUAL(v, 0x1122334455667788ull);
+	}
+	CU_ASSERT_EQUAL(eq->rd_outstanding, 0);
+	CU_ASSERT_EQUAL(atomic_load(&ut_qp.sq.cons), 4);
+}
+
+static void
+test_naks(void)
+{
+	static const struct {
+		uint8_t code;
+		enum drnic_wc_status status;
+	} naks[] = {
+		{ DRNIC_NAK_INVALID_REQ, DRNIC_WC_REM_INV_REQ_ERR },
+		{ DRNIC_NAK_REMOTE_ACCESS, DRNIC_WC_REM_ACCESS_ERR },
+		{ DRNIC_NAK_REMOTE_OP, DRNIC_WC_REM_OP_ERR },
+		{ DRNIC_NAK_INVALID_RD_REQ, DRNIC_WC_REM_INV_RD_REQ_ERR },
+	};
+	struct drnic_sge sge = { (uintptr_t)lbuf, 100, 1 };
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(naks); i++) {
+		struct engine_qp *eq = ut_qp_reset(50);
+		struct drnic_wire_pkt p;
+		struct verbs_send_wqe *w[3];
+		int k;
+
+		for (k = 0; k < 3; k++) {
+			w[k] = ut_post_send(10 + (uint64_t)k, DRNIC_WR_RDMA_WRITE, &sge, 1,
+					    DRNIC_SEND_SIGNALED);
+			ut_sent(eq, w[k]);
+		}
+		/* NAK of the second: the first is implicitly acknowledged. */
+		p = ut_ack(51, DRNIC_AETH_NAK, naks[i].code);
+		comp_rx(eq, NULL, &p);
+		CU_ASSERT_EQUAL(ut_nwc, 2);
+		CU_ASSERT_EQUAL(ut_wc[0].wr_id, 10);
+		CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_SUCCESS);
+		CU_ASSERT_EQUAL(ut_wc[1].wr_id, 11);
+		CU_ASSERT_EQUAL(ut_wc[1].status, naks[i].status);
+		CU_ASSERT_EQUAL(ut_wc[1].qp_num, 17);
+		CU_ASSERT_EQUAL(ut_errors, 1);
+		CU_ASSERT_EQUAL(eq->rstate, REQ_STOPPED);
+		/* The flush completes the third with WR_FLUSH_ERR. */
+		CU_ASSERT_EQUAL(comp_flush(eq), 1);
+		CU_ASSERT_EQUAL(ut_wc[2].wr_id, 12);
+		CU_ASSERT_EQUAL(ut_wc[2].status, DRNIC_WC_WR_FLUSH_ERR);
+		CU_ASSERT_EQUAL(atomic_load(&ut_qp.sq.cons), 3);
+	}
+}
+
+static void
+test_rnr_seq_timeout(void)
+{
+	struct engine_qp *eq = ut_qp_reset(7);
+	struct drnic_sge sge = { (uintptr_t)lbuf, 100, 1 };
+	struct drnic_wire_pkt p;
+	struct verbs_send_wqe *w0, *w1;
+
+	w0 = ut_post_send(1, DRNIC_WR_SEND, &sge, 1, DRNIC_SEND_SIGNALED);
+	w1 = ut_post_send(2, DRNIC_WR_SEND, &sge, 1, DRNIC_SEND_SIGNALED);
+	ut_sent(eq, w0);
+	ut_sent(eq, w1);
+	/* RNR NAK for the second (timer code 14 = 1.28 ms): the first is
+	 * done, the requester goes back to the second after the wait. */
+	ut_now = 1000000;
+	p = ut_ack(8, DRNIC_AETH_RNR_NAK, 14);
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 1);
+	CU_ASSERT_EQUAL(ut_rewound, 1);
+	CU_ASSERT_EQUAL(eq->rstate, REQ_WAIT_RNR);
+	CU_ASSERT_EQUAL(eq->rnr_deadline_ns, 1000000 + 1280000);
+	CU_ASSERT_EQUAL(eq->rnr_retry_left, 0);
+	/* Resent; RNR again with no retries left: RNR_RETRY_EXC_ERR. */
+	ut_sent(eq, w1);
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL(ut_nwc, 2);
+	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 2);
+	CU_ASSERT_EQUAL(ut_wc[1].status, DRNIC_WC_RNR_RETRY_EXC_ERR);
+
+	/* PSN sequence NAK: go back to the PSN the responder expects. */
+	eq = ut_qp_reset(20);
+	w0 = ut_post_send(1, DRNIC_WR_SEND, &sge, 1, DRNIC_SEND_SIGNALED);
+	w1 = ut_post_send(2, DRNIC_WR_SEND, &sge, 1, DRNIC_SEND_SIGNALED);
+	ut_sent(eq, w0);
+	ut_sent(eq, w1);
+	ut_rewound = UINT32_MAX;
+	p = ut_ack(21, DRNIC_AETH_NAK, DRNIC_NAK_PSN_SEQ_ERR);
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(ut_rewound, 1);
+	CU_ASSERT_EQUAL(eq->npsn, 21);
+	CU_ASSERT_EQUAL(eq->rstate, REQ_IDLE);
+
+	/* Timeout: retry_cnt (2) resends of the oldest, then RETRY_EXC_ERR. */
+	eq = ut_qp_reset(30);
+	ut_now = 0;
+	w0 = ut_post_send(9, DRNIC_WR_RDMA_WRITE, &sge, 1, DRNIC_SEND_SIGNALED);
+	ut_sent(eq, w0);
+	CU_ASSERT_EQUAL(eq->retry_deadline_ns, 4096ull << 10);
+	ut_rewound = UINT32_MAX;
+	comp_timeout(eq);
+	CU_ASSERT_EQUAL(ut_rewound, 0);
+	CU_ASSERT_EQUAL(eq->retry_left, 1);
+	ut_sent(eq, w0);
+	comp_timeout(eq);
+	CU_ASSERT_EQUAL(eq->retry_left, 0);
+	ut_sent(eq, w0);
+	CU_ASSERT_EQUAL(ut_nwc, 0);
+	comp_timeout(eq);
+	CU_ASSERT_EQUAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 9);
+	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_RETRY_EXC_ERR);
+	CU_ASSERT_EQUAL(ut_errors, 1);
+	CU_ASSERT_EQUAL(eq->retry_deadline_ns, 0);
+	/* An ACK in time resets the budget. */
+	eq = ut_qp_reset(40);
+	w0 = ut_post_send(1, DRNIC_WR_SEND, &sge, 1, 0);
+	w1 = ut_post_send(2, DRNIC_WR_SEND, &sge, 1, 0);
+	ut_sent(eq, w0);
+	ut_sent(eq, w1);
+	eq->retry_left = 0;
+	p = ut_ack(40, DRNIC_AETH_ACK, 31);
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL(eq->retry_left, 2);
+	CU_ASSERT_STRING_EQUAL(comp_state_names[COMP_WAIT], "WAIT");
+}
+
+int
+main(void)
+{
+	CU_pSuite s;
+
+	CU_initialize_registry();
+	s = CU_add_suite("completer", NULL, NULL);
+	CU_ADD_TEST(s, test_ack_in_order);
+	CU_ADD_TEST(s, test_read_and_atomic);
+	CU_ADD_TEST(s, test_naks);
+	CU_ADD_TEST(s, test_rnr_seq_timeout);
+	return ut_run_all();
+}

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests for lib/engine/requester.c, driven step by step: segmentation
+ * into path-MTU packets, opcodes, PSNs, gathers, READ/atomic requests,
+ * fences and limits, local failures, budget, rewind, PSN wrap.
+ */
+#include "lib/engine/requester.c"
+
+#include "test/unit/lib/engine/ut_engine_stubs.h"
+#include "ut_common.h"
+
+static int ut_retired;
+
+int
+comp_retire(struct engine_qp *eq)
+{
+	RTE_SET_USED(eq);
+	ut_retired++;
+	return 0;
+}
+
+static uint8_t src[8192];
+
+static void
+ut_fill(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)(i * 7 + 3);
+}
+
+static void
+test_send_segments(void)
+{
+	struct engine_qp *eq = ut_qp_reset(100);
+	struct drnic_sge sge[3] = { { (uintptr_t)src, 1000, 1 }, { (uintptr_t)src + 1000, 1000, 1 },
+				    { (uintptr_t)src + 2000, 500, 1 } };
+	struct verbs_send_wqe *w;
+
+	ut_fill();
+	w = ut_post_send(1, DRNIC_WR_SEND, sge, 3, DRNIC_SEND_SOLICITED);
+	CU_ASSERT_EQUAL(req_step(eq, 32), 3);
+	CU_ASSERT_EQUAL(ut_ntx, 3);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.opcode, DRNIC_WIRE_OP_RC_SEND_FIRST);
+	CU_ASSERT_EQUAL(ut_tx[1].pkt.bth.opcode, DRNIC_WIRE_OP_RC_SEND_MIDDLE);
+	CU_ASSERT_EQUAL(ut_tx[2].pkt.bth.opcode, DRNIC_WIRE_OP_RC_SEND_LAST);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.psn, 100);
+	CU_ASSERT_EQUAL(ut_tx[1].pkt.bth.psn, 101);
+	CU_ASSERT_EQUAL(ut_tx[2].pkt.bth.psn, 102);
+	CU_ASSERT_EQUAL(ut_tx[0].len, 1024);
+	CU_ASSERT_EQUAL(ut_tx[1].len, 1024);
+	CU_ASSERT_EQUAL(ut_tx[2].len, 452);
+	CU_ASSERT_EQUAL(memcmp(ut_tx[0].data, src, 1024), 0);
+	CU_ASSERT_EQUAL(memcmp(ut_tx[1].data, src + 1024, 1024), 0);
+	CU_ASSERT_EQUAL(memcmp(ut_tx[2].data, src + 2048, 452), 0);
+	/* AckReq and SE on the last packet only. */
+	CU_ASSERT_FALSE(ut_tx[0].pkt.bth.ackreq);
+	CU_ASSERT_FALSE(ut_tx[1].pkt.bth.ackreq);
+	CU_ASSERT_TRUE(ut_tx[2].pkt.bth.ackreq);
+	CU_ASSERT_FALSE(ut_tx[0].pkt.bth.se);
+	CU_ASSERT_TRUE(ut_tx[2].pkt.bth.se);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.dqpn, 33);
+	CU_ASSERT_EQUAL(w->first_psn, 100);
+	CU_ASSERT_EQUAL(w->last_psn, 102);
+	CU_ASSERT_EQUAL(w->state, WQE_SENT);
+	CU_ASSERT_EQUAL(eq->npsn, 103);
+	CU_ASSERT_EQUAL(eq->req_idx, 1);
+	CU_ASSERT_EQUAL(eq->rstate, REQ_IDLE);
+	CU_ASSERT_NOT_EQUAL(eq->retry_deadline_ns, 0);   /* the timer runs */
+	CU_ASSERT_EQUAL(req_step(eq, 32), 0);            /* nothing more */
+}
+
+static void
+test_write_variants(void)
+{
+	struct engine_qp *eq = ut_qp_reset(5);
+	struct drnic_sge sge = { (uintptr_t)src, 1024, 1 }, zero = { (uintptr_t)src, 0, 1 };
+	struct verbs_send_wqe *w;
+
+	w = ut_post_send(2, DRNIC_WR_RDMA_WRITE_WITH_IMM, &sge, 1, 0);
+	w->remote_addr = 0xABC000;
+	w->rkey = 0x777;
+	w->imm_data = 0x11223344;
+	w = ut_post_send(3, DRNIC_WR_RDMA_WRITE, &zero, 1, 0);
+	w->remote_addr = 0xDEF000;
+	w->rkey = 0x778;
+	sge.length = 2049;
+	w = ut_post_send(4, DRNIC_WR_RDMA_WRITE_WITH_IMM, &sge, 1, 0);
+	w->remote_addr = 0x100000;
+	w->rkey = 0x779;
+	w->imm_data = 0x55;
+	CU_ASSERT_EQUAL(req_step(eq, 32), 5);
+	/* Exactly one MTU: ONLY with immediate, RETH carrying the length. */
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.reth.va, 0xABC000);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.reth.rkey, 0x777);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.reth.dmalen, 1024);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.imm, 0x11223344);
+	/* Zero bytes: one ONLY packet, no payload. */
+	CU_ASSERT_EQUAL(ut_tx[1].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY);
+	CU_ASSERT_EQUAL(ut_tx[1].len, 0);
+	CU_ASSERT_EQUAL(ut_tx[1].pkt.reth.dmalen, 0);
+	CU_ASSERT_EQUAL(ut_tx[1].pkt.bth.psn, 6);
+	/* Three packets: RETH on the first only, immediate on the last only. */
+	CU_ASSERT_EQUAL(ut_tx[2].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_WRITE_FIRST);
+	CU_ASSERT_EQUAL(ut_tx[2].pkt.reth.dmalen, 2049);
+	CU_ASSERT_EQUAL(ut_tx[3].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_WRITE_MIDDLE);
+	CU_ASSERT_EQUAL(ut_tx[3].pkt.reth.dmalen, 0);
+	CU_ASSERT_EQUAL(ut_tx[4].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST_WITH_IMMEDIATE);
+	CU_ASSERT_EQUAL(ut_tx[4].pkt.imm, 0x55);
+	CU_ASSERT_EQUAL(ut_tx[2].pkt.imm, 0);
+	CU_ASSERT_EQUAL(ut_tx[4].len, 1);
+	CU_ASSERT_EQUAL(eq->npsn, 10);
+}
+
+static void
+test_read_atomic(void)
+{
+	struct engine_qp *eq = ut_qp_reset(0xFFFFFE);
+	struct drnic_sge sge = { (uintptr_t)src, 3000, 1 }, a8 = { (uintptr_t)src, 8, 1 };
+	struct verbs_send_wqe *r, *c, *f;
+
+	r = ut_post_send(5, DRNIC_WR_RDMA_READ, &sge, 1, 0);
+	r->remote_addr = 0x4000;
+	r->rkey = 0x99;
+	c = ut_post_send(6, DRNIC_WR_ATOMIC_CMP_AND_SWP, &a8, 1, 0);
+	c->remote_addr = 0x8000;
+	c->rkey = 0x98;
+	c->compare_add = 10;
+	c->swap = 20;
+	f = ut_post_send(7, DRNIC_WR_ATOMIC_FETCH_AND_ADD, &a8, 1, 0);
+	f->compare_add = 5;
+	CU_ASSERT_EQUAL(req_step(eq, 32), 3);
+	/* One request for a 3-packet READ; it takes 3 PSNs (wrapping). */
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.psn, 0xFFFFFE);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.reth.dmalen, 3000);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.reth.va, 0x4000);
+	CU_ASSERT_EQUAL(ut_tx[0].len, 0);
+	CU_ASSERT_EQUAL(r->first_psn, 0xFFFFFE);
+	CU_ASSERT_EQUAL(r->last_psn, 0);
+	CU_ASSERT_EQUAL(ut_tx[1].pkt.bth.opcode, DRNIC_WIRE_OP_RC_COMPARE_SWAP);
+	CU_ASSERT_EQUAL(ut_tx[1].pkt.bth.psn, 1);
+	CU_ASSERT_EQUAL(ut_tx[1].pkt.atomic.cmp, 10);
+	CU_ASSERT_EQUAL(ut_tx[1].pkt.atomic.swap_add, 20);
+	CU_ASSERT_EQUAL(ut_tx[1].pkt.atomic.va, 0x8000);
+	CU_ASSERT_EQUAL(ut_tx[2].pkt.bth.opcode, DRNIC_WIRE_OP_RC_FETCH_ADD);
+	CU_ASSERT_EQUAL(ut_tx[2].pkt.atomic.swap_add, 5);
+	CU_ASSERT_EQUAL(ut_tx[2].pkt.bth.psn, 2);
+	CU_ASSERT_EQUAL(eq->rd_outstanding, 3);
+	CU_ASSERT_EQUAL(eq->npsn, 3);
+}
+
+static void
+test_fence_and_limits(void)
+{
+	struct engine_qp *eq = ut_qp_reset(0);
+	struct drnic_sge sge = { (uintptr_t)src, 64, 1 };
+
+	ut_qp.attr.max_rd_atomic = 1;
+	ut_post_send(1, DRNIC_WR_RDMA_READ, &sge, 1, 0);
+	ut_post_send(2, DRNIC_WR_RDMA_READ, &sge, 1, 0);
+	CU_ASSERT_EQUAL(req_step(eq, 32), 1);
+	CU_ASSERT_EQUAL(eq->rstate, REQ_WAIT_RD_ATOMIC);
+	CU_ASSERT_EQUAL(req_step(eq, 32), 0);
+	/* The completer finishes the first READ: the second goes. */
+	eq->rd_outstanding = 0;
+	eq->rstate = REQ_IDLE;
+	CU_ASSERT_EQUAL(req_step(eq, 32), 1);
+	/* A fenced SEND waits for the outstanding READ. */
+	ut_post_send(3, DRNIC_WR_SEND, &sge, 1, DRNIC_SEND_FENCE);
+	CU_ASSERT_EQUAL(req_step(eq, 32), 0);
+	CU_ASSERT_EQUAL(eq->rstate, REQ_WAIT_FENCE);
+	eq->rd_outstanding = 0;
+	eq->rstate = REQ_IDLE;
+	CU_ASSERT_EQUAL(req_step(eq, 32), 1);
+	CU_ASSERT_EQUAL(ut_tx[2].pkt.bth.opcode, DRNIC_WIRE_OP_RC_SEND_ONLY);
+	/* SQD: nothing new starts. */
+	atomic_store(&ut_qp.state, DRNIC_QPS_SQD);
+	ut_post_send(4, DRNIC_WR_SEND, &sge, 1, 0);
+	CU_ASSERT_EQUAL(req_step(eq, 32), 0);
+	CU_ASSERT_EQUAL(eq->rstate, REQ_DRAINED);
+}
+
+static void
+test_local_failures(void)
+{
+	struct engine_qp *eq = ut_qp_reset(0);
+	struct drnic_sge sge = { (uintptr_t)src, 64, 1 };
+	struct verbs_send_wqe *w;
+
+	/* READ with max_rd_atomic 0: LOC_QP_OP_ERR, nothing sent. */
+	ut_qp.attr.max_rd_atomic = 0;
+	w = ut_post_send(1, DRNIC_WR_RDMA_READ, &sge, 1, 0);
+	ut_retired = 0;
+	req_step(eq, 32);
+	CU_ASSERT_EQUAL(ut_ntx, 0);
+	CU_ASSERT_EQUAL(w->state, WQE_FAILED);
+	CU_ASSERT_EQUAL(w->status, DRNIC_WC_LOC_QP_OP_ERR);
+	CU_ASSERT_EQUAL(eq->rstate, REQ_STOPPED);
+	CU_ASSERT_EQUAL(ut_retired, 1);
+	/* Stopped: later WQEs wait for the flush. */
+	ut_post_send(2, DRNIC_WR_SEND, &sge, 1, 0);
+	CU_ASSERT_EQUAL(req_step(eq, 32), 0);
+
+	/* Bad lkey: LOC_PROT_ERR, nothing sent. */
+	eq = ut_qp_reset(0);
+	ut_key_rc = -ENOENT;
+	w = ut_post_send(3, DRNIC_WR_SEND, &sge, 1, 0);
+	req_step(eq, 32);
+	CU_ASSERT_EQUAL(ut_ntx, 0);
+	CU_ASSERT_EQUAL(w->state, WQE_FAILED);
+	CU_ASSERT_EQUAL(w->status, DRNIC_WC_LOC_PROT_ERR);
+	/* Inline data needs no key. */
+	eq = ut_qp_reset(0);
+	ut_key_rc = -ENOENT;
+	w = ut_post_send(4, DRNIC_WR_SEND, NULL, 0, DRNIC_SEND_INLINE);
+	w->inl = 1;
+	w->length = 40;
+	memcpy(w->sge, "inline payload, forty bytes long........", 40);
+	CU_ASSERT_EQUAL(req_step(eq, 32), 1);
+	CU_ASSERT_EQUAL(ut_tx[0].len, 40);
+	CU_ASSERT_EQUAL(memcmp(ut_tx[0].data, "inline payload", 14), 0);
+}
+
+static void
+test_budget_nomem_rewind(void)
+{
+	struct engine_qp *eq = ut_qp_reset(1000);
+	struct drnic_sge sge = { (uintptr_t)src, 8192, 1 }, s2 = { (uintptr_t)src, 10, 1 };
+	struct verbs_send_wqe *w;
+
+	ut_fill();
+	w = ut_post_send(1, DRNIC_WR_SEND, &sge, 1, 0);   /* 8 packets */
+	ut_post_send(2, DRNIC_WR_SEND, &s2, 1, 0);
+	CU_ASSERT_EQUAL(req_step(eq, 3), 3);
+	CU_ASSERT_EQUAL(eq->req_off, 3072);
+	CU_ASSERT_EQUAL(w->state, WQE_SENDING);
+	/* No mbuf: nothing advances. */
+	ut_tx_fail = 1;
+	CU_ASSERT_EQUAL(req_step(eq, 3), 0);
+	CU_ASSERT_EQUAL(eq->npsn, 1003);
+	ut_tx_fail = 0;
+	CU_ASSERT_EQUAL(req_step(eq, 32), 6);
+	CU_ASSERT_EQUAL(ut_ntx, 9);
+	CU_ASSERT_EQUAL(memcmp(ut_tx[7].data, src + 7 * 1024, 1024), 0);
+	CU_ASSERT_EQUAL(ut_tx[8].pkt.bth.psn, 1008);
+	/* Go back to the first WQE: the same PSNs and bytes again. */
+	req_rewind(eq, 0);
+	CU_ASSERT_EQUAL(eq->npsn, 1000);
+	CU_ASSERT_EQUAL(w->state, WQE_POSTED);
+	ut_ntx = 0;
+	CU_ASSERT_EQUAL(req_step(eq, 32), 9);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.psn, 1000);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.opcode, DRNIC_WIRE_OP_RC_SEND_FIRST);
+	CU_ASSERT_EQUAL(memcmp(ut_tx[5].data, src + 5 * 1024, 1024), 0);
+	CU_ASSERT_EQUAL(ut_tx[8].pkt.bth.psn, 1008);
+	CU_ASSERT_EQUAL(ut_tx[8].pkt.bth.opcode, DRNIC_WIRE_OP_RC_SEND_ONLY);
+	/* RNR wait: nothing until the clock passes the deadline. */
+	req_rewind(eq, 1);
+	eq->rstate = REQ_WAIT_RNR;
+	eq->rnr_deadline_ns = ut_now + 1000;
+	ut_ntx = 0;
+	CU_ASSERT_EQUAL(req_step(eq, 32), 0);
+	ut_now += 1000;
+	CU_ASSERT_EQUAL(req_step(eq, 32), 1);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.psn, 1008);
+	CU_ASSERT_STRING_EQUAL(req_state_names[REQ_WAIT_RNR], "WAIT_RNR");
+}
+
+int
+main(void)
+{
+	CU_pSuite s;
+
+	CU_initialize_registry();
+	s = CU_add_suite("requester", NULL, NULL);
+	CU_ADD_TEST(s, test_send_segments);
+	CU_ADD_TEST(s, test_write_variants);
+	CU_ADD_TEST(s, test_read_atomic);
+	CU_ADD_TEST(s, test_fence_and_limits);
+	CU_ADD_TEST(s, test_local_failures);
+	CU_ADD_TEST(s, test_budget_nomem_rewind);
+	return ut_run_all();
+}

@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests for lib/engine/responder.c, driven packet by packet: PSN checks
+ * (duplicates, gaps), opcode sequence, lengths, receive WQEs and RNR, keys
+ * and access (a failed check copies nothing), WRITE, READ responses,
+ * atomics executed once, ACK/NAK contents, flush.
+ */
+#include "lib/engine/responder.c"
+
+#include "test/unit/lib/engine/ut_engine_stubs.h"
+#include "ut_common.h"
+
+static unsigned int ut_copies;
+
+int
+engine_push_cqe(struct engine_qp *eq, struct drnic_cq *cq, const struct drnic_wc *wc,
+		bool solicited)
+{
+	RTE_SET_USED(eq);
+	RTE_SET_USED(cq);
+	if (ut_nwc < UT_MAX_WC) {
+		ut_wc_sol[ut_nwc] = solicited;
+		ut_wc[ut_nwc++] = *wc;
+	}
+	return 0;
+}
+
+void
+engine_qp_activate(struct engine_qp *eq)
+{
+	RTE_SET_USED(eq);
+	ut_activated++;
+}
+
+bool
+verbs_qp_set_error(struct drnic_qp *qp)
+{
+	ut_errors++;
+	return atomic_exchange(&qp->state, DRNIC_QPS_ERR) != DRNIC_QPS_ERR;
+}
+
+void
+verbs_qp_event(struct drnic_qp *qp, enum drnic_event_type type)
+{
+	RTE_SET_USED(qp);
+	ut_events++;
+	ut_last_event = type;
+}
+
+uint16_t
+engine_port_room(const struct engine_port *p)
+{
+	RTE_SET_USED(p);
+	return 32;
+}
+
+int
+drnic_wire_copy_out(const struct rte_mbuf *m, uint32_t off, uint32_t len, void *dst)
+{
+	ut_copies++;
+	memcpy(dst, (const uint8_t *)m + off, len);
+	return 0;
+}
+
+static uint8_t payload[4096], mem[16384];
+
+static struct drnic_wire_pkt
+ut_req(uint8_t opcode, uint32_t psn, uint32_t len)
+{
+	struct drnic_wire_pkt p;
+
+	memset(&p, 0, sizeof(p));
+	p.bth.opcode = opcode;
+	p.bth.psn = psn;
+	p.payload_off = 0;
+	p.payload_len = len;
+	p.bth.ackreq = (drnic_wire_opcode_info(opcode)->pos & DRNIC_WIRE_POS_LAST) != 0;
+	return p;
+}
+
+static void
+rx(struct engine_qp *eq, const struct drnic_wire_pkt *p, const uint8_t *data)
+{
+	resp_rx(eq, (struct rte_mbuf *)(uintptr_t)data, p);
+}
+
+static struct engine_qp *
+ut_setup_qp(uint32_t epsn)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i * 13 + 1);
+	memset(mem, 0, sizeof(mem));
+	ut_copies = 0;
+	return ut_qp_reset(epsn);
+}
+
+/* The ACK/NAK resp_step() sends now: its syndrome and PSN. */
+static void
+ut_expect_ack(struct engine_qp *eq, uint8_t syn, uint32_t psn)
+{
+	unsigned int n = ut_ntx;
+
+	CU_ASSERT_TRUE(eq->ack_pending);
+	CU_ASSERT_EQUAL(resp_step(eq, 32), 1);
+	CU_ASSERT_EQUAL_FATAL(ut_ntx, n + 1);
+	CU_ASSERT_EQUAL(ut_tx[n].pkt.bth.opcode, DRNIC_WIRE_OP_RC_ACKNOWLEDGE);
+	CU_ASSERT_EQUAL(ut_tx[n].pkt.aeth.syndrome, syn);
+	CU_ASSERT_EQUAL(ut_tx[n].pkt.bth.psn, psn);
+	CU_ASSERT_FALSE(eq->ack_pending);
+}
+
+#define ACK drnic_aeth_syndrome(DRNIC_AETH_ACK, DRNIC_AETH_CREDIT_INVALID)
+
+static void
+test_send(void)
+{
+	struct engine_qp *eq = ut_setup_qp(100);
+	struct drnic_sge rs[2] = { { (uintptr_t)mem, 1500, 1 }, { (uintptr_t)mem + 8192, 2000, 1 } };
+	struct drnic_wire_pkt p;
+
+	ut_post_recv(1001, rs, 2);
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_FIRST, 100, 1024);
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(eq->sstate, RESP_IN_SEND);
+	CU_ASSERT_FALSE(eq->ack_pending);
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_MIDDLE, 101, 1024);
+	rx(eq, &p, payload + 1024);
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_LAST, 102, 952);
+	p.bth.se = true;
+	rx(eq, &p, payload + 2048);
+	CU_ASSERT_EQUAL(eq->sstate, RESP_IDLE);
+	CU_ASSERT_EQUAL(eq->epsn, 103);
+	CU_ASSERT_EQUAL(eq->msn, 1);
+	CU_ASSERT_EQUAL(memcmp(mem, payload, 1500), 0);
+	CU_ASSERT_EQUAL(memcmp(mem + 8192, payload + 1500, 1500), 0);
+	CU_ASSERT_EQUAL(mem[8192 + 1500], 0);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 1001);
+	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_SUCCESS);
+	CU_ASSERT_EQUAL(ut_wc[0].opcode, DRNIC_WC_RECV);
+	CU_ASSERT_EQUAL(ut_wc[0].byte_len, 3000);
+	CU_ASSERT_EQUAL(ut_wc[0].qp_num, 17);
+	CU_ASSERT_EQUAL(ut_wc[0].src_qp, 33);
+	CU_ASSERT_EQUAL(ut_wc[0].wc_flags, 0);
+	CU_ASSERT_TRUE(ut_wc_sol[0]);
+	CU_ASSERT_EQUAL(atomic_load(&ut_qp.rq.cons), 1);
+	ut_expect_ack(eq, ACK, 102);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.aeth.msn, 1);
+
+	/* SEND with immediate, zero bytes. */
+	ut_post_recv(1002, rs, 1);
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_ONLY_WITH_IMMEDIATE, 103, 0);
+	p.imm = 0xA1B2C3D4;
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 2);
+	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 1002);
+	CU_ASSERT_EQUAL(ut_wc[1].byte_len, 0);
+	CU_ASSERT_EQUAL(ut_wc[1].wc_flags, DRNIC_WC_WITH_IMM);
+	CU_ASSERT_EQUAL(ut_wc[1].imm_data, 0xA1B2C3D4);
+	CU_ASSERT_FALSE(ut_wc_sol[1]);
+}
+
+static void
+test_psn_and_sequence(void)
+{
+	struct engine_qp *eq = ut_setup_qp(0xFFFFFF);
+	struct drnic_sge rs = { (uintptr_t)mem, 4096, 1 };
+	struct drnic_wire_pkt p;
+
+	ut_post_recv(1, &rs, 1);
+	ut_post_recv(2, &rs, 1);
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_ONLY, 0xFFFFFF, 10);
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(eq->epsn, 0);          /* wrapped */
+	ut_expect_ack(eq, ACK, 0xFFFFFF);
+	/* Duplicate: acknowledged again, no second receive consumed. */
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(ut_eng.stats.drops[DRNIC_ENGINE_DROP_PSN_DUP], 1);
+	ut_expect_ack(eq, ACK, 0xFFFFFF);
+	/* A gap: one PSN-sequence NAK carrying the expected PSN. */
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_ONLY, 2, 10);
+	rx(eq, &p, payload);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_PSN_SEQ_ERR), 0);
+	p.bth.psn = 3;
+	rx(eq, &p, payload);
+	CU_ASSERT_FALSE(eq->ack_pending);      /* only one NAK per gap */
+	CU_ASSERT_EQUAL(ut_eng.stats.drops[DRNIC_ENGINE_DROP_PSN_OOS], 2);
+	CU_ASSERT_EQUAL(ut_nwc, 1);
+	/* Opcode sequence: a MIDDLE with no message open is an invalid
+	 * request; the QP goes to ERR with QP_REQ_ERR. */
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_MIDDLE, 0, 1024);
+	rx(eq, &p, payload);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_INVALID_REQ), 0);
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_ERR);
+	CU_ASSERT_EQUAL(ut_last_event, DRNIC_EVENT_QP_REQ_ERR);
+	CU_ASSERT_EQUAL(ut_copies, 1);
+	/* In ERR everything is dropped. */
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_ONLY, 0, 10);
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(ut_eng.stats.drops[DRNIC_ENGINE_DROP_QP_STATE], 1);
+
+	/* A FIRST shorter than the path MTU is invalid. */
+	eq = ut_setup_qp(5);
+	ut_post_recv(1, &rs, 1);
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_FIRST, 5, 1000);
+	rx(eq, &p, payload);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_INVALID_REQ), 5);
+	CU_ASSERT_EQUAL(ut_copies, 0);
+}
+
+static void
+test_recv_errors(void)
+{
+	struct engine_qp *eq = ut_setup_qp(0);
+	struct drnic_sge rs = { (uintptr_t)mem, 100, 1 };
+	struct drnic_wire_pkt p;
+
+	/* No receive WQE: RNR NAK with min_rnr_timer; nothing consumed. */
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_ONLY, 0, 10);
+	rx(eq, &p, payload);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_RNR_NAK, 3), 0);
+	CU_ASSERT_EQUAL(eq->epsn, 0);
+	CU_ASSERT_EQUAL(ut_nwc, 0);
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_RTS);
+	/* Too long for the buffer: LOC_LEN_ERR here, NAK invalid request
+	 * there, nothing written. */
+	ut_post_recv(7, &rs, 1);
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_ONLY, 0, 200);
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 7);
+	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_LOC_LEN_ERR);
+	CU_ASSERT_EQUAL(ut_wc[0].qp_num, 17);
+	CU_ASSERT_EQUAL(ut_copies, 0);
+	CU_ASSERT_EQUAL(mem[0], 0);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_INVALID_REQ), 0);
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_ERR);
+	CU_ASSERT_EQUAL(ut_last_event, DRNIC_EVENT_QP_REQ_ERR);
+
+	/* A bad receive lkey: LOC_PROT_ERR, NAK remote operational error. */
+	eq = ut_setup_qp(0);
+	ut_post_recv(8, &rs, 1);
+	ut_key_rc = -ENOENT;
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_ONLY, 0, 50);
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_LOC_PROT_ERR);
+	CU_ASSERT_EQUAL(ut_copies, 0);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_REMOTE_OP), 0);
+	CU_ASSERT_EQUAL(ut_last_event, DRNIC_EVENT_QP_ACCESS_ERR);
+
+	/* Flush: every posted receive completes with WR_FLUSH_ERR. */
+	eq = ut_setup_qp(0);
+	ut_post_recv(21, &rs, 1);
+	ut_post_recv(22, &rs, 1);
+	CU_ASSERT_EQUAL(resp_flush(eq), 2);
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 21);
+	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_WR_FLUSH_ERR);
+	CU_ASSERT_EQUAL(ut_wc[0].opcode, DRNIC_WC_RECV);
+	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 22);
+	CU_ASSERT_EQUAL(atomic_load(&ut_qp.rq.cons), 2);
+}
+
+static void
+test_write(void)
+{
+	struct engine_qp *eq = ut_setup_qp(10);
+	struct drnic_wire_pkt p;
+
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_FIRST, 10, 1024);
+	p.reth.va = (uintptr_t)mem + 16;
+	p.reth.rkey = 0x100;
+	p.reth.dmalen = 2100;
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(eq->sstate, RESP_IN_WRITE);
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_MIDDLE, 11, 1024);
+	rx(eq, &p, payload + 1024);
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST, 12, 52);
+	rx(eq, &p, payload + 2048);
+	CU_ASSERT_EQUAL(memcmp(mem + 16, payload, 2100), 0);
+	CU_ASSERT_EQUAL(mem[15], 0);
+	CU_ASSERT_EQUAL(mem[16 + 2100], 0);
+	CU_ASSERT_EQUAL(ut_nwc, 0);               /* no receive consumed */
+	ut_expect_ack(eq, ACK, 12);
+
+	/* WRITE with immediate consumes a receive WQE. */
+	{
+		struct drnic_sge rs = { (uintptr_t)mem, 0, 1 };
+
+		ut_post_recv(55, &rs, 0);
+	}
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 13, 8);
+	p.reth.va = (uintptr_t)mem + 4000;
+	p.reth.dmalen = 8;
+	p.imm = 0x01020304;
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 55);
+	CU_ASSERT_EQUAL(ut_wc[0].opcode, DRNIC_WC_RECV_RDMA_WITH_IMM);
+	CU_ASSERT_EQUAL(ut_wc[0].byte_len, 8);
+	CU_ASSERT_EQUAL(ut_wc[0].imm_data, 0x01020304);
+	CU_ASSERT_EQUAL(memcmp(mem + 4000, payload, 8), 0);
+	/* Without a receive WQE: RNR, and nothing written. */
+	p.bth.psn = 14;
+	p.reth.va = (uintptr_t)mem + 6000;
+	ut_copies = 0;
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(ut_copies, 0);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_RNR_NAK, 3), 14);
+
+	/* A LAST that does not end the DMA length: invalid request. */
+	eq = ut_setup_qp(0);
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_FIRST, 0, 1024);
+	p.reth.va = (uintptr_t)mem;
+	p.reth.dmalen = 3000;
+	rx(eq, &p, payload);
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST, 1, 100);
+	rx(eq, &p, payload);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_INVALID_REQ), 1);
+
+	/* A bad rkey: NAK remote access, QP_ACCESS_ERR, no byte written. */
+	eq = ut_setup_qp(0);
+	ut_key_rc = -ENOENT;
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY, 0, 64);
+	p.reth.va = (uintptr_t)mem;
+	p.reth.dmalen = 64;
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(ut_copies, 0);
+	CU_ASSERT_EQUAL(mem[0], 0);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_REMOTE_ACCESS), 0);
+	CU_ASSERT_EQUAL(ut_last_event, DRNIC_EVENT_QP_ACCESS_ERR);
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_ERR);
+	/* The QP does not enable remote writes: an invalid request. */
+	eq = ut_setup_qp(0);
+	ut_qp.attr.qp_access_flags = DRNIC_ACCESS_REMOTE_READ;
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(ut_copies, 0);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_INVALID_REQ), 0);
+	CU_ASSERT_EQUAL(ut_last_event, DRNIC_EVENT_QP_REQ_ERR);
+	/* Nor remote reads. */
+	eq = ut_setup_qp(0);
+	ut_qp.attr.qp_access_flags = DRNIC_ACCESS_REMOTE_WRITE;
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST, 0, 0);
+	p.reth.dmalen = 8;
+	rx(eq, &p, NULL);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_INVALID_REQ), 0);
+	CU_ASSERT_EQUAL(eq->rd_tail, 0);
+}
+
+static void
+test_read(void)
+{
+	struct engine_qp *eq = ut_setup_qp(20);
+	struct drnic_wire_pkt p;
+	unsigned int i;
+
+	memcpy(mem, payload, sizeof(payload));
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST, 20, 0);
+	p.reth.va = (uintptr_t)mem + 1;
+	p.reth.rkey = 5;
+	p.reth.dmalen = 2500;
+	rx(eq, &p, NULL);
+	CU_ASSERT_EQUAL(eq->epsn, 23);            /* 3 response PSNs */
+	CU_ASSERT_EQUAL(eq->rd_tail - eq->rd_head, 1);
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST, 23, 0);
+	p.reth.va = (uintptr_t)mem;
+	p.reth.dmalen = 0;
+	rx(eq, &p, NULL);
+	CU_ASSERT_EQUAL(eq->epsn, 24);
+	/* The responses, within the budget: 2 now, 2 later. */
+	CU_ASSERT_EQUAL(resp_step(eq, 2), 2);
+	CU_ASSERT_EQUAL(resp_step(eq, 32), 2);
+	CU_ASSERT_EQUAL_FATAL(ut_ntx, 4);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST);
+	CU_ASSERT_EQUAL(ut_tx[1].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE);
+	CU_ASSERT_EQUAL(ut_tx[2].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_LAST);
+	CU_ASSERT_EQUAL(ut_tx[3].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_ONLY);
+	for (i = 0; i < 3; i++)
+		CU_ASSERT_EQUAL(ut_tx[i].pkt.bth.psn, 20 + i);
+	CU_ASSERT_EQUAL(ut_tx[3].pkt.bth.psn, 23);
+	CU_ASSERT_EQUAL(ut_tx[0].len, 1024);
+	CU_ASSERT_EQUAL(ut_tx[2].len, 452);
+	CU_ASSERT_EQUAL(ut_tx[3].len, 0);
+	CU_ASSERT_EQUAL(memcmp(ut_tx[0].data, payload + 1, 1024), 0);
+	CU_ASSERT_EQUAL(memcmp(ut_tx[2].data, payload + 1 + 2048, 452), 0);
+	CU_ASSERT_EQUAL(ut_tx[2].pkt.aeth.syndrome, ACK);
+	/* A duplicate READ is answered again. */
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST, 20, 0);
+	p.reth.va = (uintptr_t)mem + 1;
+	p.reth.dmalen = 2500;
+	rx(eq, &p, NULL);
+	CU_ASSERT_EQUAL(resp_step(eq, 32), 3);
+	CU_ASSERT_EQUAL(ut_tx[4].pkt.bth.psn, 20);
+	CU_ASSERT_EQUAL(eq->epsn, 24);
+	/* More READs than max_dest_rd_atomic (4) outstanding: invalid. */
+	for (i = 0; i < 5; i++) {
+		p = ut_req(DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST, 24 + i, 0);
+		p.reth.dmalen = 0;
+		rx(eq, &p, NULL);
+	}
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_ERR);
+	/* A bad rkey. */
+	eq = ut_setup_qp(0);
+	ut_key_rc = -EPERM;
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST, 0, 0);
+	p.reth.dmalen = 10;
+	rx(eq, &p, NULL);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_REMOTE_ACCESS), 0);
+}
+
+static void
+test_atomic(void)
+{
+	struct engine_qp *eq = ut_setup_qp(40);
+	struct drnic_wire_pkt p;
+	uint64_t v = 1000;
+
+	memcpy(mem + 64, &v, 8);
+	p = ut_req(DRNIC_WIRE_OP_RC_FETCH_ADD, 40, 0);
+	p.atomic.va = (uintptr_t)mem + 64;
+	p.atomic.swap_add = 5;
+	rx(eq, &p, NULL);
+	CU_ASSERT_EQUAL(resp_step(eq, 32), 1);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.opcode, DRNIC_WIRE_OP_RC_ATOMIC_ACKNOWLEDGE);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.atomic_orig, 1000);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.psn, 40);
+	memcpy(&v, mem + 64, 8);
+	CU_ASSERT_EQUAL(v, 1005);
+	/* The duplicate is answered from the saved result, not run again. */
+	rx(eq, &p, NULL);
+	CU_ASSERT_EQUAL(resp_step(eq, 32), 1);
+	CU_ASSERT_EQUAL(ut_tx[1].pkt.atomic_orig, 1000);
+	memcpy(&v, mem + 64, 8);
+	CU_ASSERT_EQUAL(v, 1005);
+	/* Compare-and-swap: no match, then a match. */
+	p = ut_req(DRNIC_WIRE_OP_RC_COMPARE_SWAP, 41, 0);
+	p.atomic.va = (uintptr_t)mem + 64;
+	p.atomic.cmp = 1;
+	p.atomic.swap_add = 77;
+	rx(eq, &p, NULL);
+	p.bth.psn = 42;
+	p.atomic.cmp = 1005;
+	rx(eq, &p, NULL);
+	CU_ASSERT_EQUAL(resp_step(eq, 32), 2);
+	CU_ASSERT_EQUAL(ut_tx[2].pkt.atomic_orig, 1005);
+	CU_ASSERT_EQUAL(ut_tx[3].pkt.atomic_orig, 1005);
+	memcpy(&v, mem + 64, 8);
+	CU_ASSERT_EQUAL(v, 77);
+	/* Misaligned: invalid request, memory untouched. */
+	p = ut_req(DRNIC_WIRE_OP_RC_FETCH_ADD, 43, 0);
+	p.atomic.va = (uintptr_t)mem + 65;
+	rx(eq, &p, NULL);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_INVALID_REQ), 43);
+	memcpy(&v, mem + 64, 8);
+	CU_ASSERT_EQUAL(v, 77);
+	/* Atomics not enabled on the QP: invalid request, memory untouched. */
+	eq = ut_setup_qp(0);
+	ut_qp.attr.qp_access_flags = DRNIC_ACCESS_REMOTE_WRITE;
+	v = 5;
+	memcpy(mem + 64, &v, 8);
+	p = ut_req(DRNIC_WIRE_OP_RC_FETCH_ADD, 0, 0);
+	p.atomic.va = (uintptr_t)mem + 64;
+	p.atomic.swap_add = 1;
+	rx(eq, &p, NULL);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_INVALID_REQ), 0);
+	memcpy(&v, mem + 64, 8);
+	CU_ASSERT_EQUAL(v, 5);
+	/* A bad rkey: remote access error, memory untouched. */
+	eq = ut_setup_qp(0);
+	memcpy(mem + 64, &v, 8);
+	ut_key_rc = -ENOENT;
+	rx(eq, &p, NULL);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_REMOTE_ACCESS), 0);
+	memcpy(&v, mem + 64, 8);
+	CU_ASSERT_EQUAL(v, 5);
+	CU_ASSERT_STRING_EQUAL(resp_state_names[RESP_IN_WRITE], "IN_WRITE");
+}
+
+int
+main(void)
+{
+	CU_pSuite s;
+
+	CU_initialize_registry();
+	s = CU_add_suite("responder", NULL, NULL);
+	CU_ADD_TEST(s, test_send);
+	CU_ADD_TEST(s, test_psn_and_sequence);
+	CU_ADD_TEST(s, test_recv_errors);
+	CU_ADD_TEST(s, test_write);
+	CU_ADD_TEST(s, test_read);
+	CU_ADD_TEST(s, test_atomic);
+	return ut_run_all();
+}

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef UT_ENGINE_STUBS_H
+#define UT_ENGINE_STUBS_H
+
+/*
+ * A QP and its engine, without an engine thread, a link or a mempool: frames
+ * "sent" are captured as packet descriptors (with their gathered payload),
+ * completions are captured, the clock is fake, key checks answer what the
+ * test says. Shared by the requester, responder and completer tests.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/engine/engine_priv.h"
+
+int engine_logtype;
+
+#define UT_MAX_TX 64
+#define UT_MAX_WC 64
+
+struct ut_tx {
+	struct drnic_wire_pkt pkt;
+	uint32_t len;
+	uint8_t data[4096];
+};
+
+static struct ut_tx ut_tx[UT_MAX_TX];
+static unsigned int ut_ntx;
+static int ut_tx_fail;               /* engine_qp_tx fails while set */
+static struct drnic_wc ut_wc[UT_MAX_WC];
+static bool ut_wc_sol[UT_MAX_WC];
+static unsigned int ut_nwc;
+static uint64_t ut_now;
+static int ut_key_rc;                /* what verbs_mr_check answers */
+static int ut_activated, ut_errors, ut_events;
+static __rte_unused enum drnic_event_type ut_last_event;
+
+int
+engine_qp_tx(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
+{
+	struct ut_tx *t;
+	uint32_t i;
+
+	RTE_SET_USED(eq);
+	if (ut_tx_fail || ut_ntx == UT_MAX_TX)
+		return -ENOMEM;
+	t = &ut_tx[ut_ntx++];
+	t->pkt = *pkt;
+	t->len = 0;
+	for (i = 0; i < pkt->sg_cnt; i++) {
+		memcpy(t->data + t->len, pkt->sg[i].addr, pkt->sg[i].len);
+		t->len += pkt->sg[i].len;
+	}
+	t->pkt.sg = NULL;
+	return 0;
+}
+
+uint64_t
+engine_now_ns(struct engine *eng)
+{
+	RTE_SET_USED(eng);
+	return ut_now;
+}
+
+void
+engine_retry_arm(struct engine_qp *eq)
+{
+	uint8_t t = eq->qp->attr.timeout;
+
+	eq->retry_deadline_ns = t == 0 ? 0 : ut_now + (4096ull << t);
+}
+
+int
+verbs_mr_check(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t key, uint64_t addr,
+	       uint64_t len, uint32_t access, uint8_t **va_out)
+{
+	RTE_SET_USED(dev);
+	RTE_SET_USED(pd);
+	RTE_SET_USED(key);
+	RTE_SET_USED(len);
+	RTE_SET_USED(access);
+	*va_out = (uint8_t *)(uintptr_t)addr;
+	return ut_key_rc;
+}
+
+const char *
+drnic_wc_status_str(enum drnic_wc_status status)
+{
+	RTE_SET_USED(status);
+	return "status";
+}
+
+/* The tested QP. */
+static struct drnic_device ut_dev;
+static struct drnic_qp ut_qp;
+static struct engine ut_eng;
+static struct engine_qp ut_eq;
+
+static void
+ut_wq_init(struct verbs_wq *wq, uint32_t size, uint32_t hdr, uint32_t sge)
+{
+	free(wq->buf);
+	memset(wq, 0, sizeof(*wq));
+	wq->size = size;
+	wq->mask = size - 1;
+	wq->max_sge = sge;
+	wq->max_inline = 256;
+	wq->stride = RTE_ALIGN_CEIL(hdr + RTE_MAX(sge * 16, 256u), 64);
+	wq->buf = calloc(size, wq->stride);
+}
+
+/* A fresh QP in RTS, path MTU 1024, next PSN @p psn. */
+static struct engine_qp *
+ut_qp_reset(uint32_t psn)
+{
+	struct engine_qp *eq = &ut_eq;
+
+	snprintf(ut_dev.cfg.name, sizeof(ut_dev.cfg.name), "ut");
+	memset(&ut_qp.attr, 0, sizeof(ut_qp.attr));
+	ut_qp.dev = &ut_dev;
+	ut_qp.qp_num = 17;
+	ut_qp.attr.dest_qp_num = 33;
+	ut_qp.attr.max_rd_atomic = 4;
+	ut_qp.attr.max_dest_rd_atomic = 4;
+	ut_qp.attr.timeout = 10;
+	ut_qp.attr.retry_cnt = 2;
+	ut_qp.attr.rnr_retry = 1;
+	ut_qp.attr.min_rnr_timer = 3;
+	ut_qp.attr.qp_access_flags = DRNIC_ACCESS_REMOTE_WRITE | DRNIC_ACCESS_REMOTE_READ |
+				     DRNIC_ACCESS_REMOTE_ATOMIC;
+	ut_qp.sq_sig_all = 0;
+	ut_qp.send_cq = (struct drnic_cq *)&ut_wc;
+	ut_qp.recv_cq = (struct drnic_cq *)&ut_wc_sol;
+	atomic_store(&ut_qp.state, DRNIC_QPS_RTS);
+	ut_wq_init(&ut_qp.sq, 16, sizeof(struct verbs_send_wqe), 4);
+	ut_wq_init(&ut_qp.rq, 16, sizeof(struct verbs_recv_wqe), 4);
+	memset(&ut_eng, 0, sizeof(ut_eng));
+	TAILQ_INIT(&ut_eng.active);
+	TAILQ_INIT(&ut_eng.all);
+	memset(eq, 0, sizeof(*eq));
+	eq->qp = &ut_qp;
+	eq->eng = &ut_eng;
+	eq->mtu = 1024;
+	eq->npsn = psn;
+	eq->epsn = psn;
+	eq->req_init = true;
+	eq->resp_init = true;
+	eq->retry_left = 2;
+	eq->rnr_retry_left = 1;
+	drnic_wire_pkt_init(&eq->tmpl);
+	eq->tmpl.bth.dqpn = 33;
+	ut_qp.eng_priv = eq;
+	ut_ntx = 0;
+	ut_nwc = 0;
+	ut_tx_fail = 0;
+	ut_key_rc = 0;
+	ut_activated = ut_errors = ut_events = 0;
+	return eq;
+}
+
+/* Post a send WQE straight into the ring (as post_send would). */
+static __rte_unused struct verbs_send_wqe *
+ut_post_send(uint64_t wr_id, enum drnic_wr_opcode op, const struct drnic_sge *sge, int n,
+	     uint32_t flags)
+{
+	uint32_t prod = atomic_load(&ut_qp.sq.prod);
+	struct verbs_send_wqe *w = verbs_wq_slot(&ut_qp.sq, prod);
+	int i;
+
+	memset(w, 0, ut_qp.sq.stride);
+	w->wr_id = wr_id;
+	w->opcode = (uint8_t)op;
+	w->send_flags = flags;
+	w->num_sge = (uint16_t)n;
+	for (i = 0; i < n; i++) {
+		w->sge[i] = sge[i];
+		w->length += sge[i].length;
+	}
+	atomic_store(&ut_qp.sq.prod, prod + 1);
+	return w;
+}
+
+static __rte_unused struct verbs_recv_wqe *
+ut_post_recv(uint64_t wr_id, const struct drnic_sge *sge, int n)
+{
+	uint32_t prod = atomic_load(&ut_qp.rq.prod);
+	struct verbs_recv_wqe *w = verbs_wq_slot(&ut_qp.rq, prod);
+	int i;
+
+	memset(w, 0, ut_qp.rq.stride);
+	w->wr_id = wr_id;
+	w->num_sge = (uint32_t)n;
+	for (i = 0; i < n; i++) {
+		w->sge[i] = sge[i];
+		w->length += sge[i].length;
+	}
+	atomic_store(&ut_qp.rq.prod, prod + 1);
+	return w;
+}
+
+#endif

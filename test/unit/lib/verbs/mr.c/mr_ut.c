@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests for lib/verbs/mr.c: PDs, MR registration, keys with a
+ * generation byte (stale keys fail), the engine's key/PD/access/bounds check.
+ */
+#include "lib/verbs/mr.c"
+
+#include "test/unit/lib/verbs/ut_verbs_stubs.h"
+#include "ut_common.h"
+
+static struct drnic_device *dev;
+static uint8_t buf[8192];
+
+static int
+ut_setup(void)
+{
+	dev = ut_dev_new(1, 8);
+	return 0;
+}
+
+static int
+ut_teardown(void)
+{
+	ut_dev_free(dev);
+	return 0;
+}
+
+static void
+test_pd(void)
+{
+	struct drnic_pd *pd[4], *extra;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		pd[i] = drnic_alloc_pd(dev);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(pd[i]);
+	}
+	extra = drnic_alloc_pd(dev);    /* max_pd is 4 */
+	CU_ASSERT_PTR_NULL(extra);
+	CU_ASSERT_EQUAL(rte_errno, ENOMEM);
+	CU_ASSERT_PTR_NULL(drnic_alloc_pd(NULL));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	for (i = 0; i < 4; i++)
+		CU_ASSERT_EQUAL(drnic_dealloc_pd(pd[i]), 0);
+	CU_ASSERT_EQUAL(drnic_dealloc_pd(NULL), -EINVAL);
+	CU_ASSERT_EQUAL(dev->nb_pd, 0);
+}
+
+static void
+test_keys(void)
+{
+	struct drnic_pd *pd = drnic_alloc_pd(dev);
+	struct drnic_mr *mr, *mr2;
+	uint32_t key, key2;
+	uint8_t *va;
+
+	mr = drnic_reg_mr(pd, buf, sizeof(buf), DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_READ);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mr);
+	key = drnic_mr_lkey(mr);
+	CU_ASSERT_EQUAL(key, drnic_mr_rkey(mr));
+	CU_ASSERT_NOT_EQUAL(VERBS_KEY_INDEX(key), 0);
+	CU_ASSERT_EQUAL(drnic_mr_addr(mr), buf);
+	CU_ASSERT_EQUAL(drnic_mr_length(mr), sizeof(buf));
+	/* A PD in use cannot go. */
+	CU_ASSERT_EQUAL(drnic_dealloc_pd(pd), -EBUSY);
+
+	/* The engine check: key, PD, access, bounds. */
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, key, (uintptr_t)buf, sizeof(buf),
+				       DRNIC_ACCESS_REMOTE_READ, &va), 0);
+	CU_ASSERT_EQUAL(va, buf);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, key, (uintptr_t)buf + 100, 0, 0, &va), 0);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, key, (uintptr_t)buf + 1, sizeof(buf), 0, &va),
+			-ERANGE);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, key, (uintptr_t)buf - 1, 2, 0, &va), -ERANGE);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, key, (uintptr_t)buf + sizeof(buf), 1, 0, &va),
+			-ERANGE);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, key, UINT64_MAX - 4, 8, 0, &va), -ERANGE);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, key, (uintptr_t)buf, 8,
+				       DRNIC_ACCESS_REMOTE_WRITE, &va), -EPERM);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, (struct drnic_pd *)dev, key, (uintptr_t)buf, 8, 0, &va),
+			-EPERM);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, key ^ 1, (uintptr_t)buf, 8, 0, &va), -ENOENT);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, 0, (uintptr_t)buf, 8, 0, &va), -ENOENT);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, 0xFFFFFF00u, (uintptr_t)buf, 8, 0, &va), -ENOENT);
+
+	/* Deregistered: the key fails; the slot comes back with a new
+	 * generation, so the old key still fails. */
+	CU_ASSERT_EQUAL(drnic_dereg_mr(mr), 0);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, key, (uintptr_t)buf, 8, 0, &va), -ENOENT);
+	mr2 = drnic_reg_mr(pd, buf, sizeof(buf), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mr2);
+	key2 = drnic_mr_lkey(mr2);
+	CU_ASSERT_EQUAL(VERBS_KEY_INDEX(key2), VERBS_KEY_INDEX(key));
+	CU_ASSERT_NOT_EQUAL(key2, key);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, key, (uintptr_t)buf, 8, 0, &va), -ENOENT);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, key2, (uintptr_t)buf, 8, 0, &va), 0);
+	CU_ASSERT_EQUAL(drnic_dereg_mr(mr2), 0);
+	CU_ASSERT_EQUAL(drnic_dereg_mr(NULL), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_dealloc_pd(pd), 0);
+}
+
+static void
+test_reg_errors(void)
+{
+	struct drnic_pd *pd = drnic_alloc_pd(dev);
+	struct drnic_mr *mrs[16];
+	unsigned int i;
+
+	CU_ASSERT_PTR_NULL(drnic_reg_mr(NULL, buf, 8, 0));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	CU_ASSERT_PTR_NULL(drnic_reg_mr(pd, NULL, 8, 0));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	CU_ASSERT_PTR_NULL(drnic_reg_mr(pd, buf, 8, 0x400));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	/* Remote write and atomic need local write (verbs rule). */
+	CU_ASSERT_PTR_NULL(drnic_reg_mr(pd, buf, 8, DRNIC_ACCESS_REMOTE_WRITE));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	CU_ASSERT_PTR_NULL(drnic_reg_mr(pd, buf, 8, DRNIC_ACCESS_REMOTE_ATOMIC));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	CU_ASSERT_PTR_NULL(drnic_reg_mr(pd, (void *)(UINTPTR_MAX - 4), 8, 0));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	/* max_mr (16), then ENOMEM; keys all distinct. */
+	for (i = 0; i < 16; i++) {
+		mrs[i] = drnic_reg_mr(pd, buf, 8, 0);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(mrs[i]);
+		if (i > 0)
+			CU_ASSERT_NOT_EQUAL(drnic_mr_lkey(mrs[i]), drnic_mr_lkey(mrs[i - 1]));
+	}
+	CU_ASSERT_PTR_NULL(drnic_reg_mr(pd, buf, 8, 0));
+	CU_ASSERT_EQUAL(rte_errno, ENOMEM);
+	for (i = 0; i < 16; i++)
+		CU_ASSERT_EQUAL(drnic_dereg_mr(mrs[i]), 0);
+	CU_ASSERT_EQUAL(dev->nb_mr, 0);
+	CU_ASSERT_EQUAL(drnic_dealloc_pd(pd), 0);
+}
+
+static void
+test_generation_wraps(void)
+{
+	struct drnic_pd *pd = drnic_alloc_pd(dev);
+	uint32_t first = 0, key;
+	unsigned int i;
+
+	/* 256 registrations of one slot cycle the generation byte; consecutive
+	 * keys always differ. */
+	for (i = 0; i < 300; i++) {
+		struct drnic_mr *mr = drnic_reg_mr(pd, buf, 8, 0);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(mr);
+		key = drnic_mr_lkey(mr);
+		if (i == 0)
+			first = key;
+		else
+			CU_ASSERT_EQUAL(VERBS_KEY_INDEX(key), VERBS_KEY_INDEX(first));
+		drnic_dereg_mr(mr);
+	}
+	CU_ASSERT_EQUAL(drnic_dealloc_pd(pd), 0);
+}
+
+static void
+test_alloc(void)
+{
+	void *p;
+
+	CU_ASSERT_PTR_NULL(drnic_alloc(0, 0, -1));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	CU_ASSERT_PTR_NULL(drnic_alloc(64, 3, -1));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	p = drnic_alloc(100, 4096, -1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	CU_ASSERT_EQUAL((uintptr_t)p % 4096, 0);
+	CU_ASSERT_EQUAL(((uint8_t *)p)[99], 0);
+	drnic_free(p);
+	drnic_free(NULL);
+	CU_ASSERT_EQUAL(ut_live, 0);
+}
+
+int
+main(void)
+{
+	CU_pSuite s;
+
+	CU_initialize_registry();
+	s = CU_add_suite("verbs_mr", ut_setup, ut_teardown);
+	CU_ADD_TEST(s, test_pd);
+	CU_ADD_TEST(s, test_keys);
+	CU_ADD_TEST(s, test_reg_errors);
+	CU_ADD_TEST(s, test_generation_wraps);
+	CU_ADD_TEST(s, test_alloc);
+	return ut_run_all();
+}

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests for lib/verbs/post.c: WR validation, bad_wr (first failing WR,
+ * nothing after it posted), full queues, inline copies, the idle->busy
+ * doorbell.
+ */
+#include "lib/verbs/post.c"
+
+#include "test/unit/lib/verbs/ut_verbs_stubs.h"
+#include "ut_common.h"
+
+static struct drnic_device *dev;
+static struct drnic_qp *qp;
+static uint8_t data[4096];
+
+static void
+ut_wq_init(struct verbs_wq *wq, uint32_t size, uint32_t hdr, uint32_t sge, uint32_t inl)
+{
+	wq->size = size;
+	wq->mask = size - 1;
+	wq->max_sge = sge;
+	wq->max_inline = inl;
+	wq->stride = RTE_ALIGN_CEIL(hdr + RTE_MAX(sge * 16, inl), 64);
+	wq->buf = calloc(size, wq->stride);
+}
+
+static int
+ut_setup(void)
+{
+	dev = ut_dev_new(1, 8);
+	qp = calloc(1, sizeof(*qp));
+	qp->dev = dev;
+	qp->qp_num = 7;
+	ut_wq_init(&qp->sq, 4, sizeof(struct verbs_send_wqe), 2, 64);
+	ut_wq_init(&qp->rq, 4, sizeof(struct verbs_recv_wqe), 2, 0);
+	return 0;
+}
+
+static int
+ut_teardown(void)
+{
+	free(qp->sq.buf);
+	free(qp->rq.buf);
+	free(qp);
+	ut_dev_free(dev);
+	return 0;
+}
+
+/* Engine side: retire everything, forget the doorbell. */
+static void
+ut_drain(void)
+{
+	void *x;
+
+	atomic_store(&qp->sq.cons, atomic_load(&qp->sq.prod));
+	atomic_store(&qp->rq.cons, atomic_load(&qp->rq.prod));
+	while (rte_ring_dequeue(dev->eng[0].doorbell, &x) == 0)
+		;
+	atomic_store(&qp->db, VERBS_DB_IDLE);
+}
+
+static struct drnic_send_wr
+ut_wr(uint64_t id, struct drnic_sge *sge, int n)
+{
+	struct drnic_send_wr wr = { .wr_id = id, .sg_list = sge, .num_sge = n,
+				    .opcode = DRNIC_WR_SEND, .send_flags = DRNIC_SEND_SIGNALED };
+	return wr;
+}
+
+static void
+test_state(void)
+{
+	struct drnic_sge sge = { (uintptr_t)data, 8, 1 };
+	struct drnic_send_wr wr = ut_wr(1, &sge, 1), *bad = NULL;
+	struct drnic_recv_wr rwr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1 }, *rbad = NULL;
+	unsigned int st;
+
+	for (st = DRNIC_QPS_RESET; st <= DRNIC_QPS_RTR; st++) {
+		atomic_store(&qp->state, st);
+		CU_ASSERT_EQUAL(drnic_post_send(qp, &wr, &bad), -EINVAL);
+		CU_ASSERT_PTR_EQUAL(bad, &wr);
+	}
+	atomic_store(&qp->state, DRNIC_QPS_RESET);
+	CU_ASSERT_EQUAL(drnic_post_recv(qp, &rwr, &rbad), -EINVAL);
+	CU_ASSERT_PTR_EQUAL(rbad, &rwr);
+	atomic_store(&qp->state, DRNIC_QPS_INIT);
+	CU_ASSERT_EQUAL(drnic_post_recv(qp, &rwr, &rbad), 0);   /* receives from INIT on */
+	CU_ASSERT_PTR_NULL(rbad);
+	CU_ASSERT_EQUAL(drnic_post_send(NULL, &wr, &bad), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_post_send(qp, NULL, &bad), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_post_send(qp, &wr, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_post_recv(qp, &rwr, NULL), -EINVAL);
+	ut_drain();
+}
+
+static void
+test_bad_wr(void)
+{
+	struct drnic_sge sge[3] = { { (uintptr_t)data, 8, 1 }, { (uintptr_t)data, 8, 1 },
+				    { (uintptr_t)data, 8, 1 } };
+	struct drnic_send_wr wr[3], *bad = NULL;
+	uint32_t prod;
+
+	atomic_store(&qp->state, DRNIC_QPS_RTS);
+	wr[0] = ut_wr(10, sge, 1);
+	wr[1] = ut_wr(11, sge, 3);     /* max_send_sge is 2 */
+	wr[2] = ut_wr(12, sge, 1);
+	wr[0].next = &wr[1];
+	wr[1].next = &wr[2];
+	prod = atomic_load(&qp->sq.prod);
+	CU_ASSERT_EQUAL(drnic_post_send(qp, &wr[0], &bad), -EINVAL);
+	CU_ASSERT_PTR_EQUAL(bad, &wr[1]);
+	CU_ASSERT_EQUAL(atomic_load(&qp->sq.prod), prod + 1);   /* only the first */
+	CU_ASSERT_EQUAL(((struct verbs_send_wqe *)verbs_wq_slot(&qp->sq, prod))->wr_id, 10);
+
+	/* Each invalid WR alone. */
+#define EXPECT_BAD(stmt)                                                        \
+	do {                                                                    \
+		struct drnic_send_wr w = ut_wr(20, sge, 1);                     \
+		stmt;                                                           \
+		prod = atomic_load(&qp->sq.prod);                               \
+		CU_ASSERT_EQUAL(drnic_post_send(qp, &w, &bad), -EINVAL);        \
+		CU_ASSERT_PTR_EQUAL(bad, &w);                                   \
+		CU_ASSERT_EQUAL(atomic_load(&qp->sq.prod), prod);               \
+	} while (0)
+
+	EXPECT_BAD(w.opcode = (enum drnic_wr_opcode)7);
+	EXPECT_BAD(w.num_sge = -1);
+	EXPECT_BAD(w.sg_list = NULL);
+	EXPECT_BAD(w.opcode = DRNIC_WR_RDMA_READ; w.send_flags |= DRNIC_SEND_INLINE);
+	EXPECT_BAD(w.opcode = DRNIC_WR_ATOMIC_FETCH_AND_ADD; w.num_sge = 2); /* one 8-byte SGE */
+	EXPECT_BAD(w.opcode = DRNIC_WR_ATOMIC_FETCH_AND_ADD; sge[1].length = 4; w.sg_list = &sge[1]);
+	EXPECT_BAD(w.opcode = DRNIC_WR_ATOMIC_CMP_AND_SWP; sge[2].length = 8; w.sg_list = &sge[2];
+		   w.wr.atomic.remote_addr = 4);                          /* misaligned */
+	EXPECT_BAD(w.send_flags |= DRNIC_SEND_INLINE; sge[0].length = 65); /* > max_inline */
+	sge[0].length = 8;
+	ut_drain();
+}
+
+static void
+test_full(void)
+{
+	struct drnic_sge sge = { (uintptr_t)data, 8, 1 };
+	struct drnic_send_wr wr[5], *bad = NULL;
+	struct drnic_recv_wr rwr[5], *rbad = NULL;
+	int i;
+
+	atomic_store(&qp->state, DRNIC_QPS_RTS);
+	for (i = 0; i < 5; i++) {
+		wr[i] = ut_wr(30 + (uint64_t)i, &sge, 1);
+		wr[i].next = i < 4 ? &wr[i + 1] : NULL;
+		rwr[i] = (struct drnic_recv_wr){ .wr_id = 40 + (uint64_t)i, .sg_list = &sge,
+						 .num_sge = 1, .next = i < 4 ? &rwr[i + 1] : NULL };
+	}
+	CU_ASSERT_EQUAL(drnic_post_send(qp, &wr[0], &bad), -ENOMEM);
+	CU_ASSERT_PTR_EQUAL(bad, &wr[4]);
+	CU_ASSERT_EQUAL(atomic_load(&qp->sq.prod) - atomic_load(&qp->sq.cons), 4);
+	CU_ASSERT_EQUAL(drnic_post_recv(qp, &rwr[0], &rbad), -ENOMEM);
+	CU_ASSERT_PTR_EQUAL(rbad, &rwr[4]);
+	/* The engine retires two: two more fit. */
+	atomic_fetch_add(&qp->sq.cons, 2);
+	CU_ASSERT_EQUAL(drnic_post_send(qp, &wr[3], &bad), 0);
+	CU_ASSERT_PTR_NULL(bad);
+	ut_drain();
+}
+
+static void
+test_contents(void)
+{
+	struct drnic_sge sge[2] = { { (uintptr_t)data, 100, 5 }, { (uintptr_t)data + 200, 28, 6 } };
+	struct drnic_send_wr wr, *bad;
+	struct drnic_recv_wr rwr = { .wr_id = 77, .sg_list = sge, .num_sge = 2 }, *rbad;
+	struct verbs_send_wqe *w;
+	struct verbs_recv_wqe *rw;
+	uint32_t prod;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)i;
+	atomic_store(&qp->state, DRNIC_QPS_RTS);
+	/* RDMA WRITE with immediate, two SGEs. */
+	wr = ut_wr(50, sge, 2);
+	wr.opcode = DRNIC_WR_RDMA_WRITE_WITH_IMM;
+	wr.imm_data = 0x01020304;
+	wr.wr.rdma.remote_addr = 0x1000;
+	wr.wr.rdma.rkey = 0x4242;
+	wr.send_flags |= DRNIC_SEND_FENCE;
+	prod = atomic_load(&qp->sq.prod);
+	CU_ASSERT_EQUAL(drnic_post_send(qp, &wr, &bad), 0);
+	w = verbs_wq_slot(&qp->sq, prod);
+	CU_ASSERT_EQUAL(w->wr_id, 50);
+	CU_ASSERT_EQUAL(w->opcode, DRNIC_WR_RDMA_WRITE_WITH_IMM);
+	CU_ASSERT_EQUAL(w->length, 128);
+	CU_ASSERT_EQUAL(w->num_sge, 2);
+	CU_ASSERT_EQUAL(w->sge[1].lkey, 6);
+	CU_ASSERT_EQUAL(w->remote_addr, 0x1000);
+	CU_ASSERT_EQUAL(w->rkey, 0x4242);
+	CU_ASSERT_EQUAL(w->imm_data, 0x01020304);
+	CU_ASSERT(w->send_flags & DRNIC_SEND_FENCE);
+	CU_ASSERT_EQUAL(w->inl, 0);
+	/* Inline: the bytes are copied now; the buffer can change after. */
+	wr = ut_wr(51, sge, 2);
+	wr.send_flags |= DRNIC_SEND_INLINE;
+	sge[0].length = 30;
+	CU_ASSERT_EQUAL(drnic_post_send(qp, &wr, &bad), 0);
+	w = verbs_wq_slot(&qp->sq, prod + 1);
+	CU_ASSERT_EQUAL(w->inl, 1);
+	CU_ASSERT_EQUAL(w->length, 58);
+	CU_ASSERT_EQUAL(memcmp(w->sge, data, 30), 0);
+	CU_ASSERT_EQUAL(memcmp((uint8_t *)w->sge + 30, data + 200, 28), 0);
+	/* Atomic. */
+	sge[0].length = 8;
+	wr = ut_wr(52, sge, 1);
+	wr.opcode = DRNIC_WR_ATOMIC_CMP_AND_SWP;
+	wr.wr.atomic.remote_addr = 0x2000;
+	wr.wr.atomic.rkey = 9;
+	wr.wr.atomic.compare_add = 11;
+	wr.wr.atomic.swap = 22;
+	CU_ASSERT_EQUAL(drnic_post_send(qp, &wr, &bad), 0);
+	w = verbs_wq_slot(&qp->sq, prod + 2);
+	CU_ASSERT_EQUAL(w->compare_add, 11);
+	CU_ASSERT_EQUAL(w->swap, 22);
+	CU_ASSERT_EQUAL(w->rkey, 9);
+	CU_ASSERT_EQUAL(w->remote_addr, 0x2000);
+	/* Receive. */
+	sge[0].length = 100;
+	prod = atomic_load(&qp->rq.prod);
+	CU_ASSERT_EQUAL(drnic_post_recv(qp, &rwr, &rbad), 0);
+	rw = verbs_wq_slot(&qp->rq, prod);
+	CU_ASSERT_EQUAL(rw->wr_id, 77);
+	CU_ASSERT_EQUAL(rw->num_sge, 2);
+	CU_ASSERT_EQUAL(rw->length, 128);
+	CU_ASSERT_EQUAL(rw->sge[0].lkey, 5);
+	rwr.num_sge = 3;
+	CU_ASSERT_EQUAL(drnic_post_recv(qp, &rwr, &rbad), -EINVAL);
+	CU_ASSERT_PTR_EQUAL(rbad, &rwr);
+	ut_drain();
+}
+
+static void
+test_doorbell(void)
+{
+	struct drnic_sge sge = { (uintptr_t)data, 8, 1 };
+	struct drnic_send_wr wr = ut_wr(60, &sge, 1), *bad;
+	struct drnic_recv_wr rwr = { .wr_id = 61, .sg_list = &sge, .num_sge = 1 }, *rbad;
+	void *x;
+
+	ut_drain();
+	atomic_store(&qp->state, DRNIC_QPS_RTS);
+	CU_ASSERT_EQUAL(drnic_post_send(qp, &wr, &bad), 0);
+	CU_ASSERT_EQUAL(drnic_post_send(qp, &wr, &bad), 0);
+	/* Idle -> busy once: one doorbell for two posts. */
+	CU_ASSERT_EQUAL(rte_ring_count(dev->eng[0].doorbell), 1);
+	CU_ASSERT_EQUAL(rte_ring_dequeue(dev->eng[0].doorbell, &x), 0);
+	CU_ASSERT_PTR_EQUAL(x, qp);
+	ut_drain();
+	/* A receive needs no doorbell, except in ERR (to be flushed). */
+	CU_ASSERT_EQUAL(drnic_post_recv(qp, &rwr, &rbad), 0);
+	CU_ASSERT_EQUAL(rte_ring_count(dev->eng[0].doorbell), 0);
+	atomic_store(&qp->state, DRNIC_QPS_ERR);
+	CU_ASSERT_EQUAL(drnic_post_recv(qp, &rwr, &rbad), 0);
+	CU_ASSERT_EQUAL(rte_ring_count(dev->eng[0].doorbell), 1);
+	/* Sends are accepted in ERR (and flushed by the engine). */
+	CU_ASSERT_EQUAL(drnic_post_send(qp, &wr, &bad), 0);
+	ut_drain();
+	/* Inline progress: posting runs the engines. */
+	dev->cfg.progress = DRNIC_PROGRESS_INLINE;
+	ut_progress_calls = 0;
+	atomic_store(&qp->state, DRNIC_QPS_RTS);
+	CU_ASSERT_EQUAL(drnic_post_send(qp, &wr, &bad), 0);
+	CU_ASSERT_EQUAL(ut_progress_calls, 1);
+	dev->cfg.progress = DRNIC_PROGRESS_DEDICATED;
+	ut_drain();
+}
+
+int
+main(void)
+{
+	CU_pSuite s;
+
+	CU_initialize_registry();
+	s = CU_add_suite("verbs_post", ut_setup, ut_teardown);
+	CU_ADD_TEST(s, test_state);
+	CU_ADD_TEST(s, test_bad_wr);
+	CU_ADD_TEST(s, test_full);
+	CU_ADD_TEST(s, test_contents);
+	CU_ADD_TEST(s, test_doorbell);
+	return ut_run_all();
+}

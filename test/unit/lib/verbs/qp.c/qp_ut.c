@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests for lib/verbs/qp.c: the modify state machine (transitions,
+ * required and optional attributes, values), create/destroy checks, QPN
+ * allocation, doorbells on ERR.
+ */
+#include "lib/verbs/qp.c"
+
+#include "test/unit/lib/verbs/ut_verbs_stubs.h"
+#include "ut_common.h"
+
+static struct drnic_device *dev;
+static struct drnic_pd pd;
+static struct ut_cq cq0 = { .vector = 0 }, cq1 = { .vector = 1 };
+
+static struct drnic_qp_init_attr
+ut_init_attr(void)
+{
+	struct drnic_qp_init_attr ia = {
+		.send_cq = (struct drnic_cq *)&cq0,
+		.recv_cq = (struct drnic_cq *)&cq0,
+		.qp_type = DRNIC_QPT_RC,
+		.cap = { .max_send_wr = 10, .max_recv_wr = 20, .max_send_sge = 2,
+			 .max_recv_sge = 3, .max_inline_data = 32 },
+	};
+	return ia;
+}
+
+static struct drnic_qp *
+ut_qp_new(void)
+{
+	struct drnic_qp_init_attr ia = ut_init_attr();
+
+	return drnic_create_qp(&pd, &ia);
+}
+
+#define M_INIT (DRNIC_QP_STATE | DRNIC_QP_PKEY_INDEX | DRNIC_QP_PORT | DRNIC_QP_ACCESS_FLAGS)
+#define M_RTR (DRNIC_QP_STATE | DRNIC_QP_AV | DRNIC_QP_PATH_MTU | DRNIC_QP_DEST_QPN | \
+	       DRNIC_QP_RQ_PSN | DRNIC_QP_MAX_DEST_RD_ATOMIC | DRNIC_QP_MIN_RNR_TIMER)
+#define M_RTS (DRNIC_QP_STATE | DRNIC_QP_SQ_PSN | DRNIC_QP_TIMEOUT | DRNIC_QP_RETRY_CNT | \
+	       DRNIC_QP_RNR_RETRY | DRNIC_QP_MAX_QP_RD_ATOMIC)
+
+static struct drnic_qp_attr
+ut_attr(enum drnic_qp_state st)
+{
+	struct drnic_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = st;
+	a.port_num = 1;
+	a.qp_access_flags = DRNIC_ACCESS_REMOTE_WRITE | DRNIC_ACCESS_REMOTE_READ;
+	a.path_mtu = DRNIC_MTU_1024;
+	a.dest_qp_num = 0x1234;
+	a.rq_psn = 0xABCDEF;
+	a.sq_psn = 0x100;
+	a.max_dest_rd_atomic = 4;
+	a.max_rd_atomic = 4;
+	a.min_rnr_timer = 12;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid.raw[15] = 2;
+	return a;
+}
+
+static void
+ut_to_rts(struct drnic_qp *qp)
+{
+	struct drnic_qp_attr a = ut_attr(DRNIC_QPS_INIT);
+
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_INIT), 0);
+	a.qp_state = DRNIC_QPS_RTR;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_RTR), 0);
+	a.qp_state = DRNIC_QPS_RTS;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_RTS), 0);
+}
+
+static int
+ut_setup(void)
+{
+	dev = ut_dev_new(1, 8);
+	memset(&pd, 0, sizeof(pd));
+	pd.dev = dev;
+	return 0;
+}
+
+static int
+ut_teardown(void)
+{
+	ut_dev_free(dev);
+	return 0;
+}
+
+static void
+test_transition_table(void)
+{
+	static const int valid[QPS_N][QPS_N] = {
+		/*            RST INI RTR RTS SQD SQE ERR */
+		[DRNIC_QPS_RESET] = { 1, 1, 0, 0, 0, 0, 1 },
+		[DRNIC_QPS_INIT] = { 1, 1, 1, 0, 0, 0, 1 },
+		[DRNIC_QPS_RTR] = { 1, 0, 0, 1, 0, 0, 1 },
+		[DRNIC_QPS_RTS] = { 1, 0, 0, 1, 1, 0, 1 },
+		[DRNIC_QPS_SQD] = { 1, 0, 0, 1, 1, 0, 1 },
+		[DRNIC_QPS_SQE] = { 1, 0, 0, 1, 0, 0, 1 },
+		[DRNIC_QPS_ERR] = { 1, 0, 0, 0, 0, 0, 1 },
+	};
+	unsigned int c, n;
+
+	for (c = 0; c < QPS_N; c++)
+		for (n = 0; n < QPS_N; n++) {
+			int mask = DRNIC_QP_STATE | qp_transitions[c][n].req;
+			int rc = verbs_qp_check_modify((enum drnic_qp_state)c,
+						       (enum drnic_qp_state)n, mask);
+
+			CU_ASSERT_EQUAL(rc, valid[c][n] ? 0 : -EINVAL);
+		}
+	/* Required attributes: each one missing fails. */
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RESET, DRNIC_QPS_INIT, M_INIT), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RESET, DRNIC_QPS_INIT,
+					      M_INIT & ~DRNIC_QP_PORT), -EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RESET, DRNIC_QPS_INIT,
+					      M_INIT & ~DRNIC_QP_ACCESS_FLAGS), -EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_INIT, DRNIC_QPS_RTR, M_RTR), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_INIT, DRNIC_QPS_RTR,
+					      M_RTR & ~DRNIC_QP_AV), -EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_INIT, DRNIC_QPS_RTR,
+					      M_RTR & ~DRNIC_QP_DEST_QPN), -EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_INIT, DRNIC_QPS_RTR,
+					      M_RTR & ~DRNIC_QP_MIN_RNR_TIMER), -EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RTR, DRNIC_QPS_RTS, M_RTS), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RTR, DRNIC_QPS_RTS,
+					      M_RTS & ~DRNIC_QP_SQ_PSN), -EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RTR, DRNIC_QPS_RTS,
+					      M_RTS & ~DRNIC_QP_MAX_QP_RD_ATOMIC), -EINVAL);
+	/* Optional attributes are allowed, others are not. */
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_INIT, DRNIC_QPS_RTR,
+					      M_RTR | DRNIC_QP_ACCESS_FLAGS), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_INIT, DRNIC_QPS_RTR,
+					      M_RTR | DRNIC_QP_SQ_PSN), -EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RTS, DRNIC_QPS_RTS,
+					      DRNIC_QP_MIN_RNR_TIMER), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RTS, DRNIC_QPS_RTS, DRNIC_QP_DEST_QPN),
+			-EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RTS, DRNIC_QPS_SQD,
+					      DRNIC_QP_STATE | DRNIC_QP_EN_SQD_ASYNC_NOTIFY), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RESET, DRNIC_QPS_INIT,
+					      M_INIT | DRNIC_QP_CAP), -EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RESET, DRNIC_QPS_INIT,
+					      M_INIT | DRNIC_QP_RATE_LIMIT), -EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_UNKNOWN, DRNIC_QPS_INIT, M_INIT), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(drnic_qp_state_str(DRNIC_QPS_RTS), "RTS");
+	CU_ASSERT_STRING_EQUAL(drnic_qp_state_str((enum drnic_qp_state)99), "UNKNOWN");
+}
+
+static void
+test_modify_path(void)
+{
+	struct drnic_qp *qp = ut_qp_new();
+	struct drnic_qp_attr a, q;
+	struct drnic_qp_init_attr qi;
+	struct drnic_qp *db;
+	int attached = ut_qp_attached, detached = ut_qp_detached;
+
+	CU_ASSERT_FATAL(qp != NULL);
+	CU_ASSERT_EQUAL(drnic_qp_state(qp), DRNIC_QPS_RESET);
+	/* Skipping a state fails and changes nothing. */
+	a = ut_attr(DRNIC_QPS_RTR);
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_RTR), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_qp_state(qp), DRNIC_QPS_RESET);
+	ut_to_rts(qp);
+	CU_ASSERT_EQUAL(drnic_qp_state(qp), DRNIC_QPS_RTS);
+	CU_ASSERT_EQUAL(drnic_query_qp(qp, &q, 0, &qi), 0);
+	CU_ASSERT_EQUAL(q.qp_state, DRNIC_QPS_RTS);
+	CU_ASSERT_EQUAL(q.dest_qp_num, 0x1234);
+	CU_ASSERT_EQUAL(q.rq_psn, 0xABCDEF);
+	CU_ASSERT_EQUAL(q.sq_psn, 0x100);
+	CU_ASSERT_EQUAL(q.path_mtu, DRNIC_MTU_1024);
+	CU_ASSERT_EQUAL(q.min_rnr_timer, 12);
+	CU_ASSERT_EQUAL(q.max_rd_atomic, 4);
+	CU_ASSERT_EQUAL(qi.cap.max_send_wr, 16);
+	CU_ASSERT_EQUAL(qi.cap.max_recv_wr, 32);
+	CU_ASSERT_EQUAL(qi.send_cq, (struct drnic_cq *)&cq0);
+	/* The destination MAC came from the link. */
+	CU_ASSERT_EQUAL(qp->dmac[5], 2);
+	CU_ASSERT_EQUAL(qp->attr_mtu_bytes, 1024);
+	CU_ASSERT(qp->udp_sport >= 0xC000);
+	/* RTS -> SQD -> RTS. */
+	a = ut_attr(DRNIC_QPS_SQD);
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, DRNIC_QP_STATE), 0);
+	CU_ASSERT_EQUAL(drnic_qp_state(qp), DRNIC_QPS_SQD);
+	a.qp_state = DRNIC_QPS_RTS;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, DRNIC_QP_STATE), 0);
+	CU_ASSERT_EQUAL(drnic_qp_state(qp), DRNIC_QPS_RTS);
+	/* CUR_STATE must be the current state. */
+	a.cur_qp_state = DRNIC_QPS_RTR;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, DRNIC_QP_STATE | DRNIC_QP_CUR_STATE), -EINVAL);
+	a.cur_qp_state = DRNIC_QPS_RTS;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, DRNIC_QP_STATE | DRNIC_QP_CUR_STATE), 0);
+	/* ERR rings the doorbell (the engine flushes). */
+	while (rte_ring_dequeue(dev->eng[0].doorbell, (void **)&db) == 0)
+		;
+	atomic_store(&qp->db, VERBS_DB_IDLE);
+	a.qp_state = DRNIC_QPS_ERR;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, DRNIC_QP_STATE), 0);
+	CU_ASSERT_EQUAL(drnic_qp_state(qp), DRNIC_QPS_ERR);
+	CU_ASSERT_EQUAL(rte_ring_dequeue(dev->eng[0].doorbell, (void **)&db), 0);
+	CU_ASSERT_EQUAL(db, qp);
+	/* ERR -> RTS is not a transition; ERR -> RESET re-attaches. */
+	a.qp_state = DRNIC_QPS_RTS;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, DRNIC_QP_STATE), -EINVAL);
+	a.qp_state = DRNIC_QPS_RESET;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, DRNIC_QP_STATE), 0);
+	CU_ASSERT_EQUAL(drnic_qp_state(qp), DRNIC_QPS_RESET);
+	CU_ASSERT_EQUAL(ut_qp_detached, detached + 1);
+	CU_ASSERT_EQUAL(ut_qp_attached, attached + 1);
+	CU_ASSERT_EQUAL(qp->attr.dest_qp_num, 0);
+	/* And again to RTS. */
+	ut_to_rts(qp);
+	CU_ASSERT_EQUAL(drnic_qp_state(qp), DRNIC_QPS_RTS);
+	CU_ASSERT_EQUAL(drnic_destroy_qp(qp), 0);
+}
+
+static void
+test_modify_values(void)
+{
+	struct drnic_qp *qp = ut_qp_new();
+	struct drnic_qp_attr a;
+
+	CU_ASSERT_FATAL(qp != NULL);
+	a = ut_attr(DRNIC_QPS_INIT);
+	a.port_num = 2;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_INIT), -EINVAL);
+	a = ut_attr(DRNIC_QPS_INIT);
+	a.pkey_index = 1;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_INIT), -EINVAL);
+	a = ut_attr(DRNIC_QPS_INIT);
+	a.qp_access_flags = 0x100;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_INIT), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_qp_state(qp), DRNIC_QPS_RESET);
+	a = ut_attr(DRNIC_QPS_INIT);
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_INIT), 0);
+
+	a = ut_attr(DRNIC_QPS_RTR);
+	a.path_mtu = DRNIC_MTU_2048;   /* above the port's active MTU */
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_RTR), -EINVAL);
+	a = ut_attr(DRNIC_QPS_RTR);
+	a.path_mtu = (enum drnic_mtu)0;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_RTR), -EINVAL);
+	a = ut_attr(DRNIC_QPS_RTR);
+	a.ah_attr.grh.sgid_index = 3;  /* past the GID table */
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_RTR), -EINVAL);
+	a = ut_attr(DRNIC_QPS_RTR);
+	a.ah_attr.is_global = 0;       /* RoCE needs a GRH */
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_RTR), -EINVAL);
+	a = ut_attr(DRNIC_QPS_RTR);
+	a.dest_qp_num = 1u << 24;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_RTR), -EINVAL);
+	a = ut_attr(DRNIC_QPS_RTR);
+	a.rq_psn = 1u << 24;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_RTR), -EINVAL);
+	a = ut_attr(DRNIC_QPS_RTR);
+	a.max_dest_rd_atomic = 17;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_RTR), -EINVAL);
+	a = ut_attr(DRNIC_QPS_RTR);
+	a.min_rnr_timer = 32;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_RTR), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_qp_state(qp), DRNIC_QPS_INIT);
+	CU_ASSERT_EQUAL(qp->attr.dest_qp_num, 0);  /* nothing applied */
+	a = ut_attr(DRNIC_QPS_RTR);
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_RTR), 0);
+
+	a = ut_attr(DRNIC_QPS_RTS);
+	a.timeout = 32;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_RTS), -EINVAL);
+	a = ut_attr(DRNIC_QPS_RTS);
+	a.retry_cnt = 8;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_RTS), -EINVAL);
+	a = ut_attr(DRNIC_QPS_RTS);
+	a.rnr_retry = 8;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_RTS), -EINVAL);
+	a = ut_attr(DRNIC_QPS_RTS);
+	a.sq_psn = 1u << 24;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_RTS), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_qp_state(qp), DRNIC_QPS_RTR);
+	CU_ASSERT_EQUAL(drnic_modify_qp(NULL, &a, M_RTS), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, NULL, M_RTS), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_destroy_qp(qp), 0);
+}
+
+static void
+test_create_errors(void)
+{
+	struct drnic_qp_init_attr ia;
+	struct drnic_qp *qps[8];
+	int i;
+
+#define EXPECT_EINVAL(stmt)                                                     \
+	do {                                                                    \
+		ia = ut_init_attr();                                            \
+		stmt;                                                           \
+		rte_errno = 0;                                                  \
+		CU_ASSERT_PTR_NULL(drnic_create_qp(&pd, &ia));                  \
+		CU_ASSERT_EQUAL(rte_errno, EINVAL);                             \
+	} while (0)
+
+	EXPECT_EINVAL(ia.send_cq = NULL);
+	EXPECT_EINVAL(ia.recv_cq = NULL);
+	EXPECT_EINVAL(ia.srq = (struct drnic_srq *)&ia);
+	EXPECT_EINVAL(ia.qp_type = DRNIC_QPT_UD);
+	EXPECT_EINVAL(ia.cap.max_send_wr = 0);
+	EXPECT_EINVAL(ia.cap.max_recv_wr = 0);
+	EXPECT_EINVAL(ia.cap.max_send_wr = 1025);
+	EXPECT_EINVAL(ia.cap.max_send_sge = 5);
+	EXPECT_EINVAL(ia.cap.max_recv_sge = 5);
+	EXPECT_EINVAL(ia.cap.max_inline_data = 65);
+	ia = ut_init_attr();
+	CU_ASSERT_PTR_NULL(drnic_create_qp(NULL, &ia));
+	CU_ASSERT_PTR_NULL(drnic_create_qp(&pd, NULL));
+	CU_ASSERT_EQUAL(cq0.users, 0);
+	CU_ASSERT_EQUAL(ut_async_users, 0);
+
+	/* max_qp (8) QPs, then ENOMEM; every QPN distinct and >= 2. */
+	for (i = 0; i < 8; i++) {
+		qps[i] = ut_qp_new();
+		CU_ASSERT_PTR_NOT_NULL_FATAL(qps[i]);
+		CU_ASSERT(drnic_qp_num(qps[i]) >= VERBS_FIRST_QPN);
+		if (i > 0)
+			CU_ASSERT_NOT_EQUAL(drnic_qp_num(qps[i]), drnic_qp_num(qps[i - 1]));
+	}
+	CU_ASSERT_EQUAL(cq0.users, 16);
+	ia = ut_init_attr();
+	CU_ASSERT_PTR_NULL(drnic_create_qp(&pd, &ia));
+	CU_ASSERT_EQUAL(rte_errno, ENOMEM);
+	/* A QP with an unacknowledged async event cannot go. */
+	verbs_qp_event(qps[0], DRNIC_EVENT_QP_FATAL);
+	CU_ASSERT_EQUAL(ut_last_event.qp_num, drnic_qp_num(qps[0]));
+	CU_ASSERT_EQUAL(drnic_destroy_qp(qps[0]), -EBUSY);
+	atomic_store(&qps[0]->events_unacked, 0);
+	for (i = 0; i < 8; i++)
+		CU_ASSERT_EQUAL(drnic_destroy_qp(qps[i]), 0);
+	CU_ASSERT_EQUAL(cq0.users, 0);
+	CU_ASSERT_EQUAL(dev->nb_qp, 0);
+	CU_ASSERT_EQUAL(atomic_load(&pd.refs), 0);
+	CU_ASSERT_EQUAL(drnic_destroy_qp(NULL), -EINVAL);
+}
+
+static void
+test_engines(void)
+{
+	struct drnic_device *d2 = ut_dev_new(2, 8), *save = dev;
+	struct drnic_qp_init_attr ia;
+	struct drnic_qp *qp;
+
+	dev = d2;
+	pd.dev = d2;
+	/* Send and receive CQs on two engines: refused. */
+	ia = ut_init_attr();
+	ia.recv_cq = (struct drnic_cq *)&cq1;
+	CU_ASSERT_PTR_NULL(drnic_create_qp(&pd, &ia));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	/* The QPN tells the engine: QPN % engines == comp_vector % engines. */
+	ia = ut_init_attr();
+	ia.send_cq = ia.recv_cq = (struct drnic_cq *)&cq1;
+	qp = drnic_create_qp(&pd, &ia);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(qp);
+	CU_ASSERT_EQUAL(qp->engine, 1);
+	CU_ASSERT_EQUAL(drnic_qp_num(qp) % 2, 1);
+	CU_ASSERT_EQUAL(drnic_destroy_qp(qp), 0);
+	ia = ut_init_attr();
+	qp = drnic_create_qp(&pd, &ia);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(qp);
+	CU_ASSERT_EQUAL(drnic_qp_num(qp) % 2, 0);
+	CU_ASSERT_EQUAL(drnic_destroy_qp(qp), 0);
+	dev = save;
+	pd.dev = save;
+	ut_dev_free(d2);
+}
+
+static void
+test_inline_progress_hook(void)
+{
+	struct drnic_qp *qp;
+
+	dev->cfg.progress = DRNIC_PROGRESS_INLINE;
+	cq0.progress = NULL;
+	qp = ut_qp_new();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(qp);
+	CU_ASSERT_PTR_NOT_NULL(cq0.progress);
+	cq0.progress(NULL);
+	CU_ASSERT(ut_progress_calls > 0);
+	CU_ASSERT_EQUAL(drnic_destroy_qp(qp), 0);
+	dev->cfg.progress = DRNIC_PROGRESS_DEDICATED;
+	CU_ASSERT_EQUAL(ut_live, 0);
+}
+
+int
+main(void)
+{
+	CU_pSuite s;
+
+	CU_initialize_registry();
+	s = CU_add_suite("verbs_qp", ut_setup, ut_teardown);
+	CU_ADD_TEST(s, test_transition_table);
+	CU_ADD_TEST(s, test_modify_path);
+	CU_ADD_TEST(s, test_modify_values);
+	CU_ADD_TEST(s, test_create_errors);
+	CU_ADD_TEST(s, test_engines);
+	CU_ADD_TEST(s, test_inline_progress_hook);
+	return ut_run_all();
+}

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef UT_VERBS_STUBS_H
+#define UT_VERBS_STUBS_H
+
+/*
+ * What lib/verbs sources call outside themselves, stubbed for unit tests:
+ * rte_malloc (heap, live-block count), lib/cq's engine side, the engine hook
+ * table, and a fake device with one engine and a real (EAL-free) doorbell ring.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_malloc.h>
+#include <rte_ring.h>
+
+#include "lib/verbs/verbs_objects.h"
+
+int verbs_logtype;
+
+/* rte_malloc without the EAL. */
+static long ut_live;
+static int ut_fail_alloc;   /* fail the next allocation when set */
+
+void *
+rte_zmalloc_socket(const char *type, size_t size, unsigned int align, int socket)
+{
+	void *p;
+
+	RTE_SET_USED(type);
+	RTE_SET_USED(socket);
+	if (ut_fail_alloc) {
+		ut_fail_alloc = 0;
+		return NULL;
+	}
+	if (align < sizeof(void *))
+		align = sizeof(void *);
+	p = aligned_alloc(align, RTE_ALIGN_CEIL(size, align));
+	if (p != NULL) {
+		memset(p, 0, size);
+		ut_live++;
+	}
+	return p;
+}
+
+void
+rte_free(void *p)
+{
+	if (p != NULL) {
+		ut_live--;
+		free(p);
+	}
+}
+
+/* lib/cq, engine side. */
+struct ut_cq {
+	int vector;
+	int users;
+	int (*progress)(void *);
+};
+
+static int ut_async_users;
+static int ut_async_raised;
+static struct drnic_async_event ut_last_event;
+
+int
+cq_get(struct drnic_cq *cq)
+{
+	((struct ut_cq *)cq)->users++;
+	return 0;
+}
+
+void
+cq_put(struct drnic_cq *cq)
+{
+	((struct ut_cq *)cq)->users--;
+}
+
+int
+cq_comp_vector(const struct drnic_cq *cq)
+{
+	return ((const struct ut_cq *)cq)->vector;
+}
+
+void
+cq_set_progress(struct drnic_cq *cq, int (*fn)(void *arg), void *arg)
+{
+	RTE_SET_USED(arg);
+	((struct ut_cq *)cq)->progress = fn;
+}
+
+int
+async_get(struct drnic_async_queue *q)
+{
+	RTE_SET_USED(q);
+	ut_async_users++;
+	return 0;
+}
+
+void
+async_put(struct drnic_async_queue *q)
+{
+	RTE_SET_USED(q);
+	ut_async_users--;
+}
+
+int
+async_raise(struct drnic_async_queue *q, const struct drnic_async_event *ev)
+{
+	RTE_SET_USED(q);
+	ut_async_raised++;
+	ut_last_event = *ev;
+	return 0;
+}
+
+/* Engine hooks: count what lib/verbs asks for. */
+static int ut_qp_attached, ut_qp_detached, ut_progress_calls;
+
+static int
+ut_qp_attach(struct drnic_qp *qp)
+{
+	RTE_SET_USED(qp);
+	ut_qp_attached++;
+	return 0;
+}
+
+static void
+ut_qp_detach(struct drnic_qp *qp)
+{
+	RTE_SET_USED(qp);
+	ut_qp_detached++;
+}
+
+static int
+ut_progress(void)
+{
+	ut_progress_calls++;
+	return 0;
+}
+
+static const struct verbs_engine_ops ut_eops = {
+	.qp_attach = ut_qp_attach,
+	.qp_detach = ut_qp_detach,
+	.progress = ut_progress,
+};
+
+const struct verbs_engine_ops *
+verbs_engine_ops(void)
+{
+	return &ut_eops;
+}
+
+/* Fake device: one port, GID 10.0.0.1, active MTU 1024, loopback-ish link
+ * whose resolve() answers 02:00:00:00:00:02. */
+static int
+ut_link_resolve(const struct drnic_link *l, const uint8_t gid[16], uint8_t mac[6])
+{
+	RTE_SET_USED(l);
+	RTE_SET_USED(gid);
+	memcpy(mac, (const uint8_t[6]){ 2, 0, 0, 0, 0, 2 }, 6);
+	return 0;
+}
+
+static struct link_ops ut_link_ops = { .name = "ut", .resolve = ut_link_resolve };
+static struct drnic_link ut_link = { .ops = &ut_link_ops, .name = "ut" };
+
+static struct rte_ring *
+ut_ring_new(unsigned int count)
+{
+	ssize_t sz = rte_ring_get_memsize(count);
+	struct rte_ring *r = aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL((size_t)sz, 64));
+
+	rte_ring_init(r, "ut_db", count, RING_F_SC_DEQ);
+	return r;
+}
+
+static struct drnic_device *
+ut_dev_new(unsigned int nb_engines, unsigned int max_qp)
+{
+	struct drnic_device *dev = calloc(1, sizeof(*dev));
+	unsigned int i;
+
+	snprintf(dev->cfg.name, sizeof(dev->cfg.name), "utdev");
+	dev->cfg.nb_engines = nb_engines;
+	dev->cfg.max_qp = max_qp;
+	dev->cfg.max_qp_wr = 1024;
+	dev->cfg.max_sge = 4;
+	dev->cfg.max_inline_data = 64;
+	dev->cfg.max_mr = 16;
+	dev->cfg.max_pd = 4;
+	dev->cfg.max_rd_atomic = 16;
+	dev->cfg.socket_id = -1;
+	dev->nb_engines = nb_engines;
+	dev->active_mtu = DRNIC_MTU_1024;
+	dev->max_mtu = DRNIC_MTU_4096;
+	dev->nb_gids = 1;
+	dev->gid[0].raw[10] = 0xFF;
+	dev->gid[0].raw[11] = 0xFF;
+	dev->gid[0].raw[12] = 10;
+	dev->gid[0].raw[15] = 1;
+	dev->gid_is_v4[0] = 1;
+	dev->link = &ut_link;
+	dev->qp_tab_size = 64;
+	dev->qp_mask = 63;
+	dev->qp_tab = calloc(64, sizeof(dev->qp_tab[0]));
+	dev->qp_next = VERBS_FIRST_QPN;
+	dev->mr_tab_size = dev->cfg.max_mr + 1;
+	dev->mr_tab = calloc(dev->mr_tab_size, sizeof(dev->mr_tab[0]));
+	for (i = 1; i < dev->mr_tab_size; i++)
+		dev->mr_tab[i].next_free = i + 1 < dev->mr_tab_size ? i + 1 : 0;
+	dev->mr_free = 1;
+	for (i = 0; i < nb_engines; i++)
+		dev->eng[i].doorbell = ut_ring_new(64);
+	pthread_mutex_init(&dev->lock, NULL);
+	return dev;
+}
+
+static void
+ut_dev_free(struct drnic_device *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < dev->nb_engines; i++)
+		free(dev->eng[i].doorbell);
+	free(dev->qp_tab);
+	free(dev->mr_tab);
+	free(dev);
+}
+
+#endif
