@@ -103,8 +103,9 @@ step_build_asan() {
 }
 
 step_main() {
-	say "main job: drnic-wiredump (one frame of every opcode family, decoded)"
-	"$BUILD/app/drnic-wiredump" -o "$BUILD/drnic-wiredump.pcapng"
+	say "main job: drnic-perf loopback (one engine lcore, the loopback link):"
+	say "RDMA WRITE latency 2 B and bandwidth 64 KiB beside the same-run floors"
+	"$BUILD/app/drnic-perf" loopback
 }
 
 # Runs `meson test` in build dir $1 with the remaining arguments, and adds its
@@ -136,8 +137,8 @@ PY
 
 step_test() {
 	local t0=$SECONDS
-	say "tests: unit, fast, fuzz and perf suites"
-	run_suites "$BUILD" --suite unit --suite fast --suite soak
+	say "tests: unit, fast, soak, hosts and perf suites; then unit and fuzz under ASan+UBSan"
+	run_suites "$BUILD" --suite unit --suite fast --suite soak --suite hosts
 	run_suites "$BUILD" --suite perf --verbose
 	if [ "${DRNIC_SKIP_ASAN:-0}" = 0 ]; then
 		step_build_asan

@@ -30,6 +30,8 @@ RTE_LOG_REGISTER_SUFFIX(engine_logtype, engine, NOTICE);
 #define ENGINE_CTRL_SIZE 64
 #define ENGINE_MAX_INLINE 64
 #define ENGINE_MBUF_CACHE 256
+/* A 4096-byte path-MTU frame fits one segment: headroom, headers, payload, ICRC. */
+#define ENGINE_MBUF_DATA_ROOM (RTE_PKTMBUF_HEADROOM + 4096 + 256)
 
 static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct engine *engine_by_lcore[RTE_MAX_LCORE];
@@ -603,7 +605,7 @@ engine_pool_get(const struct drnic_config *cfg)
 	if (engine_pool != NULL)
 		return 0;
 	engine_pool = rte_pktmbuf_pool_create("drnic_mbuf", cfg->nb_mbufs, ENGINE_MBUF_CACHE, 0,
-					      RTE_MBUF_DEFAULT_BUF_SIZE, cfg->socket_id);
+					      ENGINE_MBUF_DATA_ROOM, cfg->socket_id);
 	return engine_pool == NULL ? -rte_errno : 0;
 }
 
