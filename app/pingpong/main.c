@@ -89,6 +89,7 @@ struct pp_ctx {
 	struct drnic_cm_dest remote;
 	int cq_events;
 	bool inline_mode;        /* this thread runs the engines */
+	struct drnic_cm *cm;     /* kept open until the device is closed */
 };
 
 static uint64_t
@@ -809,8 +810,32 @@ pp_run(struct pp_ctx *ctx)
 		if (rc == 0)
 			rc = drnic_cm_sync(cm, pp_write_server_verify(ctx) == 0 ? "verified" : "bad");
 	}
-	drnic_cm_close(cm);
+	ctx->cm = cm;
 	return rc;
+}
+
+/*
+ * Tear down in order: the client closes its device, then the connection; the
+ * server waits for that, and for its port to see the peer go (memif), before
+ * it closes its own — so no PMD handles a peer's disconnect while its port is
+ * being removed.
+ */
+static void
+pp_teardown(struct pp_ctx *ctx)
+{
+	struct drnic_port_attr pa;
+	uint64_t end;
+
+	if (ctx->cm != NULL && ctx->o->server == NULL && ctx->dev != NULL) {
+		(void)drnic_cm_wait_close(ctx->cm);
+		end = pp_now_us() + 200000;
+		while (pp_now_us() < end && drnic_query_port(ctx->dev, 1, &pa) == 0 &&
+		       pa.state == DRNIC_PORT_ACTIVE)
+			usleep(1000);
+	}
+	pp_close(ctx);
+	drnic_cm_close(ctx->cm);
+	ctx->cm = NULL;
 }
 
 int
@@ -839,7 +864,7 @@ main(int argc, char **argv)
 	rc = pp_init(&ctx);
 	if (rc == 0)
 		rc = pp_run(&ctx);
-	pp_close(&ctx);
+	pp_teardown(&ctx);
 	drnic_env_fini();
 	return rc == 0 ? 0 : 1;
 }

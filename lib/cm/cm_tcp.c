@@ -475,6 +475,22 @@ drnic_cm_sync(struct drnic_cm *cm, const char *tag)
 	return rc == n && memcmp(mine, theirs, (size_t)n) == 0 ? 0 : -EPROTO;
 }
 
+int
+drnic_cm_wait_close(struct drnic_cm *cm)
+{
+	uint64_t deadline;
+	char c;
+	int rc;
+
+	if (cm_check_conn(cm) < 0)
+		return -EINVAL;
+	deadline = cm_deadline(&cm->o);
+	do {
+		rc = cm_read_exact(cm, &c, 1, deadline);
+	} while (rc == 0);
+	return rc == -ECONNRESET ? 0 : rc;
+}
+
 void
 drnic_cm_close(struct drnic_cm *cm)
 {

@@ -160,6 +160,13 @@ int drnic_cm_server_exchange(struct drnic_cm *cm, const struct drnic_cm_dest *lo
  */
 int drnic_cm_sync(struct drnic_cm *cm, const char *tag);
 
+/**
+ * Wait until the peer closes the connection (reading and dropping anything
+ * it still sends), e.g. so a server tears down after its client.
+ * @return 0; -ETIMEDOUT; -EINVAL; another socket error.
+ */
+int drnic_cm_wait_close(struct drnic_cm *cm);
+
 /** Close a listener or a connection (NULL ignored). */
 void drnic_cm_close(struct drnic_cm *cm);
 

@@ -90,9 +90,10 @@ comp_retire(struct engine_qp *eq)
 			eq->comp_idx++;
 			eq->cstate = COMP_ERROR;
 			verbs_wq_retire(&qp->sq, eq->comp_idx);
+			/* The QP is in ERR before anyone sees the error. */
+			engine_qp_error(eq);
 			(void)engine_push_cqe(eq, qp->send_cq, &wc, false);
 			ENGINE_QP_LOG(DEBUG, eq, "WQE failed: %s", drnic_wc_status_str(wc.status));
-			engine_qp_error(eq);
 			return n + 1;
 		}
 		if (w->state == WQE_DONE) {
@@ -118,6 +119,8 @@ comp_retire(struct engine_qp *eq)
 		verbs_wq_retire(&qp->sq, eq->comp_idx);
 		comp_progress(eq);
 		comp_wake_requester(eq);
+		if (verbs_qp_state(qp) == DRNIC_QPS_SQD)
+			engine_qp_activate(eq);   /* may be drained now */
 	}
 	eq->cstate = eq->comp_idx == eq->req_idx ? COMP_IDLE : COMP_WAIT;
 	return n;
@@ -230,7 +233,9 @@ comp_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 			idx = comp_find_wqe(eq, psn);
 			if (idx >= 0) {
 				req_rewind(eq, (uint32_t)idx);
-				eq->rstate = REQ_IDLE;
+				/* An RNR wait in progress still applies. */
+				if (eq->rstate != REQ_WAIT_RNR)
+					eq->rstate = REQ_IDLE;
 				engine_qp_activate(eq);
 			}
 			break;

@@ -35,8 +35,10 @@ RTE_LOG_REGISTER_SUFFIX(engine_logtype, engine, NOTICE);
 
 static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct engine *engine_by_lcore[RTE_MAX_LCORE];
-/* Inline engines; read without the lock by engine_progress_all(). */
+/* Inline engines; read without the lock by engine_progress_all(), which
+ * looks at the first engine_inline_top slots only. */
 static _Atomic(struct engine *) engine_inline[ENGINE_MAX_INLINE];
+static atomic_uint engine_inline_top;
 static unsigned int engine_seq;
 static struct rte_mempool *engine_pool;
 
@@ -294,6 +296,14 @@ engine_qp_step(struct engine_qp *eq, uint16_t room)
 
 		work += n;
 		budget -= n;
+	}
+	if (st != DRNIC_QPS_SQD) {
+		eq->sqd_notified = false;
+	} else if (!eq->sqd_notified && eq->comp_idx == eq->req_idx && eq->req_off == 0) {
+		/* Nothing in flight any more: the send queue is drained. */
+		eq->sqd_notified = true;
+		if (eq->qp->attr.en_sqd_async_notify)
+			verbs_qp_event(eq->qp, DRNIC_EVENT_SQ_DRAINED);
 	}
 	if (eq->req_init && (st == DRNIC_QPS_RTS || st == DRNIC_QPS_SQD)) {
 		if (eq->retry_deadline_ns != 0 && engine_now_ns(eq->eng) >= eq->retry_deadline_ns) {
@@ -554,10 +564,10 @@ engine_main(void *arg)
 static int
 engine_progress_all(void)
 {
-	unsigned int i;
+	unsigned int i, top = atomic_load_explicit(&engine_inline_top, memory_order_acquire);
 	int work = 0;
 
-	for (i = 0; i < ENGINE_MAX_INLINE; i++) {
+	for (i = 0; i < top; i++) {
 		struct engine *eng = atomic_load_explicit(&engine_inline[i], memory_order_acquire);
 
 		if (eng == NULL)
@@ -663,6 +673,9 @@ engine_get(const struct drnic_config *cfg, unsigned int idx, int *rc)
 		for (i = 0; i < ENGINE_MAX_INLINE; i++) {
 			if (atomic_load(&engine_inline[i]) == NULL) {
 				atomic_store_explicit(&engine_inline[i], eng, memory_order_release);
+				if (i >= atomic_load(&engine_inline_top))
+					atomic_store_explicit(&engine_inline_top, i + 1,
+							      memory_order_release);
 				return eng;
 			}
 		}

@@ -39,6 +39,9 @@ extern int engine_logtype;
 #define ENGINE_MAX_PORTS 16
 /* Most PSNs a requester keeps unacknowledged (well inside 2^23). */
 #define ENGINE_MAX_INFLIGHT_PSN 4096
+/* A long message asks for an ACK at least every this many packets, so the
+ * requester sees progress (and its retransmit timer restarts). */
+#define ENGINE_ACKREQ_EVERY 64
 /* Packets one QP may produce per visit, for fairness. */
 #define ENGINE_QP_BUDGET 64
 
@@ -119,6 +122,7 @@ struct engine_qp {
 	bool req_init;
 	bool resp_init;
 	bool flushed_err;        /* flush done for the current ERR period */
+	bool sqd_notified;       /* SQ_DRAINED raised for the current SQD */
 
 	/* Frame template (addresses, ports, dest QPN). */
 	struct drnic_wire_pkt tmpl;

@@ -201,7 +201,9 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w)
 	pkt = eq->tmpl;
 	pkt.bth.opcode = req_opcode[is_write][imm][pos];
 	pkt.bth.psn = eq->npsn;
-	pkt.bth.ackreq = (pos & DRNIC_WIRE_POS_LAST) != 0;
+	pkt.bth.ackreq = (pos & DRNIC_WIRE_POS_LAST) != 0 ||
+			 drnic_psn_sub(eq->npsn, w->first_psn) % ENGINE_ACKREQ_EVERY ==
+			 ENGINE_ACKREQ_EVERY - 1;
 	pkt.bth.se = (pos & DRNIC_WIRE_POS_LAST) && (w->send_flags & DRNIC_SEND_SOLICITED);
 	if (is_write && (pos & DRNIC_WIRE_POS_FIRST)) {
 		pkt.reth.va = w->remote_addr;

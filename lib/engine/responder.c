@@ -150,6 +150,9 @@ resp_send(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wir
 			eq->eng->stats.drops[DRNIC_ENGINE_DROP_RNR]++;
 			resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_RNR_NAK,
 							     eq->qp->attr.min_rnr_timer), psn);
+			/* The rest of the message is out of sequence now; the
+			 * RNR NAK is the one NAK it gets. */
+			eq->nak_seq_sent = true;
 			return;
 		}
 		eq->recv_taken = true;
@@ -157,17 +160,18 @@ resp_send(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wir
 	}
 	w = engine_rq_wqe(eq, eq->rq_idx);
 	if (eq->recv_off + pkt->payload_len > w->length) {
-		/* The message does not fit the receive buffer. */
-		resp_complete_recv(eq, DRNIC_WC_LOC_LEN_ERR, DRNIC_WC_RECV, eq->recv_off, pkt, false);
+		/* The message does not fit the receive buffer. The QP is in
+		 * ERR before the completion is visible. */
 		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+		resp_complete_recv(eq, DRNIC_WC_LOC_LEN_ERR, DRNIC_WC_RECV, eq->recv_off, pkt, false);
 		return;
 	}
 	if (pkt->payload_len > 0) {
 		rc = resp_scatter_recv(eq, w, eq->recv_off, m, pkt->payload_off, pkt->payload_len);
 		if (rc < 0) {
+			resp_fatal(eq, DRNIC_NAK_REMOTE_OP, psn, DRNIC_EVENT_QP_ACCESS_ERR);
 			resp_complete_recv(eq, DRNIC_WC_LOC_PROT_ERR, DRNIC_WC_RECV, eq->recv_off,
 					   pkt, false);
-			resp_fatal(eq, DRNIC_NAK_REMOTE_OP, psn, DRNIC_EVENT_QP_ACCESS_ERR);
 			return;
 		}
 	}
@@ -198,6 +202,7 @@ resp_write(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wi
 	if (imm && resp_rq_empty(eq)) {
 		eq->eng->stats.drops[DRNIC_ENGINE_DROP_RNR]++;
 		resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_RNR_NAK, qp->attr.min_rnr_timer), psn);
+		eq->nak_seq_sent = true;
 		return;
 	}
 	if (op->pos & DRNIC_WIRE_POS_FIRST) {

@@ -19,7 +19,9 @@ RTE_LOG_REGISTER_SUFFIX(link_logtype, link, NOTICE);
 	rte_log(RTE_LOG_##level, link_logtype, "link %s: " fmt "\n",            \
 		(link) != NULL ? (link)->name : "-", ##__VA_ARGS__)
 
-static TAILQ_HEAD(, link_ops) link_drivers = TAILQ_HEAD_INITIALIZER(link_drivers);
+/* Filled by constructors before main(); read-only afterwards. */
+static const struct link_ops *link_drivers[LINK_MAX_DRIVERS];
+static unsigned int link_nb_drivers;
 
 static const char *const link_drop_names[DRNIC_LINK_DROP_MAX] = {
 	[DRNIC_LINK_DROP_NO_PEER] = "no_peer",
@@ -37,21 +39,26 @@ drnic_link_drop_name(enum drnic_link_drop reason)
 }
 
 void
-link_register(struct link_ops *ops)
+link_register(const struct link_ops *ops)
 {
-	TAILQ_INSERT_TAIL(&link_drivers, ops, next);
+	if (link_nb_drivers == LINK_MAX_DRIVERS) {
+		LINK_LOG(ERR, (struct drnic_link *)NULL, "too many link drivers: %s ignored",
+			 ops->name);
+		return;
+	}
+	link_drivers[link_nb_drivers++] = ops;
 }
 
 const struct link_ops *
 link_find(const char *name)
 {
-	struct link_ops *ops;
+	unsigned int i;
 
 	if (name == NULL)
 		return NULL;
-	TAILQ_FOREACH(ops, &link_drivers, next)
-		if (strcmp(ops->name, name) == 0)
-			return ops;
+	for (i = 0; i < link_nb_drivers; i++)
+		if (strcmp(link_drivers[i]->name, name) == 0)
+			return link_drivers[i];
 	return NULL;
 }
 

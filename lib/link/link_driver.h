@@ -26,7 +26,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/queue.h>
 
 #include <rte_common.h>
 #include <rte_mbuf.h>
@@ -97,15 +96,16 @@ struct link_ops {
 	 * sent to. Return 0 and fill @p mac, or -ENOENT.
 	 */
 	int (*resolve)(const struct drnic_link *link, const uint8_t gid[16], uint8_t mac[6]);
-	/** Driver list linkage, set by link_register(). */
-	TAILQ_ENTRY(link_ops) next;
 };
 
+/** Most link drivers one process registers. */
+#define LINK_MAX_DRIVERS 16
+
 /**
- * Add a driver to the registry (use DRNIC_LINK_REGISTER). The ops table is
- * written once (its list entry) at registration, before main().
+ * Add a driver to the registry (use DRNIC_LINK_REGISTER), before main().
+ * The registry keeps the pointer; the table may be const.
  */
-void link_register(struct link_ops *ops);
+void link_register(const struct link_ops *ops);
 
 /** Register a driver's ops table from a constructor. */
 #define DRNIC_LINK_REGISTER(ops)                                                \

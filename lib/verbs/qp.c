@@ -290,8 +290,8 @@ drnic_modify_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int mask)
 			break;
 		/* The engine moved the QP (to ERR) meanwhile: check again. */
 	}
-	if (next == DRNIC_QPS_ERR || next == DRNIC_QPS_RTS)
-		verbs_qp_doorbell(qp);  /* flush, or resume after SQD */
+	if (next == DRNIC_QPS_ERR || next == DRNIC_QPS_RTS || next == DRNIC_QPS_SQD)
+		verbs_qp_doorbell(qp);  /* flush, resume after SQD, or drain */
 	VERBS_QP_LOG(DEBUG, qp, "%s -> %s", verbs_qp_state_name(cur), verbs_qp_state_name(next));
 	return 0;
 }

@@ -20,8 +20,12 @@
  *   promisc=0|1        promiscuous mode (default 0, or 1 when port_mac=0).
  *   mbufs=N            receive pool size (default 4096), rxd=N, txd=N
  *                      descriptors per queue (default 1024).
+ *   mbuf_size=N        data room of a receive mbuf (default: a 4 KiB path
+ *                      MTU frame or the MTU's frame; grown to 9216, then
+ *                      16384, when the PMD refuses it, as af_packet does
+ *                      below its frame size).
  * Keys reserved by drnic: dev, port, ipv4, ipv6, mtu, port_mac, promisc,
- * mbufs, rxd, txd. A PMD argument with one of these names cannot be passed.
+ * mbufs, mbuf_size, rxd, txd. A PMD argument with one of these names cannot be passed.
  *
  * Queues: the link has nb_queues queues (one per engine). Transmit uses one
  * hardware tx queue per link queue when the port has enough; otherwise link
@@ -74,6 +78,8 @@ RTE_LOG_REGISTER_SUFFIX(ethl_logtype, link.ethdev, NOTICE);
 #define ETHL_MAX_ADDRS 8
 /* Data room for a 4096-byte path MTU RoCEv2 frame with VLAN and IPv6. */
 #define ETHL_MIN_ROOM 4352u
+#define ETHL_JUMBO_ROOM 9216u
+#define ETHL_MAX_ROOM 16384u
 
 /* Counters of the driver beyond struct drnic_link_stats. */
 struct ethl_counters {
@@ -117,6 +123,7 @@ struct ethl_args {
 	unsigned int port_mac;
 	int promisc;                       /* -1: default */
 	unsigned int mbufs;
+	unsigned int mbuf_size;            /* data room; 0: from the MTU */
 	unsigned int rxd;
 	unsigned int txd;
 };
@@ -127,7 +134,8 @@ static rte_spinlock_t ethl_lock = RTE_SPINLOCK_INITIALIZER;
 static unsigned int ethl_pool_seq;
 
 static const char *const ethl_keys[] = {
-	"dev", "port", "ipv4", "ipv6", "mtu", "port_mac", "promisc", "mbufs", "rxd", "txd",
+	"dev", "port", "ipv4", "ipv6", "mtu", "port_mac", "promisc", "mbufs", "mbuf_size",
+	"rxd", "txd",
 };
 
 static uint64_t
@@ -230,6 +238,9 @@ ethl_parse_args(struct drnic_link *link, const struct rte_kvargs *kv, struct eth
 			a->promisc = (int)v;
 		} else if (strcmp(k, "mbufs") == 0) {
 			if (ethl_parse_uint(val, 1u << 20, &a->mbufs) < 0 || a->mbufs < 512)
+				goto bad;
+		} else if (strcmp(k, "mbuf_size") == 0) {
+			if (ethl_parse_uint(val, 65000, &a->mbuf_size) < 0 || a->mbuf_size < 2048)
 				goto bad;
 		} else if (strcmp(k, "rxd") == 0) {
 			if (ethl_parse_uint(val, 65535, &a->rxd) < 0 || a->rxd == 0)
@@ -341,8 +352,10 @@ ethl_setup_port(struct drnic_link *link, struct ethl_port *ep, const struct ethl
 	frame = mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN + RTE_ETHER_CRC_LEN;
 	/* Whatever the port's MTU says, a 4 KiB path MTU frame fits (ports
 	 * such as af_packet do not enforce their MTU on receive). */
-	room = RTE_MAX(RTE_MAX((uint32_t)RTE_MBUF_DEFAULT_DATAROOM, frame), ETHL_MIN_ROOM) +
-	       RTE_PKTMBUF_HEADROOM;
+	room = RTE_MAX(RTE_MAX((uint32_t)RTE_MBUF_DEFAULT_DATAROOM, frame), ETHL_MIN_ROOM);
+	if (a->mbuf_size != 0)
+		room = a->mbuf_size;
+	room += RTE_PKTMBUF_HEADROOM;
 	snprintf(pname, sizeof(pname), "drnic_eth%u", ethl_pool_seq++);
 	ep->pool = rte_pktmbuf_pool_create(pname, a->mbufs, 256, 0, (uint16_t)room,
 					   link->socket_id);
@@ -373,6 +386,23 @@ ethl_setup_port(struct drnic_link *link, struct ethl_port *ep, const struct ethl
 	rc = rte_eth_rx_queue_setup(ep->port_id, 0, (uint16_t)a->rxd,
 				    (unsigned int)rte_eth_dev_socket_id(ep->port_id), NULL,
 				    ep->pool);
+	/* PMDs that want more room than the MTU asks for (af_packet: its
+	 * frame size, which dev_info does not tell) refuse with ENOMEM: grow
+	 * the mbufs to jumbo, then 16 KiB, unless mbuf_size= was given. */
+	while (rc == -ENOMEM && a->mbuf_size == 0 && room < ETHL_MAX_ROOM + RTE_PKTMBUF_HEADROOM) {
+		room = (room < ETHL_JUMBO_ROOM ? ETHL_JUMBO_ROOM : ETHL_MAX_ROOM) +
+		       RTE_PKTMBUF_HEADROOM;
+		rte_mempool_free(ep->pool);
+		snprintf(pname, sizeof(pname), "drnic_eth%u", ethl_pool_seq++);
+		ep->pool = rte_pktmbuf_pool_create(pname, a->mbufs, 256, 0, (uint16_t)room,
+						   link->socket_id);
+		if (ep->pool == NULL)
+			return -ENOMEM;
+		ETHL_LOG(INFO, link, "rx queue wants bigger mbufs: now %u bytes", room);
+		rc = rte_eth_rx_queue_setup(ep->port_id, 0, (uint16_t)a->rxd,
+					    (unsigned int)rte_eth_dev_socket_id(ep->port_id), NULL,
+					    ep->pool);
+	}
 	if (rc < 0) {
 		ETHL_LOG(ERR, link, "rx queue set-up: %s", strerror(-rc));
 		return rc;

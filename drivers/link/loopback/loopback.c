@@ -324,7 +324,7 @@ lb_resolve(const struct drnic_link *link, const uint8_t gid[16] __rte_unused, ui
 	return 0;
 }
 
-static struct link_ops lb_ops = {
+static const struct link_ops lb_ops = {
 	.name = "loopback",
 	.create = lb_create,
 	.destroy = lb_destroy,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <rte_lcore.h>
+#include <rte_mempool.h>
 
 #include "test.h"
 #include "rnic_fixture.h"
@@ -352,6 +353,13 @@ datapath(enum drnic_progress_mode mode)
 	if (run_atomics(&p) != TEST_SUCCESS || run_mixed_order(&p) != TEST_SUCCESS)
 		goto fail;
 	rnic_pair_close(&p);
+	/* Every frame went back to the pool. */
+	{
+		struct rte_mempool *mp = rte_mempool_lookup("drnic_mbuf");
+
+		TEST_ASSERT(mp != NULL, "the frame pool exists");
+		TEST_ASSERT_EQUAL(rte_mempool_in_use_count(mp), 0, "mbufs still in use after close");
+	}
 	return TEST_SUCCESS;
 fail:
 	rnic_pair_close(&p);

@@ -125,9 +125,9 @@ rnic_qp_connect(struct rnic_side *x, struct rnic_side *y, const struct rnic_pair
 	memset(&a, 0, sizeof(a));
 	a.qp_state = DRNIC_QPS_RTS;
 	a.sq_psn = 0x123456 ^ drnic_qp_num(x->qp);
-	a.timeout = 14;
+	a.timeout = o->timeout ? o->timeout : 14;
 	a.retry_cnt = 7;
-	a.rnr_retry = 7;
+	a.rnr_retry = o->rnr_retry == 0 ? 7 : (o->rnr_retry < 0 ? 0 : (uint8_t)o->rnr_retry);
 	a.max_rd_atomic = rd;
 	return drnic_modify_qp(x->qp, &a, DRNIC_QP_STATE | DRNIC_QP_SQ_PSN | DRNIC_QP_TIMEOUT |
 			       DRNIC_QP_RETRY_CNT | DRNIC_QP_RNR_RETRY | DRNIC_QP_MAX_QP_RD_ATOMIC);

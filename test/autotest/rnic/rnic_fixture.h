@@ -41,6 +41,8 @@ struct rnic_pair_opts {
 	uint8_t max_rd_atomic;      /* default 16; 0 means 0 only with zero_rd_atomic */
 	bool zero_rd_atomic;
 	unsigned int engines;       /* default 1 (inline mode only for more) */
+	int rnr_retry;              /* 0 means 7; -1 means 0 */
+	uint8_t timeout;            /* default 14 (67 ms) */
 };
 
 int rnic_pair_open(struct rnic_pair *p, const struct rnic_pair_opts *o);

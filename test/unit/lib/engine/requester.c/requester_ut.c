@@ -224,6 +224,25 @@ test_local_failures(void)
 	CU_ASSERT_EQUAL(memcmp(ut_tx[0].data, "inline payload", 14), 0);
 }
 
+/* A long message asks for an ACK every ENGINE_ACKREQ_EVERY packets. */
+static void
+test_ackreq_every(void)
+{
+	static uint8_t big[200 * 1024];
+	struct engine_qp *eq = ut_qp_reset(0);
+	struct drnic_sge sge = { (uintptr_t)big, sizeof(big), 1 };
+	unsigned int i, n = 0;
+
+	ut_post_send(1, DRNIC_WR_RDMA_WRITE, &sge, 1, 0);
+	while (req_step(eq, 32) > 0) {
+		for (i = 0; i < ut_ntx; i++, n++)
+			CU_ASSERT_EQUAL(ut_tx[i].pkt.bth.ackreq,
+					n % ENGINE_ACKREQ_EVERY == ENGINE_ACKREQ_EVERY - 1 || n == 199);
+		ut_ntx = 0;
+	}
+	CU_ASSERT_EQUAL(n, 200);
+}
+
 static void
 test_budget_nomem_rewind(void)
 {
@@ -245,6 +264,8 @@ test_budget_nomem_rewind(void)
 	CU_ASSERT_EQUAL(req_step(eq, 32), 6);
 	CU_ASSERT_EQUAL(ut_ntx, 9);
 	CU_ASSERT_EQUAL(memcmp(ut_tx[7].data, src + 7 * 1024, 1024), 0);
+	CU_ASSERT_FALSE(ut_tx[6].pkt.bth.ackreq);
+	CU_ASSERT_TRUE(ut_tx[7].pkt.bth.ackreq);
 	CU_ASSERT_EQUAL(ut_tx[8].pkt.bth.psn, 1008);
 	/* Go back to the first WQE: the same PSNs and bytes again. */
 	req_rewind(eq, 0);
@@ -282,5 +303,6 @@ main(void)
 	CU_ADD_TEST(s, test_fence_and_limits);
 	CU_ADD_TEST(s, test_local_failures);
 	CU_ADD_TEST(s, test_budget_nomem_rewind);
+	CU_ADD_TEST(s, test_ackreq_every);
 	return ut_run_all();
 }

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef DRNIC_IBV_PRIV_H
+#define DRNIC_IBV_PRIV_H
+
+/*
+ * drnic's drop-in libibverbs.so.1: private declarations.
+ *
+ * Every verbs object the application sees is the first member of a wrapper
+ * that points at the drnic object behind it. Layouts are those of the
+ * system's <infiniband/verbs.h>, against which this library is compiled.
+ */
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <pthread.h>
+
+#include <infiniband/verbs.h>
+
+#include "drnic_verbs.h"
+
+/* Exported with visibility default through the version script only. */
+#define DIBV_EXPORT __attribute__((visibility("default")))
+
+/* Error reporting: verbs returns positive errnos (and sets errno). */
+#define DIBV_ERR(e) (errno = (e), (e))
+
+/* Device-wide settings that are not drnic_config keys ([ibverbs] section). */
+struct dibv_settings {
+	uint32_t vendor_id;
+	uint32_t vendor_part_id;
+	uint32_t hw_ver;
+	bool port_always_active;   /* report ACTIVE while the link is down */
+	int progress_thread;       /* -1 auto, 0 off, 1 on */
+	unsigned int progress_sleep_us;
+	bool progress_rt;          /* SCHED_FIFO helper when permitted */
+};
+
+struct dibv_device {
+	struct ibv_device ibdev;          /* must be first */
+	struct drnic_config cfg;
+	struct dibv_settings set;
+	uint64_t guid_be;                 /* node GUID, network order */
+	pthread_mutex_t lock;
+	struct drnic_device *dev;         /* open while refs > 0 */
+	unsigned int refs;
+};
+
+struct dibv_context {
+	struct verbs_context vctx;        /* ends with struct ibv_context */
+	struct dibv_device *d;
+};
+
+struct dibv_pd {
+	struct ibv_pd pd;
+	struct drnic_pd *dpd;
+};
+
+struct dibv_mr {
+	struct ibv_mr mr;
+	struct drnic_mr *dmr;
+};
+
+struct dibv_comp_channel {
+	struct ibv_comp_channel ch;
+	struct drnic_comp_channel *dch;
+};
+
+struct dibv_cq {
+	struct ibv_cq_ex cqx;             /* ibv_cq is its prefix (ibv_cq_ex_to_cq) */
+	struct drnic_cq *dcq;
+	/* ibv_cq_ex polling state */
+	struct drnic_wc cur;
+	struct drnic_wc buf[16];
+	int buf_n, buf_i;
+};
+
+/* A work request being built with ibv_wr_* (ibv_qp_ex path). */
+struct dibv_wr {
+	struct drnic_send_wr wr;
+	struct drnic_sge sge[4];
+	uint8_t *inl;                     /* inline data copy (max_inline bytes) */
+};
+
+struct dibv_qp {
+	struct ibv_qp_ex qpx;             /* ibv_qp is its prefix */
+	struct drnic_qp *dqp;
+	struct dibv_cq *send_cq, *recv_cq;
+	uint32_t max_send_sge;
+	uint32_t max_inline;
+	/* ibv_wr_* batch */
+	struct dibv_wr *batch;
+	uint32_t batch_cap, batch_n;
+	int batch_err;
+};
+
+struct dibv_ah {
+	struct ibv_ah ah;
+};
+
+static inline struct dibv_context *
+dibv_ctx(struct ibv_context *c)
+{
+	return (struct dibv_context *)(void *)((uint8_t *)c -
+					       offsetof(struct verbs_context, context));
+}
+
+static inline struct dibv_cq *
+dibv_cq_of(struct ibv_cq *cq)
+{
+	return (struct dibv_cq *)(void *)cq;
+}
+
+static inline struct dibv_qp *
+dibv_qp_of(struct ibv_qp *qp)
+{
+	return (struct dibv_qp *)(void *)qp;
+}
+
+/* ibv_device.c */
+int dibv_errno(int neg);                   /* -E -> E, sets errno */
+void dibv_app_activity(void);              /* the application drove progress */
+void dibv_progress_kick(void);             /* make sure someone progresses */
+
+/* ibv_verbs.c: installs the context ops */
+void dibv_context_ops_init(struct dibv_context *c);
+
+#endif
