@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_errno.h>
@@ -12,7 +13,7 @@
 #include <rte_log.h>
 #include <rte_malloc.h>
 
-#include "link_driver.h"
+#include "link_fault.h"
 
 RTE_LOG_REGISTER_SUFFIX(link_logtype, link, NOTICE);
 #define LINK_LOG(level, link, fmt, ...)                                         \
@@ -67,7 +68,10 @@ link_create(const char *driver, const struct link_config *cfg)
 {
 	const struct link_ops *ops;
 	struct rte_kvargs *kv = NULL;
+	struct drnic_link_faults faults;
 	struct drnic_link *link;
+	bool has_faults = false;
+	char *args, err[256];
 	int rc;
 
 	if (driver == NULL || cfg == NULL || cfg->name == NULL ||
@@ -81,15 +85,26 @@ link_create(const char *driver, const struct link_config *cfg)
 		rte_errno = ENOENT;
 		return NULL;
 	}
-	if (cfg->args != NULL && cfg->args[0] != '\0') {
-		kv = rte_kvargs_parse(cfg->args, NULL);
+	/* fault_* keys are ours (link_fault.c); the driver gets the rest. */
+	drnic_link_faults_init(&faults);
+	rc = link_fault_args_split(cfg->args, &faults, &has_faults, &args, err, sizeof(err));
+	if (rc < 0) {
+		LINK_LOG(ERR, (struct drnic_link *)NULL, "%s: %s", cfg->name,
+			 rc == -ENOMEM ? "no memory" : err);
+		rte_errno = -rc;
+		return NULL;
+	}
+	if (args[0] != '\0') {
+		kv = rte_kvargs_parse(args, NULL);
 		if (kv == NULL) {
 			LINK_LOG(ERR, (struct drnic_link *)NULL, "bad arguments '%s' for %s",
 				 cfg->args, driver);
+			free(args);
 			rte_errno = EINVAL;
 			return NULL;
 		}
 	}
+	free(args);
 	link = rte_zmalloc_socket("drnic_link", sizeof(*link), RTE_CACHE_LINE_SIZE,
 				  cfg->socket_id);
 	if (link == NULL) {
@@ -110,6 +125,12 @@ link_create(const char *driver, const struct link_config *cfg)
 		rte_errno = -rc;
 		return NULL;
 	}
+	if (has_faults && (rc = link_fault_attach(link, &faults)) < 0) {
+		ops->destroy(link);
+		rte_free(link);
+		rte_errno = -rc;
+		return NULL;
+	}
 	LINK_LOG(INFO, link, "opened (%s, %u queues)", driver, link->nb_queues);
 	return link;
 }
@@ -119,6 +140,7 @@ link_destroy(struct drnic_link *link)
 {
 	if (link == NULL)
 		return;
+	link_fault_detach(link);
 	link->ops->destroy(link);
 	LINK_LOG(INFO, link, "closed");
 	rte_free(link);

@@ -71,6 +71,8 @@ struct drnic_link {
 	int socket_id;
 	void *priv;                           /**< driver state */
 	struct link_queue_stats stats[LINK_MAX_QUEUES];
+	/** Fault injectors per queue (link_fault.c); NULL: no faults. */
+	struct link_fault *fault[LINK_MAX_QUEUES];
 };
 
 /** A link driver. Every op but the optional ones must be set. */
@@ -132,6 +134,11 @@ void link_destroy(struct drnic_link *link);
 void link_drop(struct drnic_link *link, uint16_t q, enum drnic_link_drop reason,
 	       struct rte_mbuf **pkts, uint16_t n);
 
+struct link_fault;
+/* Transmit through queue @p q's fault injector (link_fault.c). */
+uint16_t link_fault_tx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts,
+			     uint16_t n);
+
 /**
  * Send a burst on queue @p q and count what was taken. Caller: the engine
  * owning queue @p q. Frames not taken stay the caller's (counted tx_busy).
@@ -143,6 +150,8 @@ link_tx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint1
 	uint64_t bytes = 0;
 	uint16_t sent, i;
 
+	if (unlikely(__atomic_load_n(&link->fault[q], __ATOMIC_RELAXED) != NULL))
+		return link_fault_tx_burst(link, q, pkts, n);
 	if (n == 0)
 		return 0;
 	/* Taken frames belong to the link (maybe another thread) afterwards:
@@ -168,6 +177,9 @@ link_rx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint1
 	struct link_queue_stats *st = &link->stats[q];
 	uint16_t got, i;
 
+	/* Same thread as queue q's transmit: release frames faults held. */
+	if (unlikely(__atomic_load_n(&link->fault[q], __ATOMIC_RELAXED) != NULL))
+		link_fault_tx_burst(link, q, NULL, 0);
 	got = link->ops->rx_burst(link, q, pkts, n);
 	for (i = 0; i < got; i++)
 		st->rx_bytes += pkts[i]->pkt_len;
