@@ -165,7 +165,7 @@ comp_nak_error(struct engine_qp *eq, uint32_t psn, enum drnic_wc_status status)
 	comp_retire(eq);
 	idx = comp_find_wqe(eq, psn);
 	if (idx < 0) {
-		eq->eng->stats.drops[DRNIC_ENGINE_DROP_BAD_RESP]++;
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
 		return;
 	}
 	w = engine_sq_wqe(eq, (uint32_t)idx);
@@ -197,7 +197,7 @@ comp_rnr(struct engine_qp *eq, uint32_t psn, uint8_t timer)
 	comp_retire(eq);
 	idx = comp_find_wqe(eq, psn);
 	if (idx < 0) {
-		eq->eng->stats.drops[DRNIC_ENGINE_DROP_BAD_RESP]++;
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
 		return;
 	}
 	req_rewind(eq, (uint32_t)idx);
@@ -215,14 +215,17 @@ comp_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 
 	switch (drnic_aeth_type(syn)) {
 	case DRNIC_AETH_ACK:
+		eq->stats.acks_rx++;
 		comp_ack_upto(eq, psn);
 		eq->rnr_retry_left = eq->qp->attr.rnr_retry;
 		comp_retire(eq);
 		break;
 	case DRNIC_AETH_RNR_NAK:
+		eq->stats.rnr_naks_rx++;
 		comp_rnr(eq, psn, drnic_aeth_value(syn));
 		break;
 	case DRNIC_AETH_NAK:
+		eq->stats.naks_rx++;
 		switch (drnic_aeth_value(syn)) {
 		case DRNIC_NAK_PSN_SEQ_ERR: {
 			/* Go back to the PSN the responder expects. */
@@ -258,7 +261,7 @@ comp_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 		}
 		break;
 	default:
-		eq->eng->stats.drops[DRNIC_ENGINE_DROP_BAD_RESP]++;
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
 		break;
 	}
 }
@@ -303,20 +306,20 @@ comp_read_resp(struct engine_qp *eq, const struct rte_mbuf *m, const struct drni
 	}
 	idx = comp_find_wqe(eq, psn);
 	if (idx < 0) {
-		eq->eng->stats.drops[DRNIC_ENGINE_DROP_GHOST_RESP]++;
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_GHOST_RESP);
 		return;
 	}
 	w = engine_sq_wqe(eq, (uint32_t)idx);
 	if (w->opcode != DRNIC_WR_RDMA_READ || w->state != WQE_SENT ||
 	    ((op->pos & DRNIC_WIRE_POS_FIRST) ? psn != w->first_psn : psn != eq->rd_psn)) {
-		eq->eng->stats.drops[DRNIC_ENGINE_DROP_BAD_RESP]++;
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
 		return;
 	}
 	off = drnic_psn_sub(psn, w->first_psn) * eq->mtu;
 	if ((op->pos & DRNIC_WIRE_POS_LAST) ?
 	    (psn != w->last_psn || off + pkt->payload_len != w->length) :
 	    pkt->payload_len != eq->mtu) {
-		eq->eng->stats.drops[DRNIC_ENGINE_DROP_BAD_RESP]++;
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
 		return;
 	}
 	if (pkt->payload_len > 0 &&
@@ -351,13 +354,13 @@ comp_atomic_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	comp_retire(eq);
 	idx = comp_find_wqe(eq, psn);
 	if (idx < 0) {
-		eq->eng->stats.drops[DRNIC_ENGINE_DROP_GHOST_RESP]++;
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_GHOST_RESP);
 		return;
 	}
 	w = engine_sq_wqe(eq, (uint32_t)idx);
 	if ((w->opcode != DRNIC_WR_ATOMIC_CMP_AND_SWP &&
 	     w->opcode != DRNIC_WR_ATOMIC_FETCH_AND_ADD) || w->state != WQE_SENT) {
-		eq->eng->stats.drops[DRNIC_ENGINE_DROP_BAD_RESP]++;
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
 		return;
 	}
 	/* The original value lands in the local buffer in host order. */
@@ -375,11 +378,11 @@ comp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 	enum drnic_qp_state st = verbs_qp_state(eq->qp);
 
 	if (!eq->req_init || (st != DRNIC_QPS_RTS && st != DRNIC_QPS_SQD && st != DRNIC_QPS_SQE)) {
-		eq->eng->stats.drops[DRNIC_ENGINE_DROP_QP_STATE]++;
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_QP_STATE);
 		return;
 	}
 	if (eq->comp_idx == eq->req_idx && eq->req_off == 0) {
-		eq->eng->stats.drops[DRNIC_ENGINE_DROP_GHOST_RESP]++;
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_GHOST_RESP);
 		return;
 	}
 	switch (pkt->bth.opcode) {
@@ -396,7 +399,7 @@ comp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 		comp_read_resp(eq, m, pkt);
 		break;
 	default:
-		eq->eng->stats.drops[DRNIC_ENGINE_DROP_BAD_RESP]++;
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
 		break;
 	}
 }
@@ -412,6 +415,7 @@ comp_timeout(struct engine_qp *eq)
 		eq->retry_deadline_ns = 0;
 		return;
 	}
+	eq->stats.timeouts++;
 	if (eq->retry_left == 0) {
 		w = engine_sq_wqe(eq, eq->comp_idx);
 		if (engine_wqe_is_rd_atomic(w) && w->state == WQE_SENT)

@@ -48,6 +48,27 @@ struct drnic_engine_stats {
 	uint64_t drops[DRNIC_ENGINE_DROP_MAX];        /**< by enum drnic_engine_drop */
 };
 
+/** Counters of one QP (kept by its engine). */
+struct drnic_qp_stats {
+	uint64_t tx_packets;       /**< request and response frames sent */
+	uint64_t rx_packets;       /**< frames received for the QP */
+	uint64_t wqes;             /**< send WQEs started (again after going back) */
+	uint64_t acks_rx;          /**< ACKs received */
+	uint64_t naks_rx;          /**< NAKs received (all kinds) */
+	uint64_t rnr_naks_rx;      /**< RNR NAKs received */
+	uint64_t naks_tx;          /**< NAKs (and RNR NAKs) sent */
+	uint64_t retransmits;      /**< times the requester went back */
+	uint64_t timeouts;         /**< retransmit timer expiries */
+	uint64_t drops[DRNIC_ENGINE_DROP_MAX];        /**< by enum drnic_engine_drop */
+};
+
+/**
+ * Read a QP's counters (a snapshot, from any thread).
+ *
+ * @return 0; -EINVAL when an argument is NULL.
+ */
+int drnic_qp_stats_get(const struct drnic_qp *qp, struct drnic_qp_stats *stats);
+
 /**
  * Counter name of an engine drop reason, e.g. "psn_dup".
  * @return a static string; "invalid" for a value out of range; never NULL.

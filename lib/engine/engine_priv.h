@@ -113,6 +113,7 @@ struct engine;
 struct engine_port;
 
 struct engine_qp {
+	struct drnic_qp_stats stats;  /* written by the engine only */
 	struct drnic_qp *qp;
 	struct engine *eng;
 	struct engine_port *port;
@@ -121,7 +122,6 @@ struct engine_qp {
 	bool on_active;
 	bool req_init;
 	bool resp_init;
-	bool flushed_err;        /* flush done for the current ERR period */
 	bool sqd_notified;       /* SQ_DRAINED raised for the current SQD */
 
 	/* Frame template (addresses, ports, dest QPN). */
@@ -254,6 +254,14 @@ void resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_p
 int resp_step(struct engine_qp *eq, int budget);
 int resp_flush(struct engine_qp *eq);
 extern const char *const resp_state_names[RESP_STATE_MAX];
+
+/* Count a dropped packet on the QP and its engine. */
+static inline void
+engine_qp_drop(struct engine_qp *eq, enum drnic_engine_drop why)
+{
+	eq->stats.drops[why]++;
+	eq->eng->stats.drops[why]++;
+}
 
 /* Helpers shared by the three machines. */
 static inline struct verbs_send_wqe *

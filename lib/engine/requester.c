@@ -137,6 +137,7 @@ req_start_wqe(struct engine_qp *eq, struct verbs_send_wqe *w, enum drnic_qp_stat
 	eq->req_sge = 0;
 	eq->req_sge_off = 0;
 	eq->eng->stats.wqes++;
+	eq->stats.wqes++;
 	return 1;
 }
 
@@ -271,6 +272,7 @@ req_rewind(struct engine_qp *eq, uint32_t idx)
 {
 	uint32_t end = eq->req_idx + (eq->req_off > 0 ? 1 : 0), i;
 
+	eq->stats.retransmits++;
 	for (i = idx; i != end; i++) {
 		struct verbs_send_wqe *w = engine_sq_wqe(eq, i);
 

@@ -147,7 +147,7 @@ resp_send(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wir
 
 	if (op->pos & DRNIC_WIRE_POS_FIRST) {
 		if (resp_rq_empty(eq)) {
-			eq->eng->stats.drops[DRNIC_ENGINE_DROP_RNR]++;
+			engine_qp_drop(eq, DRNIC_ENGINE_DROP_RNR);
 			resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_RNR_NAK,
 							     eq->qp->attr.min_rnr_timer), psn);
 			/* The rest of the message is out of sequence now; the
@@ -200,7 +200,7 @@ resp_write(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wi
 
 	/* WRITE with immediate consumes a receive WQE: RNR before anything. */
 	if (imm && resp_rq_empty(eq)) {
-		eq->eng->stats.drops[DRNIC_ENGINE_DROP_RNR]++;
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_RNR);
 		resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_RNR_NAK, qp->attr.min_rnr_timer), psn);
 		eq->nak_seq_sent = true;
 		return;
@@ -418,17 +418,17 @@ resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 
 	if (!eq->resp_init || st == DRNIC_QPS_ERR || st < DRNIC_QPS_RTR ||
 	    eq->sstate == RESP_ERROR) {
-		eq->eng->stats.drops[DRNIC_ENGINE_DROP_QP_STATE]++;
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_QP_STATE);
 		return;
 	}
 	d = drnic_psn_diff(psn, eq->epsn);
 	if (d < 0) {
-		eq->eng->stats.drops[DRNIC_ENGINE_DROP_PSN_DUP]++;
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_PSN_DUP);
 		resp_duplicate(eq, pkt, op);
 		return;
 	}
 	if (d > 0) {
-		eq->eng->stats.drops[DRNIC_ENGINE_DROP_PSN_OOS]++;
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_PSN_OOS);
 		if (!eq->nak_seq_sent) {
 			eq->nak_seq_sent = true;
 			resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_PSN_SEQ_ERR),
@@ -471,6 +471,8 @@ resp_send_ack(struct engine_qp *eq)
 	pkt.aeth.msn = eq->msn;
 	if (engine_qp_tx(eq, &pkt) < 0)
 		return 0;
+	if (drnic_aeth_type(eq->ack_syn) != DRNIC_AETH_ACK)
+		eq->stats.naks_tx++;
 	eq->ack_pending = false;
 	return 1;
 }

@@ -62,7 +62,10 @@ enum drnic_progress_mode {
 	 * drnic_post_send(), drnic_post_recv(), drnic_cq_poll() and
 	 * drnic_device_progress(). Every inline engine of the process makes
 	 * progress in any of those calls, so two devices joined by a loopback
-	 * link both move while the application polls either one.
+	 * link both move while the application polls either one. A thread
+	 * blocked in drnic_get_cq_event() runs no engine: with inline
+	 * progress, some thread must keep polling or calling
+	 * drnic_device_progress() for completion events to come.
 	 */
 	DRNIC_PROGRESS_INLINE = 1,
 };
@@ -327,8 +330,9 @@ struct drnic_port_attr {
  *         EINVAL (bad configuration, e.g. no engines, an lcore that is not an
  *         EAL worker lcore, an unknown link driver, MTU out of range),
  *         EEXIST (a device of that name is open), ENOMEM,
- *         EBUSY (an engine lcore is busy with something else),
- *         or the link driver's error.
+ *         EBUSY (an engine lcore is busy with something else, or the
+ *         loopback wire named in link_args already has two ends),
+ *         ENOTSUP (no engine library linked), or the link driver's error.
  */
 struct drnic_device *drnic_device_open(const struct drnic_config *cfg);
 
@@ -547,7 +551,9 @@ struct drnic_qp_attr {
 /**
  * Create a reliable-connected QP in RESET. It is served by the engine of its
  * send CQ's comp_vector (comp_vector modulo the device's engine count); the
- * receive CQ must map to the same engine. One CQ may serve many QPs.
+ * receive CQ must map to the same engine. One CQ may serve many QPs, all of
+ * one device (a CQ has exactly one producer: its engine). In inline progress
+ * mode the QP's CQs run the process's inline engines when polled.
  *
  * @param pd    protection domain of the QP.
  * @param attr  creation attributes; attr->cap is updated with the actual
@@ -667,9 +673,10 @@ struct drnic_recv_wr {
  * After an error completion the QP is in ERR. Inline data is copied now.
  *
  * @return 0; -EINVAL (NULL qp/wr/bad_wr, unknown opcode, num_sge < 0 or above
- *         the QP's max_send_sge, INLINE with a READ or atomic or more than
- *         max_inline_data bytes, atomic without exactly one 8-byte SGE or with
- *         a remote address not 8-byte aligned, QP in RESET, INIT or RTR);
+ *         the QP's max_send_sge (inline data may use more buffers), INLINE
+ *         with a READ or atomic or more than max_inline_data bytes, atomic
+ *         without exactly one 8-byte SGE or with a remote address not 8-byte
+ *         aligned, a message longer than 2^31 bytes, QP in RESET, INIT or RTR);
  *         -ENOMEM (send queue full).
  *         In ERR the WRs are queued and complete with WR_FLUSH_ERR.
  */

@@ -7,7 +7,8 @@
  *   wire=NAME   the cable; the first two links naming it are its two ends
  *               (default "lb0");
  *   self=1      frames come back to the sending link (one end, no peer);
- *   ring=N      frames each receive queue holds (power of two, default 4096).
+ *   ring=N      frames each receive queue of this end holds (power of two,
+ *               default 4096; fixed when the end first attaches).
  *
  * Each end owns one MP/SC rte_ring per receive queue: the peer's engines
  * enqueue (multi-producer), the end's engine for that queue dequeues (single
@@ -54,7 +55,6 @@ struct lb_wire {
 	TAILQ_ENTRY(lb_wire) next;
 	char name[LB_NAME_LEN];
 	unsigned int refcnt;                   /* attached ends */
-	unsigned int ring_size;
 	bool self;                             /* one end looped onto itself */
 	struct lb_end end[2];
 };
@@ -100,19 +100,20 @@ lb_drain(struct rte_ring *r)
 }
 
 static int
-lb_end_attach(struct lb_wire *w, struct lb_end *e, struct drnic_link *link)
+lb_end_attach(struct lb_end *e, struct drnic_link *link, unsigned int ring_size)
 {
 	char name[RTE_RING_NAMESIZE];
 	uint16_t q;
 
 	for (q = 0; q < link->nb_queues; q++) {
+		/* Rings live as long as the wire (a peer may still be
+		 * enqueueing into them): a returning end keeps its rings. */
 		if (e->rx[q] != NULL) {
 			lb_drain(e->rx[q]);
 			continue;
 		}
 		snprintf(name, sizeof(name), "drnic_lb%u", lb_ring_seq++);
-		e->rx[q] = rte_ring_create(name, w->ring_size, link->socket_id,
-					   RING_F_SC_DEQ);
+		e->rx[q] = rte_ring_create(name, ring_size, link->socket_id, RING_F_SC_DEQ);
 		if (e->rx[q] == NULL)
 			return -rte_errno;
 	}
@@ -185,7 +186,6 @@ lb_create(struct drnic_link *link, const struct rte_kvargs *kv)
 			goto fail;
 		}
 		snprintf(w->name, sizeof(w->name), "%s", wire_name);
-		w->ring_size = ring;
 		w->self = self != 0;
 		TAILQ_INSERT_TAIL(&lb_wires, w, next);
 	}
@@ -210,7 +210,7 @@ lb_create(struct drnic_link *link, const struct rte_kvargs *kv)
 		rc = -EBUSY;
 		goto fail_wire;
 	}
-	rc = lb_end_attach(w, e, link);
+	rc = lb_end_attach(e, link, ring);
 	if (rc < 0)
 		goto fail_wire;
 	w->refcnt++;

@@ -73,6 +73,21 @@ rnr_forever(enum drnic_progress_mode mode)
 	}
 	printf("RNR NAKs before the receive was posted: %llu\n",
 	       (unsigned long long)st.drops[DRNIC_ENGINE_DROP_RNR]);
+	{
+		struct drnic_qp_stats qa, qb;
+
+		drnic_qp_stats_get(p.a.qp, &qa);
+		drnic_qp_stats_get(p.b.qp, &qb);
+		if (qa.rnr_naks_rx == 0 || qa.retransmits < qa.rnr_naks_rx ||
+		    qb.naks_tx < qa.rnr_naks_rx || qb.drops[DRNIC_ENGINE_DROP_RNR] == 0 ||
+		    qa.wqes != 1 + qa.retransmits || qa.acks_rx == 0) {
+			printf("QP counters: rnr_naks_rx %llu retransmits %llu naks_tx %llu\n",
+			       (unsigned long long)qa.rnr_naks_rx,
+			       (unsigned long long)qa.retransmits,
+			       (unsigned long long)qb.naks_tx);
+			goto out;
+		}
+	}
 	rc = TEST_SUCCESS;
 out:
 	rnic_pair_close(&p);
@@ -125,8 +140,15 @@ peer_gone(enum drnic_progress_mode mode)
 	    wc[1].status == DRNIC_WC_WR_FLUSH_ERR) {
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+		struct drnic_qp_stats qs;
+
 		printf("RETRY_EXC_ERR after %.1f ms (8 x 4.2 ms expected)\n", ms);
-		rc = ms >= 30.0 ? TEST_SUCCESS : TEST_FAILED;
+		drnic_qp_stats_get(p.a.qp, &qs);
+		rc = ms >= 30.0 && qs.timeouts == 8 && qs.retransmits == 7 ? TEST_SUCCESS :
+		     TEST_FAILED;
+		if (rc != TEST_SUCCESS)
+			printf("timeouts %llu retransmits %llu\n", (unsigned long long)qs.timeouts,
+			       (unsigned long long)qs.retransmits);
 	} else {
 		printf("peer gone: expected RETRY_EXC_ERR then WR_FLUSH_ERR\n");
 	}

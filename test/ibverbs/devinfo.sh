@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# ibv_devices / ibv_devinfo through drnic's libibverbs.so.1 (suite 'ibverbs'),
+# and `ldd -r` of every verbs program: nothing may be missing.
+#
+# Usage: devinfo.sh BUILD/lib/ibverbs
+set -u
+. "$(dirname "$0")/common.sh"
+need_pkgs
+TMP=$(mktemp -d /tmp/drnic-ibv.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+# 1. Every binary resolves every symbol, with its version, against our libs.
+for b in /usr/bin/ib_write_lat /usr/bin/ib_write_bw /usr/bin/ib_send_lat /usr/bin/ib_send_bw \
+	 /usr/bin/ib_read_lat /usr/bin/ib_read_bw /usr/bin/ib_atomic_lat /usr/bin/ib_atomic_bw \
+	 /usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/ibv_rc_pingpong \
+	 /usr/bin/ibv_uc_pingpong /usr/bin/ibv_ud_pingpong /usr/bin/ibv_srq_pingpong; do
+	[ -x "$b" ] || { fail "$b missing"; continue; }
+	out=$(ibv ldd -r "$b" 2>&1)
+	if echo "$out" | grep -qE "undefined symbol|not found|version .* not found"; then
+		fail "ldd -r $b: $(echo "$out" | grep -E 'undefined|not found' | head -3)"
+	elif ! echo "$out" | grep -q "libibverbs.so.1 => $IBV_LIB"; then
+		fail "ldd $b does not pick $IBV_LIB/libibverbs.so.1"
+	fi
+done
+[ $FAIL = 0 ] && ok "ldd -r: every symbol resolved for perftest and ibverbs-utils"
+
+# 2. Default configuration (no DRNIC_CONFIG): the loopback link.
+unset DRNIC_CONFIG DRNIC_VENDOR_ID DRNIC_VENDOR_PART_ID
+ibv timeout 30 ibv_devices >"$TMP/devices" 2>&1 || fail "ibv_devices exit $?"
+grep -qE "^\s+drnic0\s+000000fffe000001$" "$TMP/devices" ||
+	fail "ibv_devices: no drnic0 with GUID 000000fffe000001: $(cat "$TMP/devices")"
+ibv timeout 30 ibv_devinfo -v >"$TMP/devinfo" 2>&1 || fail "ibv_devinfo -v exit $?"
+expect() {
+	grep -qP "$1" "$TMP/devinfo" && ok "devinfo: $2" || fail "devinfo: $2 (no /$1/)"
+}
+expect '^hca_id:\tdrnic0$' "hca_id drnic0"
+expect '^\t\t\tstate:\t\t\tPORT_ACTIVE \(4\)$' "port ACTIVE"
+expect '^\t\t\tlink_layer:\t\tEthernet$' "Ethernet link layer"
+expect '^\t\t\tmax_mtu:\t\t4096 \(5\)$' "max_mtu 4096"
+expect '^\t\t\tactive_mtu:\t\t1024 \(3\)$' "active_mtu 1024 (Ethernet MTU 1500)"
+expect '^\t\t\tGID\[  0\]:\t\t::ffff:10\.0\.0\.1, RoCE v2$' "GID 0 ::ffff:10.0.0.1 RoCE v2"
+expect '^\tvendor_part_id:\t\t\t3356$' "unknown part id (0x0d1c)"
+expect '^\tnode_guid:\t\t\t0000:00ff:fe00:0001$' "node GUID from the MAC"
+expect '^\t\t\tphys_state:\t\tLINK_UP \(5\)$' "phys_state LINK_UP"
+
+# 3. A configuration file: MTU 9000, two addresses, a ConnectX-5 id.
+cat >"$TMP/cfg.ini" <<EOC
+[ibverbs]
+vendor_id = 0x02c9
+vendor_part_id = 4119
+[device]
+name = drnic7
+mtu = 9000
+mac = 02:00:00:00:07:01
+ipv4 = 10.7.0.1
+ipv6 = fd00::7
+EOC
+DRNIC_CONFIG="$TMP/cfg.ini" ibv timeout 30 ibv_devinfo -v >"$TMP/devinfo" 2>&1 ||
+	fail "ibv_devinfo (config) exit $?"
+expect '^hca_id:\tdrnic7$' "configured name"
+expect '^\tvendor_id:\t\t\t0x02c9$' "configured vendor id"
+expect '^\tvendor_part_id:\t\t\t4119$' "configured part id"
+expect '^\t\t\tactive_mtu:\t\t4096 \(5\)$' "active_mtu 4096 (Ethernet MTU 9000)"
+expect '^\t\t\tGID\[  0\]:\t\t::ffff:10\.7\.0\.1, RoCE v2$' "GID 0 IPv4-mapped"
+expect '^\t\t\tGID\[  1\]:\t\tfd00::7, RoCE v2$' "GID 1 IPv6"
+DRNIC_CONFIG="$TMP/cfg.ini" DRNIC_VENDOR_PART_ID=4123 ibv timeout 30 ibv_devinfo >"$TMP/devinfo" 2>&1
+expect '^\tvendor_part_id:\t\t\t4123$' "DRNIC_VENDOR_PART_ID overrides"
+
+# 4. A bad configuration is an error, not a silent default.
+printf '[ibverbs]\nvendor_part_id = x\n' >"$TMP/bad.ini"
+if DRNIC_CONFIG="$TMP/bad.ini" ibv timeout 30 ibv_devinfo >"$TMP/bad" 2>&1; then
+	fail "ibv_devinfo accepted a bad configuration"
+else
+	grep -q "bad key or value" "$TMP/bad" && ok "bad configuration reported" ||
+		fail "bad configuration: $(cat "$TMP/bad")"
+fi
+
+[ $FAIL = 0 ] && echo PASS || echo FAILED
+exit $FAIL

@@ -1,0 +1,143 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Unmodified verbs programs as two processes on drnic (suite 'ibverbs'):
+# ibv_rc_pingpong and perftest's ib_* over a memif link (drivers/link/ethdev,
+# bsize=8192), each process with its own EAL file prefix and inline progress.
+# Run under an unknown vendor part id (perftest posts with ibv_post_send) and
+# a ConnectX-5 id (perftest uses ibv_qp_ex / ibv_wr_* and inline data).
+#
+# Usage: two_proc.sh BUILD/lib/ibverbs [quick]
+set -u
+. "$(dirname "$0")/common.sh"
+need_pkgs
+QUICK=${2:-}
+TMP=$(mktemp -d /tmp/drnic-ibv2.XXXXXX)
+PORT=$((20000 + $$ % 20000))
+PIDS=()
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$TMP"
+	rm -rf /var/run/dpdk/dibvS$$ /var/run/dpdk/dibvC$$ 2>/dev/null
+}
+trap cleanup EXIT
+
+# One configuration file per side.
+mkcfg() {  # SIDE ROLE MY_IP PEER_IP MAC
+	cat >"$TMP/$1.ini" <<EOC
+[eal]
+lcores = 0
+file_prefix = dibv$1$$
+[ibverbs]
+peer_ipv4 = $4
+[device]
+name = drnic0
+progress = inline
+engines = 1
+link = ethdev
+link_args = dev=net_memif0,role=$2,socket=$TMP/memif.sock,bsize=8192,ipv4=$3
+mac = $5
+ipv4 = $3
+mtu = 9000
+EOC
+}
+mkcfg S server 10.231.0.12 10.231.0.11 02:00:00:31:00:12
+mkcfg C client 10.231.0.11 10.231.0.12 02:00:00:31:00:11
+
+wait_listen() {
+	local i
+	for i in $(seq 100); do
+		ss -ltn 2>/dev/null | grep -q ":$1 " && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# pair NAME PROGRAM ARGS... : server and client; both must exit 0.
+pair() {
+	local name=$1 prog=$2
+	shift 2
+	local rs rc spid
+	PORT=$((PORT + 1))
+	rm -f "$TMP/memif.sock"
+	DRNIC_CONFIG="$TMP/S.ini" ibv timeout 90 "$prog" "$@" -p $PORT >"$TMP/$name.s" 2>&1 &
+	spid=$!
+	PIDS+=($spid)
+	wait_listen $PORT || fail "$name: server not listening on $PORT"
+	DRNIC_CONFIG="$TMP/C.ini" ibv timeout 90 "$prog" "$@" -p $PORT 127.0.0.1 >"$TMP/$name.c" 2>&1
+	rc=$?
+	wait $spid
+	rs=$?
+	LAST_S="$TMP/$name.s" LAST_C="$TMP/$name.c"
+	if [ $rs != 0 ] || [ $rc != 0 ]; then
+		fail "$name: $prog $*: exit server $rs client $rc"
+		grep -v "^EAL\|^TELEMETRY" "$TMP/$name.s" | sed 's/^/  server| /' | tail -8
+		grep -v "^EAL\|^TELEMETRY" "$TMP/$name.c" | sed 's/^/  client| /' | tail -8
+		return 1
+	fi
+	return 0
+}
+
+# ibv_rc_pingpong prints "N iters in S seconds = U usec/iter" on both sides.
+rc_pingpong() {
+	local name=$1 n=$2
+	shift 2
+	pair "$name" ibv_rc_pingpong -n "$n" "$@" || return
+	local f
+	for f in "$LAST_S" "$LAST_C"; do
+		grep -qE "^$n iters in [0-9.]+ seconds = [0-9.]+ usec/iter" "$f" ||
+			{ fail "$name: no '$n iters' line in $(basename "$f")"; return; }
+	done
+	ok "$name: $(grep -E 'usec/iter' "$LAST_C")"
+}
+
+# perftest: the client's result line; latency tests print t_typical (column 5),
+# bandwidth tests BW average (column 4). Both must be positive numbers.
+perf() {
+	local name=$1 prog=$2
+	shift 2
+	pair "$name" "$prog" "$@" || return
+	local line v
+	line=$(grep -A1 "#bytes" "$LAST_C" | tail -1)
+	case $prog in
+	*_lat) v=$(echo "$line" | awk '{print $5}'); what="t_typical ${v} usec" ;;
+	*) v=$(echo "$line" | awk '{print $4}'); what="BW average ${v} MB/s" ;;
+	esac
+	if awk -v v="$v" 'BEGIN { exit !(v + 0 > 0 && v + 0 < 1e7) }'; then
+		ok "$name: $prog $*: $what"
+	else
+		fail "$name: $prog $*: no sane figure in '$line'"
+	fi
+}
+
+N=200
+[ "$QUICK" = quick ] && N=50
+rc_pingpong rc.default 1000 -g 0
+rc_pingpong rc.nogid 200          # AV without GRH: [ibverbs] peer_ipv4
+rc_pingpong rc.size 100 -g 0 -s 65536
+rc_pingpong rc.events 200 -g 0 -e
+
+for mode in unknown connectx; do
+	if [ $mode = connectx ]; then
+		export DRNIC_VENDOR_ID=0x02c9 DRNIC_VENDOR_PART_ID=4119
+	else
+		unset DRNIC_VENDOR_ID DRNIC_VENDOR_PART_ID
+	fi
+	for p in ib_write_lat ib_write_bw ib_send_lat ib_send_bw ib_read_lat ib_read_bw \
+		 ib_atomic_lat ib_atomic_bw; do
+		perf "$mode.$p" "$p" -n $N
+	done
+	[ "$QUICK" = quick ] && continue
+	perf "$mode.write_lat.s" ib_write_lat -n $N -s 4096
+	perf "$mode.write_bw.q" ib_write_bw -n $N -q 2 -s 8192
+	perf "$mode.send_bw.s" ib_send_bw -n $N -s 1024
+	perf "$mode.read_lat.s" ib_read_lat -n $N -s 1024
+	perf "$mode.write_lat.all" ib_write_lat -n 20 -a
+	perf "$mode.write_bw.D" ib_write_bw -D 1 -s 4096
+	perf "$mode.send_lat.e" ib_send_lat -n $N -e
+done
+
+[ $FAIL = 0 ] && echo PASS || echo FAILED
+exit $FAIL
