@@ -19,5 +19,10 @@ uint32_t wire_crc_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len, uin
  * IP header (@ip_hlen bytes), UDP header and BTH; they are masked in place.
  */
 uint32_t wire_crc_masked_hdrs(uint8_t *buf, uint32_t ip_hlen);
+/*
+ * The same, over the masked headers and the @more bytes the caller placed
+ * right after them in @buf: one CRC call instead of two.
+ */
+uint32_t wire_crc_masked_hdrs_more(uint8_t *buf, uint32_t ip_hlen, uint32_t more);
 
 #endif /* WIRE_INTERNAL_H */
