@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <netinet/in.h>
 
 #include <infiniband/verbs.h>
 
@@ -34,6 +35,10 @@ struct dibv_settings {
 	int progress_thread;       /* -1 auto, 0 off, 1 on */
 	unsigned int progress_sleep_us;
 	bool progress_rt;          /* SCHED_FIFO helper when permitted */
+	/* Destination of AVs without a GRH (is_global 0, e.g. ibv_rc_pingpong
+	 * without -g): RoCE needs one, so the configured peer's IPv4 is used. */
+	bool has_peer;
+	struct in_addr peer;
 };
 
 struct dibv_device {
@@ -69,6 +74,7 @@ struct dibv_comp_channel {
 struct dibv_cq {
 	struct ibv_cq_ex cqx;             /* ibv_cq is its prefix (ibv_cq_ex_to_cq) */
 	struct drnic_cq *dcq;
+	struct dibv_cq *next;             /* registry (async CQ_ERR lookup) */
 	/* ibv_cq_ex polling state */
 	struct drnic_wc cur;
 	struct drnic_wc buf[16];
@@ -122,7 +128,9 @@ int dibv_errno(int neg);                   /* -E -> E, sets errno */
 void dibv_app_activity(void);              /* the application drove progress */
 void dibv_progress_kick(void);             /* make sure someone progresses */
 
-/* ibv_verbs.c: installs the context ops */
+/* ibv_verbs.c */
+struct dibv_cq *dibv_cq_lookup(const struct drnic_cq *dcq);
+/* installs the context ops */
 void dibv_context_ops_init(struct dibv_context *c);
 
 #endif

@@ -1,0 +1,904 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * drnic's libibverbs.so.1: configuration, EAL start, the device list,
+ * contexts, device/port/GID queries, async events and the progress helper.
+ *
+ * Configuration: DRNIC_CONFIG names an INI file. [device] (and [device.NAME])
+ * are drnic_config_load()'s; [eal] and [ibverbs] are read here:
+ *
+ *   [eal]      lcores = 0            EAL core list (default: every allowed CPU)
+ *              file_prefix = NAME    --file-prefix (default: private memory)
+ *              mem_mb = 256          memory to reserve
+ *              args = --vdev=...     extra EAL arguments, split on spaces
+ *              log_level = 4         DPDK log level (default 4, errors)
+ *   [ibverbs]  vendor_id = 0x02c9    reported vendor id
+ *              vendor_part_id = 4119 reported part id (4119: ConnectX-5)
+ *              hw_ver = 0
+ *              port_state = always_active | link
+ *              progress_thread = auto | on | off
+ *              progress_sleep_us = 5
+ *              progress_rt = 0       1: helper thread SCHED_FIFO (when permitted)
+ *              peer_ipv4 = A.B.C.D   destination of AVs without a GRH
+ *
+ * Environment overrides: DRNIC_VENDOR_ID, DRNIC_VENDOR_PART_ID.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+#include <endian.h>
+#include <arpa/inet.h>
+
+#include <rte_cfgfile.h>
+#include <rte_errno.h>
+#include <rte_log.h>
+
+#include "drnic_env.h"
+#include "ibv_priv.h"
+
+#undef ibv_query_port
+
+/* Default reported ids: an unknown vendor and part. */
+#define DIBV_DEFAULT_VENDOR_ID 0x0000
+#define DIBV_DEFAULT_PART_ID 0x0d1c
+
+static pthread_mutex_t dibv_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool dibv_started;
+static int dibv_start_err;
+static struct dibv_device *dibv_devs[1];
+static int dibv_nb_devs;
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                  */
+/* ------------------------------------------------------------------------ */
+
+int
+dibv_errno(int neg)
+{
+	int e = neg < 0 ? -neg : neg;
+
+	if (e == 0)
+		e = EINVAL;
+	errno = e;
+	return e;
+}
+
+static uint64_t
+dibv_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Progress helper                                                          */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * In inline progress mode the engine moves only inside drnic calls. Verbs
+ * programs do not always make them: perftest's latency tests spin on the
+ * last byte of their buffer, a bandwidth server waits on its TCP socket, an
+ * event-driven program sleeps in ibv_get_cq_event(). The helper thread runs
+ * the engine whenever the application has not done so for a while, and
+ * sleeps when there is nothing to do, so it is never a second busy spinner.
+ */
+static pthread_t dibv_helper;
+static bool dibv_helper_on;
+static atomic_bool dibv_helper_stop;
+static _Atomic uint64_t dibv_last_app_ns;
+static struct drnic_device *_Atomic dibv_progress_dev;
+static unsigned int dibv_sleep_us = 5;
+
+void
+dibv_app_activity(void)
+{
+	atomic_store_explicit(&dibv_last_app_ns, dibv_now_ns(), memory_order_relaxed);
+}
+
+void
+dibv_progress_kick(void)
+{
+	struct drnic_device *d = atomic_load_explicit(&dibv_progress_dev, memory_order_acquire);
+
+	if (d != NULL)
+		drnic_device_progress(d);
+}
+
+static void *
+dibv_helper_main(void *arg)
+{
+	struct timespec nap = { 0, (long)dibv_sleep_us * 1000 };
+	uint64_t quiet_ns = (uint64_t)dibv_sleep_us * 2000 + 2000;
+	unsigned int idle = 0;
+
+	(void)arg;
+	while (!atomic_load_explicit(&dibv_helper_stop, memory_order_relaxed)) {
+		struct drnic_device *d = atomic_load_explicit(&dibv_progress_dev,
+							      memory_order_acquire);
+		uint64_t now;
+
+		if (d == NULL) {
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		now = dibv_now_ns();
+		if (now - atomic_load_explicit(&dibv_last_app_ns, memory_order_relaxed) <
+		    quiet_ns) {
+			/* The application drives the engine itself. */
+			idle = 0;
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		if (drnic_device_progress(d) > 0) {
+			idle = 0;
+			continue;
+		}
+		if (++idle < 64)
+			continue;
+		idle = 0;
+		nanosleep(&nap, NULL);
+	}
+	return NULL;
+}
+
+static void
+dibv_helper_start(const struct dibv_settings *s)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+
+	if (dibv_helper_on)
+		return;
+	dibv_sleep_us = s->progress_sleep_us ? s->progress_sleep_us : 1;
+	atomic_store(&dibv_helper_stop, false);
+	if (pthread_create(&dibv_helper, NULL, dibv_helper_main, NULL) != 0) {
+		fprintf(stderr, "drnic ibverbs: cannot start the progress thread\n");
+		return;
+	}
+	pthread_setname_np(dibv_helper, "drnic-progress");
+	if (s->progress_rt)
+		(void)pthread_setschedparam(dibv_helper, SCHED_FIFO, &sp);  /* best effort */
+	dibv_helper_on = true;
+}
+
+static void
+dibv_helper_stop_join(void)
+{
+	if (!dibv_helper_on)
+		return;
+	atomic_store(&dibv_helper_stop, true);
+	pthread_join(dibv_helper, NULL);
+	dibv_helper_on = false;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Configuration and EAL                                                    */
+/* ------------------------------------------------------------------------ */
+
+struct dibv_eal {
+	char lcores[128];
+	char file_prefix[128];
+	char args[1024];
+	unsigned int mem_mb;
+	int log_level;
+};
+
+static int
+dibv_parse_u32(const char *v, uint32_t *out)
+{
+	char *end;
+	unsigned long x;
+
+	errno = 0;
+	x = strtoul(v, &end, 0);
+	if (errno != 0 || end == v || *end != '\0' || x > UINT32_MAX)
+		return -EINVAL;
+	*out = (uint32_t)x;
+	return 0;
+}
+
+static int
+dibv_apply_ibverbs_key(struct dibv_settings *s, const char *k, const char *v)
+{
+	uint32_t x;
+
+	if (strcmp(k, "vendor_id") == 0)
+		return dibv_parse_u32(v, &s->vendor_id);
+	if (strcmp(k, "vendor_part_id") == 0)
+		return dibv_parse_u32(v, &s->vendor_part_id);
+	if (strcmp(k, "hw_ver") == 0)
+		return dibv_parse_u32(v, &s->hw_ver);
+	if (strcmp(k, "port_state") == 0) {
+		if (strcmp(v, "always_active") == 0)
+			s->port_always_active = true;
+		else if (strcmp(v, "link") == 0)
+			s->port_always_active = false;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (strcmp(k, "progress_thread") == 0) {
+		if (strcmp(v, "auto") == 0)
+			s->progress_thread = -1;
+		else if (strcmp(v, "on") == 0 || strcmp(v, "1") == 0)
+			s->progress_thread = 1;
+		else if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0)
+			s->progress_thread = 0;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (strcmp(k, "progress_sleep_us") == 0) {
+		if (dibv_parse_u32(v, &x) < 0 || x > 1000000)
+			return -EINVAL;
+		s->progress_sleep_us = x;
+		return 0;
+	}
+	if (strcmp(k, "peer_ipv4") == 0) {
+		if (inet_pton(AF_INET, v, &s->peer) != 1)
+			return -EINVAL;
+		s->has_peer = true;
+		return 0;
+	}
+	if (strcmp(k, "progress_rt") == 0) {
+		if (dibv_parse_u32(v, &x) < 0)
+			return -EINVAL;
+		s->progress_rt = x != 0;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int
+dibv_apply_eal_key(struct dibv_eal *e, const char *k, const char *v)
+{
+	uint32_t x;
+
+	if (strcmp(k, "lcores") == 0)
+		snprintf(e->lcores, sizeof(e->lcores), "%s", v);
+	else if (strcmp(k, "file_prefix") == 0)
+		snprintf(e->file_prefix, sizeof(e->file_prefix), "%s", v);
+	else if (strcmp(k, "args") == 0)
+		snprintf(e->args, sizeof(e->args), "%s", v);
+	else if (strcmp(k, "mem_mb") == 0) {
+		if (dibv_parse_u32(v, &x) < 0 || x == 0)
+			return -EINVAL;
+		e->mem_mb = x;
+	} else if (strcmp(k, "log_level") == 0) {
+		if (dibv_parse_u32(v, &x) < 0 || x > 8)
+			return -EINVAL;
+		e->log_level = (int)x;
+	} else {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Read [eal] and [ibverbs] of @p path. */
+static int
+dibv_load_sections(const char *path, struct dibv_eal *e, struct dibv_settings *s)
+{
+	static const char *const secs[] = { "eal", "ibverbs" };
+	struct rte_cfgfile *f;
+	unsigned int i;
+	int rc = 0;
+
+	f = rte_cfgfile_load(path, CFG_FLAG_EMPTY_VALUES);
+	if (f == NULL)
+		return -ENOENT;
+	for (i = 0; i < 2 && rc == 0; i++) {
+		struct rte_cfgfile_entry *ent;
+		int n, j;
+
+		if (!rte_cfgfile_has_section(f, secs[i]))
+			continue;
+		n = rte_cfgfile_section_num_entries(f, secs[i]);
+		if (n <= 0)
+			continue;
+		ent = calloc((size_t)n, sizeof(*ent));
+		if (ent == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
+		n = rte_cfgfile_section_entries(f, secs[i], ent, n);
+		for (j = 0; j < n && rc == 0; j++) {
+			rc = i == 0 ? dibv_apply_eal_key(e, ent[j].name, ent[j].value) :
+				      dibv_apply_ibverbs_key(s, ent[j].name, ent[j].value);
+			if (rc < 0)
+				fprintf(stderr, "drnic ibverbs: %s [%s]: bad key or value: %s = %s\n",
+					path, secs[i], ent[j].name, ent[j].value);
+		}
+		free(ent);
+	}
+	rte_cfgfile_close(f);
+	return rc;
+}
+
+static void
+dibv_env_u32(const char *name, uint32_t *out)
+{
+	const char *v = getenv(name);
+
+	if (v != NULL && *v != '\0' && dibv_parse_u32(v, out) < 0)
+		fprintf(stderr, "drnic ibverbs: ignoring bad %s=%s\n", name, v);
+}
+
+static struct dibv_device *
+dibv_device_new(const struct drnic_config *cfg, const struct dibv_settings *s)
+{
+	struct dibv_device *d = calloc(1, sizeof(*d));
+	uint64_t g = 0;
+	int i;
+
+	if (d == NULL)
+		return NULL;
+	d->cfg = *cfg;
+	d->set = *s;
+	pthread_mutex_init(&d->lock, NULL);
+	d->ibdev.node_type = IBV_NODE_CA;
+	d->ibdev.transport_type = IBV_TRANSPORT_IB;
+	snprintf(d->ibdev.name, sizeof(d->ibdev.name), "%s", cfg->name);
+	snprintf(d->ibdev.dev_name, sizeof(d->ibdev.dev_name), "uverbs0");
+	snprintf(d->ibdev.dev_path, sizeof(d->ibdev.dev_path),
+		 "/sys/class/infiniband_verbs/uverbs0");
+	snprintf(d->ibdev.ibdev_path, sizeof(d->ibdev.ibdev_path), "/sys/class/infiniband/%s",
+		 cfg->name);
+	/* EUI-64 from the MAC, as drnic's device does. */
+	for (i = 0; i < 6; i++)
+		g = g << 8 | cfg->mac[i];
+	g = ((g & 0xFFFFFF000000ull) << 16) | 0xFFFE000000ull | (g & 0xFFFFFF);
+	g ^= 0x0200000000000000ull;
+	d->guid_be = htobe64(g);
+	return d;
+}
+
+/* Start the EAL and build the device list; once per process. */
+static int
+dibv_start(void)
+{
+	struct dibv_settings s = {
+		.vendor_id = DIBV_DEFAULT_VENDOR_ID,
+		.vendor_part_id = DIBV_DEFAULT_PART_ID,
+		.port_always_active = true,
+		.progress_thread = -1,
+		.progress_sleep_us = 5,
+		.progress_rt = false,
+	};
+	struct dibv_eal e = { .log_level = RTE_LOG_ERR };
+	struct drnic_env_opts eo = { .name = "drnic-ibverbs" };
+	const char *extra[64];
+	char argbuf[1024];
+	struct drnic_config cfg;
+	const char *path = getenv("DRNIC_CONFIG");
+	cpu_set_t aff;
+	bool have_aff;
+	int rc, n = 0;
+
+	drnic_config_init(&cfg);
+	/* Without a file: inline progress, no engine lcore. */
+	drnic_config_set(&cfg, "progress", "inline");
+	drnic_config_set(&cfg, "engines", "1");
+	if (path != NULL && *path != '\0') {
+		rc = drnic_config_load(&cfg, path, NULL);
+		if (rc < 0) {
+			fprintf(stderr, "drnic ibverbs: cannot load DRNIC_CONFIG=%s: %s\n", path,
+				strerror(-rc));
+			return rc;
+		}
+		rc = dibv_load_sections(path, &e, &s);
+		if (rc < 0)
+			return rc;
+	}
+	dibv_env_u32("DRNIC_VENDOR_ID", &s.vendor_id);
+	dibv_env_u32("DRNIC_VENDOR_PART_ID", &s.vendor_part_id);
+
+	eo.lcores = e.lcores[0] ? e.lcores : NULL;
+	eo.file_prefix = e.file_prefix[0] ? e.file_prefix : NULL;
+	eo.mem_mb = e.mem_mb;
+	eo.log_level = e.log_level;
+	if (e.args[0]) {
+		char *save = NULL, *tok;
+
+		snprintf(argbuf, sizeof(argbuf), "%s", e.args);
+		for (tok = strtok_r(argbuf, " ", &save); tok != NULL && n < 63;
+		     tok = strtok_r(NULL, " ", &save))
+			extra[n++] = tok;
+	}
+	extra[n] = NULL;
+	eo.extra_args = n ? extra : NULL;
+
+	/* DPDK logs to stdout by default; keep the tools' output clean. */
+	rte_openlog_stream(stderr);
+	/* rte_eal_init() pins the calling thread to the main lcore's CPU; the
+	 * application's thread keeps the affinity it had. */
+	have_aff = sched_getaffinity(0, sizeof(aff), &aff) == 0;
+	rc = drnic_env_init(&eo, NULL);
+	if (have_aff)
+		sched_setaffinity(0, sizeof(aff), &aff);
+	if (rc < 0 && rc != -EALREADY) {
+		fprintf(stderr, "drnic ibverbs: EAL start failed: %s\n", strerror(-rc));
+		return rc;
+	}
+
+	dibv_devs[0] = dibv_device_new(&cfg, &s);
+	if (dibv_devs[0] == NULL)
+		return -ENOMEM;
+	dibv_nb_devs = 1;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Device list                                                              */
+/* ------------------------------------------------------------------------ */
+
+DIBV_EXPORT struct ibv_device **
+ibv_get_device_list(int *num_devices)
+{
+	struct ibv_device **l;
+	int i;
+
+	pthread_mutex_lock(&dibv_lock);
+	if (!dibv_started) {
+		dibv_start_err = dibv_start();
+		dibv_started = true;
+	}
+	pthread_mutex_unlock(&dibv_lock);
+	if (dibv_start_err < 0) {
+		if (num_devices != NULL)
+			*num_devices = 0;
+		errno = -dibv_start_err;
+		return NULL;
+	}
+	l = calloc((size_t)dibv_nb_devs + 1, sizeof(*l));
+	if (l == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (i = 0; i < dibv_nb_devs; i++)
+		l[i] = &dibv_devs[i]->ibdev;
+	if (num_devices != NULL)
+		*num_devices = dibv_nb_devs;
+	return l;
+}
+
+DIBV_EXPORT void
+ibv_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+
+DIBV_EXPORT const char *
+ibv_get_device_name(struct ibv_device *device)
+{
+	return device != NULL ? device->name : NULL;
+}
+
+DIBV_EXPORT __be64
+ibv_get_device_guid(struct ibv_device *device)
+{
+	return device != NULL ? ((struct dibv_device *)(void *)device)->guid_be : 0;
+}
+
+DIBV_EXPORT int
+ibv_get_device_index(struct ibv_device *device)
+{
+	int i;
+
+	for (i = 0; i < dibv_nb_devs; i++)
+		if (device == &dibv_devs[i]->ibdev)
+			return i;
+	return -1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Contexts                                                                 */
+/* ------------------------------------------------------------------------ */
+
+DIBV_EXPORT struct ibv_context *
+ibv_open_device(struct ibv_device *device)
+{
+	struct dibv_device *d = (struct dibv_device *)(void *)device;
+	struct dibv_context *c;
+	struct ibv_context *ctx;
+
+	if (d == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&d->lock);
+	if (d->refs == 0) {
+		d->dev = drnic_device_open(&d->cfg);
+		if (d->dev == NULL) {
+			int e = rte_errno ? rte_errno : EINVAL;
+
+			pthread_mutex_unlock(&d->lock);
+			fprintf(stderr, "drnic ibverbs: cannot open device %s: %s\n", d->cfg.name,
+				rte_strerror(e));
+			free(c);
+			errno = e;
+			return NULL;
+		}
+		if (d->cfg.progress == DRNIC_PROGRESS_INLINE) {
+			atomic_store_explicit(&dibv_progress_dev, d->dev, memory_order_release);
+			if (d->set.progress_thread != 0)
+				dibv_helper_start(&d->set);
+		} else if (d->set.progress_thread == 1) {
+			atomic_store_explicit(&dibv_progress_dev, d->dev, memory_order_release);
+			dibv_helper_start(&d->set);
+		}
+	}
+	d->refs++;
+	pthread_mutex_unlock(&d->lock);
+
+	c->d = d;
+	c->vctx.sz = sizeof(struct verbs_context);
+	ctx = &c->vctx.context;
+	ctx->device = device;
+	ctx->cmd_fd = -1;
+	ctx->async_fd = drnic_async_queue_fd(drnic_device_async_queue(d->dev));
+	ctx->num_comp_vectors = (int)(d->cfg.nb_engines ? d->cfg.nb_engines : 1);
+	pthread_mutex_init(&ctx->mutex, NULL);
+	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	dibv_context_ops_init(c);
+	return ctx;
+}
+
+DIBV_EXPORT int
+ibv_close_device(struct ibv_context *context)
+{
+	struct dibv_context *c;
+	struct dibv_device *d;
+	int rc = 0;
+
+	if (context == NULL)
+		return DIBV_ERR(EINVAL);
+	c = dibv_ctx(context);
+	d = c->d;
+	pthread_mutex_lock(&d->lock);
+	if (--d->refs == 0) {
+		if (atomic_load(&dibv_progress_dev) == d->dev) {
+			atomic_store(&dibv_progress_dev, NULL);
+			dibv_helper_stop_join();
+		}
+		rc = drnic_device_close(d->dev);
+		if (rc < 0) {
+			/* Objects left behind: keep the device open. */
+			atomic_store(&dibv_progress_dev, d->dev);
+			d->refs++;
+			rc = 0;
+		} else {
+			d->dev = NULL;
+		}
+	}
+	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_destroy(&context->mutex);
+	free(c);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Queries                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static int
+dibv_fill_device_attr(struct ibv_context *context, struct ibv_device_attr *a)
+{
+	struct dibv_context *c = dibv_ctx(context);
+	struct drnic_device_attr da;
+	int rc;
+
+	rc = drnic_query_device(c->d->dev, &da);
+	if (rc < 0)
+		return dibv_errno(rc);
+	memset(a, 0, sizeof(*a));
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "%s", da.fw_ver);
+	a->node_guid = htobe64(da.node_guid);
+	a->sys_image_guid = htobe64(da.sys_image_guid);
+	a->max_mr_size = da.max_mr_size;
+	a->page_size_cap = da.page_size_cap;
+	a->vendor_id = c->d->set.vendor_id;
+	a->vendor_part_id = c->d->set.vendor_part_id;
+	a->hw_ver = c->d->set.hw_ver;
+	a->max_qp = da.max_qp;
+	a->max_qp_wr = da.max_qp_wr;
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
+			      IBV_DEVICE_SYS_IMAGE_GUID;
+	a->max_sge = da.max_sge;
+	a->max_sge_rd = da.max_sge_rd;
+	a->max_cq = da.max_cq;
+	a->max_cqe = da.max_cqe;
+	a->max_mr = da.max_mr;
+	a->max_pd = da.max_pd;
+	a->max_qp_rd_atom = da.max_qp_rd_atom;
+	a->max_ee_rd_atom = 0;
+	a->max_res_rd_atom = da.max_res_rd_atom;
+	a->max_qp_init_rd_atom = da.max_qp_init_rd_atom;
+	a->atomic_cap = (enum ibv_atomic_cap)da.atomic_cap;
+	a->max_srq = da.max_srq;
+	a->max_pkeys = (uint16_t)da.max_pkeys;
+	a->local_ca_ack_delay = 15;
+	a->phys_port_cnt = da.phys_port_cnt;
+	return 0;
+}
+
+DIBV_EXPORT int
+ibv_query_device(struct ibv_context *context, struct ibv_device_attr *device_attr)
+{
+	if (context == NULL || device_attr == NULL)
+		return DIBV_ERR(EINVAL);
+	return dibv_fill_device_attr(context, device_attr);
+}
+
+int dibv_query_device_ex(struct ibv_context *context,
+			 const struct ibv_query_device_ex_input *input,
+			 struct ibv_device_attr_ex *attr, size_t attr_size);
+int
+dibv_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
+		     struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ibv_device_attr_ex ex;
+	int rc;
+
+	if (input != NULL && input->comp_mask != 0)
+		return DIBV_ERR(EINVAL);
+	if (attr == NULL || attr_size < sizeof(struct ibv_device_attr))
+		return DIBV_ERR(EINVAL);
+	memset(&ex, 0, sizeof(ex));
+	rc = dibv_fill_device_attr(context, &ex.orig_attr);
+	if (rc != 0)
+		return rc;
+	ex.max_dm_size = 0;
+	ex.phys_port_cnt_ex = ex.orig_attr.phys_port_cnt;
+	if (attr_size > sizeof(ex))
+		attr_size = sizeof(ex);
+	memcpy(attr, &ex, attr_size);
+	return 0;
+}
+
+static int
+dibv_fill_port_attr(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *p,
+		    size_t len)
+{
+	struct dibv_context *c = dibv_ctx(context);
+	struct drnic_port_attr pa;
+	struct ibv_port_attr a;
+	int rc;
+
+	rc = drnic_query_port(c->d->dev, port_num, &pa);
+	if (rc < 0)
+		return dibv_errno(rc);
+	memset(&a, 0, sizeof(a));
+	a.state = (enum ibv_port_state)pa.state;
+	a.phys_state = pa.phys_state;
+	if (c->d->set.port_always_active && a.state != IBV_PORT_ACTIVE) {
+		a.state = IBV_PORT_ACTIVE;
+		a.phys_state = 5;
+	}
+	a.max_mtu = (enum ibv_mtu)pa.max_mtu;
+	a.active_mtu = (enum ibv_mtu)pa.active_mtu;
+	a.gid_tbl_len = pa.gid_tbl_len;
+	a.port_cap_flags = pa.port_cap_flags;
+	a.max_msg_sz = pa.max_msg_sz;
+	a.bad_pkey_cntr = pa.bad_pkey_cntr;
+	a.qkey_viol_cntr = pa.qkey_viol_cntr;
+	a.pkey_tbl_len = pa.pkey_tbl_len;
+	a.lid = pa.lid;
+	a.sm_lid = pa.sm_lid;
+	a.lmc = pa.lmc;
+	a.max_vl_num = pa.max_vl_num;
+	a.sm_sl = pa.sm_sl;
+	a.subnet_timeout = pa.subnet_timeout;
+	a.init_type_reply = pa.init_type_reply;
+	a.active_width = pa.active_width;
+	a.active_speed = pa.active_speed;
+	a.link_layer = pa.link_layer;
+	if (len > sizeof(a))
+		len = sizeof(a);
+	memcpy(p, &a, len);
+	return 0;
+}
+
+int dibv_query_port_ex(struct ibv_context *context, uint8_t port_num,
+		       struct ibv_port_attr *port_attr, size_t port_attr_len);
+int
+dibv_query_port_ex(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *port_attr,
+		   size_t port_attr_len)
+{
+	if (context == NULL || port_attr == NULL)
+		return DIBV_ERR(EINVAL);
+	return dibv_fill_port_attr(context, port_num, port_attr, port_attr_len);
+}
+
+/* The exported symbol takes the old, shorter layout (up to 'flags'). */
+DIBV_EXPORT int
+ibv_query_port(struct ibv_context *context, uint8_t port_num,
+	       struct _compat_ibv_port_attr *port_attr)
+{
+	if (context == NULL || port_attr == NULL)
+		return DIBV_ERR(EINVAL);
+	return dibv_fill_port_attr(context, port_num, (struct ibv_port_attr *)(void *)port_attr,
+				   offsetof(struct ibv_port_attr, port_cap_flags2));
+}
+
+DIBV_EXPORT int
+ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid)
+{
+	int rc;
+
+	if (context == NULL || gid == NULL)
+		return DIBV_ERR(EINVAL);
+	rc = drnic_query_gid(dibv_ctx(context)->d->dev, port_num, index, (union drnic_gid *)gid);
+	return rc < 0 ? -1 : 0;
+}
+
+static bool
+dibv_gid_is_zero(const union drnic_gid *g)
+{
+	static const uint8_t z[16];
+
+	return memcmp(g->raw, z, 16) == 0;
+}
+
+DIBV_EXPORT int
+_ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_index,
+		  struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size)
+{
+	struct ibv_gid_entry e;
+	union drnic_gid g;
+	int rc;
+
+	if (context == NULL || entry == NULL || flags != 0 || port_num > 255 ||
+	    gid_index > INT32_MAX)
+		return DIBV_ERR(EINVAL);
+	rc = drnic_query_gid(dibv_ctx(context)->d->dev, (uint8_t)port_num, (int)gid_index, &g);
+	if (rc < 0)
+		return dibv_errno(rc);
+	if (dibv_gid_is_zero(&g))
+		return DIBV_ERR(ENODATA);
+	memset(&e, 0, sizeof(e));
+	memcpy(e.gid.raw, g.raw, 16);
+	e.gid_index = gid_index;
+	e.port_num = port_num;
+	e.gid_type = IBV_GID_TYPE_ROCE_V2;
+	e.ndev_ifindex = 0;
+	if (entry_size > sizeof(e))
+		entry_size = sizeof(e);
+	memcpy(entry, &e, entry_size);
+	return 0;
+}
+
+DIBV_EXPORT ssize_t
+_ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries,
+		     size_t max_entries, uint32_t flags, size_t entry_size)
+{
+	size_t n = 0;
+	uint32_t i;
+
+	if (context == NULL || entries == NULL || flags != 0 ||
+	    entry_size < sizeof(struct ibv_gid_entry))
+		return -EINVAL;
+	for (i = 0; i < DRNIC_GID_TABLE_LEN && n < max_entries; i++) {
+		struct ibv_gid_entry *e = (struct ibv_gid_entry *)(void *)((uint8_t *)entries +
+									     n * entry_size);
+
+		if (_ibv_query_gid_ex(context, 1, i, e, 0, entry_size) == 0)
+			n++;
+	}
+	return (ssize_t)n;
+}
+
+/* From rdma-core's driver.h (private ABI): GID types as sysfs spells them. */
+enum dibv_gid_type_sysfs {
+	DIBV_GID_TYPE_SYSFS_IB_ROCE_V1,
+	DIBV_GID_TYPE_SYSFS_ROCE_V2,
+};
+
+int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
+		       enum dibv_gid_type_sysfs *type);
+DIBV_EXPORT int
+ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
+		   enum dibv_gid_type_sysfs *type)
+{
+	union drnic_gid g;
+
+	if (context == NULL || type == NULL || index > INT32_MAX)
+		return -1;
+	if (drnic_query_gid(dibv_ctx(context)->d->dev, port_num, (int)index, &g) < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	*type = DIBV_GID_TYPE_SYSFS_ROCE_V2;
+	return 0;
+}
+
+DIBV_EXPORT int
+ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index, __be16 *pkey)
+{
+	if (context == NULL || pkey == NULL || port_num != 1 || index != 0)
+		return -1;
+	*pkey = htobe16(0xffff);
+	return 0;
+}
+
+DIBV_EXPORT int
+ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, __be16 pkey)
+{
+	if (context == NULL || port_num != 1)
+		return -1;
+	if ((be16toh(pkey) & 0x7fff) == 0x7fff)
+		return 0;
+	return -1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Async events                                                             */
+/* ------------------------------------------------------------------------ */
+
+DIBV_EXPORT int
+ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
+{
+	struct drnic_async_queue *q;
+	struct drnic_async_event ev;
+	int rc;
+
+	if (context == NULL || event == NULL)
+		return -1;
+	q = drnic_device_async_queue(dibv_ctx(context)->d->dev);
+	rc = drnic_get_async_event(q, &ev);
+	if (rc < 0) {
+		errno = -rc;
+		return -1;
+	}
+	memset(event, 0, sizeof(*event));
+	event->event_type = (enum ibv_event_type)ev.event_type;
+	switch (ev.event_type) {
+	case DRNIC_EVENT_CQ_ERR: {
+		struct dibv_cq *cq = dibv_cq_lookup(ev.element.cq);
+
+		event->element.cq = cq != NULL ? ibv_cq_ex_to_cq(&cq->cqx) : NULL;
+		break;
+	}
+	case DRNIC_EVENT_QP_FATAL:
+	case DRNIC_EVENT_QP_REQ_ERR:
+	case DRNIC_EVENT_QP_ACCESS_ERR:
+	case DRNIC_EVENT_COMM_EST:
+	case DRNIC_EVENT_SQ_DRAINED:
+	case DRNIC_EVENT_PATH_MIG:
+	case DRNIC_EVENT_PATH_MIG_ERR:
+	case DRNIC_EVENT_QP_LAST_WQE_REACHED: {
+		struct dibv_qp *qp = ev.element.qp != NULL ?
+				     drnic_qp_context((struct drnic_qp *)ev.element.qp) : NULL;
+
+		event->element.qp = qp != NULL ? &qp->qpx.qp_base : NULL;
+		break;
+	}
+	case DRNIC_EVENT_SRQ_ERR:
+	case DRNIC_EVENT_SRQ_LIMIT_REACHED:
+		event->element.srq = NULL;
+		break;
+	default:
+		event->element.port_num = (int)ev.element.port_num;
+		break;
+	}
+	/* drnic's acknowledgement guards destruction; verbs' is kept by the caller. */
+	drnic_ack_async_event(q, &ev);
+	return 0;
+}
+
+DIBV_EXPORT void
+ibv_ack_async_event(struct ibv_async_event *event)
+{
+	(void)event;
+}

@@ -1,0 +1,1235 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * drnic's libibverbs.so.1: PDs, MRs, completion channels, CQs (classic and
+ * extended), QPs (classic and ibv_qp_ex / ibv_wr_*), the data path.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_errno.h>
+
+#include "ibv_priv.h"
+
+#undef ibv_reg_mr
+#undef ibv_reg_mr_iova
+
+/* ------------------------------------------------------------------------ */
+/* Protection domains                                                       */
+/* ------------------------------------------------------------------------ */
+
+DIBV_EXPORT struct ibv_pd *
+ibv_alloc_pd(struct ibv_context *context)
+{
+	struct dibv_pd *p;
+
+	if (context == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (p == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p->dpd = drnic_alloc_pd(dibv_ctx(context)->d->dev);
+	if (p->dpd == NULL) {
+		errno = rte_errno ? rte_errno : ENOMEM;
+		free(p);
+		return NULL;
+	}
+	p->pd.context = context;
+	return &p->pd;
+}
+
+DIBV_EXPORT int
+ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	struct dibv_pd *p = (struct dibv_pd *)(void *)pd;
+	int rc;
+
+	if (pd == NULL)
+		return DIBV_ERR(EINVAL);
+	rc = drnic_dealloc_pd(p->dpd);
+	if (rc < 0)
+		return dibv_errno(rc);
+	free(p);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Memory regions                                                           */
+/* ------------------------------------------------------------------------ */
+
+#define DIBV_ACCESS_DRNIC (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
+			   IBV_ACCESS_MW_BIND)
+
+static struct ibv_mr *
+dibv_reg(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, unsigned int access)
+{
+	struct dibv_pd *p = (struct dibv_pd *)(void *)pd;
+	struct dibv_mr *m;
+
+	if (pd == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* Optional bits (RELAXED_ORDERING, ...) may be ignored by definition. */
+	access &= ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE;
+	if ((access & ~(unsigned int)DIBV_ACCESS_DRNIC) != 0 || iova != (uintptr_t)addr) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (m == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	m->dmr = drnic_reg_mr(p->dpd, addr, length, access);
+	if (m->dmr == NULL) {
+		errno = rte_errno ? rte_errno : EINVAL;
+		free(m);
+		return NULL;
+	}
+	m->mr.context = pd->context;
+	m->mr.pd = pd;
+	m->mr.addr = addr;
+	m->mr.length = length;
+	m->mr.lkey = drnic_mr_lkey(m->dmr);
+	m->mr.rkey = drnic_mr_rkey(m->dmr);
+	m->mr.handle = m->mr.lkey;
+	return &m->mr;
+}
+
+DIBV_EXPORT struct ibv_mr *
+ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	return dibv_reg(pd, addr, length, (uintptr_t)addr, (unsigned int)access);
+}
+
+DIBV_EXPORT struct ibv_mr *
+ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access)
+{
+	return dibv_reg(pd, addr, length, iova, (unsigned int)access);
+}
+
+DIBV_EXPORT struct ibv_mr *
+ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+		 unsigned int access)
+{
+	return dibv_reg(pd, addr, length, iova, access);
+}
+
+DIBV_EXPORT int
+ibv_dereg_mr(struct ibv_mr *mr)
+{
+	struct dibv_mr *m = (struct dibv_mr *)(void *)mr;
+	int rc;
+
+	if (mr == NULL)
+		return DIBV_ERR(EINVAL);
+	rc = drnic_dereg_mr(m->dmr);
+	if (rc < 0)
+		return dibv_errno(rc);
+	free(m);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Completion channels                                                      */
+/* ------------------------------------------------------------------------ */
+
+DIBV_EXPORT struct ibv_comp_channel *
+ibv_create_comp_channel(struct ibv_context *context)
+{
+	struct dibv_comp_channel *c;
+
+	if (context == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->dch = drnic_create_comp_channel();
+	if (c->dch == NULL) {
+		errno = rte_errno ? rte_errno : ENOMEM;
+		free(c);
+		return NULL;
+	}
+	c->ch.context = context;
+	c->ch.fd = drnic_comp_channel_fd(c->dch);
+	return &c->ch;
+}
+
+DIBV_EXPORT int
+ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	struct dibv_comp_channel *c = (struct dibv_comp_channel *)(void *)channel;
+	int rc;
+
+	if (channel == NULL)
+		return DIBV_ERR(EINVAL);
+	rc = drnic_destroy_comp_channel(c->dch);
+	if (rc < 0)
+		return dibv_errno(rc);
+	free(c);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Completion queues                                                        */
+/* ------------------------------------------------------------------------ */
+
+static pthread_mutex_t dibv_cq_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dibv_cq *dibv_cq_list;
+
+struct dibv_cq *
+dibv_cq_lookup(const struct drnic_cq *dcq)
+{
+	struct dibv_cq *c;
+
+	pthread_mutex_lock(&dibv_cq_lock);
+	for (c = dibv_cq_list; c != NULL && c->dcq != dcq; c = c->next)
+		;
+	pthread_mutex_unlock(&dibv_cq_lock);
+	return c;
+}
+
+static void
+dibv_cq_unlink(struct dibv_cq *cq)
+{
+	struct dibv_cq **pp;
+
+	pthread_mutex_lock(&dibv_cq_lock);
+	for (pp = &dibv_cq_list; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == cq) {
+			*pp = cq->next;
+			break;
+		}
+	pthread_mutex_unlock(&dibv_cq_lock);
+}
+
+static int
+dibv_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
+{
+	int n;
+
+	/* struct drnic_wc is struct ibv_wc (test/unit/lib/cq/verbs_abi). */
+	n = drnic_cq_poll(dibv_cq_of(cq)->dcq, num_entries, (struct drnic_wc *)(void *)wc);
+	dibv_app_activity();
+	return n < 0 ? -1 : n;
+}
+
+static int
+dibv_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	int rc = drnic_cq_req_notify(dibv_cq_of(cq)->dcq, solicited_only);
+
+	return rc < 0 ? -rc : 0;
+}
+
+/* ibv_cq_ex polling: one completion at a time in cq->cur. */
+static int
+dibv_cqx_fill(struct dibv_cq *c)
+{
+	if (c->buf_i >= c->buf_n) {
+		int n = drnic_cq_poll(c->dcq, (int)RTE_DIM(c->buf), c->buf);
+
+		dibv_app_activity();
+		if (n <= 0) {
+			c->buf_n = c->buf_i = 0;
+			return n < 0 ? EINVAL : ENOENT;
+		}
+		c->buf_n = n;
+		c->buf_i = 0;
+	}
+	c->cur = c->buf[c->buf_i++];
+	c->cqx.status = (enum ibv_wc_status)c->cur.status;
+	c->cqx.wr_id = c->cur.wr_id;
+	return 0;
+}
+
+#define CQX(x) ((struct dibv_cq *)(void *)(x))
+
+static int
+dibv_cqx_start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
+{
+	if (attr != NULL && attr->comp_mask != 0)
+		return EINVAL;
+	return dibv_cqx_fill(CQX(cq));
+}
+
+static int
+dibv_cqx_next_poll(struct ibv_cq_ex *cq)
+{
+	return dibv_cqx_fill(CQX(cq));
+}
+
+static void
+dibv_cqx_end_poll(struct ibv_cq_ex *cq)
+{
+	(void)cq;
+}
+
+static enum ibv_wc_opcode
+dibv_cqx_opcode(struct ibv_cq_ex *cq)
+{
+	return (enum ibv_wc_opcode)CQX(cq)->cur.opcode;
+}
+
+static uint32_t
+dibv_cqx_vendor_err(struct ibv_cq_ex *cq)
+{
+	return CQX(cq)->cur.vendor_err;
+}
+
+static uint32_t
+dibv_cqx_byte_len(struct ibv_cq_ex *cq)
+{
+	return CQX(cq)->cur.byte_len;
+}
+
+static __be32
+dibv_cqx_imm(struct ibv_cq_ex *cq)
+{
+	return CQX(cq)->cur.imm_data;
+}
+
+static uint32_t
+dibv_cqx_qp_num(struct ibv_cq_ex *cq)
+{
+	return CQX(cq)->cur.qp_num;
+}
+
+static uint32_t
+dibv_cqx_src_qp(struct ibv_cq_ex *cq)
+{
+	return CQX(cq)->cur.src_qp;
+}
+
+static unsigned int
+dibv_cqx_wc_flags(struct ibv_cq_ex *cq)
+{
+	return CQX(cq)->cur.wc_flags;
+}
+
+static uint32_t
+dibv_cqx_slid(struct ibv_cq_ex *cq)
+{
+	return CQX(cq)->cur.slid;
+}
+
+static uint8_t
+dibv_cqx_sl(struct ibv_cq_ex *cq)
+{
+	return CQX(cq)->cur.sl;
+}
+
+static uint8_t
+dibv_cqx_dlid_path_bits(struct ibv_cq_ex *cq)
+{
+	return CQX(cq)->cur.dlid_path_bits;
+}
+
+static struct dibv_cq *
+dibv_cq_new(struct ibv_context *context, uint32_t cqe, void *cq_context,
+	    struct ibv_comp_channel *channel, uint32_t comp_vector)
+{
+	struct dibv_context *c;
+	struct drnic_cq_attr a = { 0 };
+	struct dibv_cq *cq;
+	struct ibv_cq_ex *x;
+
+	if (context == NULL || cqe == 0 || (int)comp_vector < 0 ||
+	    (int)comp_vector >= context->num_comp_vectors) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = dibv_ctx(context);
+	cq = calloc(1, sizeof(*cq));
+	if (cq == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	a.cqe = cqe;
+	a.channel = channel != NULL ? ((struct dibv_comp_channel *)(void *)channel)->dch : NULL;
+	a.comp_vector = (int)comp_vector;
+	a.socket_id = -1;
+	a.cq_context = cq;
+	a.async_queue = drnic_device_async_queue(c->d->dev);
+	cq->dcq = drnic_cq_create(&a);
+	if (cq->dcq == NULL) {
+		errno = rte_errno == ERANGE ? EINVAL : (rte_errno ? rte_errno : ENOMEM);
+		free(cq);
+		return NULL;
+	}
+	x = &cq->cqx;
+	x->context = context;
+	x->channel = channel;
+	x->cq_context = cq_context;
+	x->cqe = (int)cqe;
+	pthread_mutex_init(&x->mutex, NULL);
+	pthread_cond_init(&x->cond, NULL);
+	x->start_poll = dibv_cqx_start_poll;
+	x->next_poll = dibv_cqx_next_poll;
+	x->end_poll = dibv_cqx_end_poll;
+	x->read_opcode = dibv_cqx_opcode;
+	x->read_vendor_err = dibv_cqx_vendor_err;
+	x->read_byte_len = dibv_cqx_byte_len;
+	x->read_imm_data = dibv_cqx_imm;
+	x->read_qp_num = dibv_cqx_qp_num;
+	x->read_src_qp = dibv_cqx_src_qp;
+	x->read_wc_flags = dibv_cqx_wc_flags;
+	x->read_slid = dibv_cqx_slid;
+	x->read_sl = dibv_cqx_sl;
+	x->read_dlid_path_bits = dibv_cqx_dlid_path_bits;
+	pthread_mutex_lock(&dibv_cq_lock);
+	cq->next = dibv_cq_list;
+	dibv_cq_list = cq;
+	pthread_mutex_unlock(&dibv_cq_lock);
+	return cq;
+}
+
+DIBV_EXPORT struct ibv_cq *
+ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+	      struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct dibv_cq *cq;
+
+	if (cqe <= 0 || comp_vector < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = dibv_cq_new(context, (uint32_t)cqe, cq_context, channel, (uint32_t)comp_vector);
+	return cq != NULL ? ibv_cq_ex_to_cq(&cq->cqx) : NULL;
+}
+
+static struct ibv_cq_ex *
+dibv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
+{
+	const uint64_t ok_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |
+				  IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |
+				  IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |
+				  IBV_WC_EX_WITH_DLID_PATH_BITS;
+	struct dibv_cq *cq;
+
+	if (attr == NULL || (attr->wc_flags & ~ok_flags) != 0 ||
+	    (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) != 0) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	cq = dibv_cq_new(context, attr->cqe, attr->cq_context, attr->channel, attr->comp_vector);
+	return cq != NULL ? &cq->cqx : NULL;
+}
+
+DIBV_EXPORT int
+ibv_destroy_cq(struct ibv_cq *cq)
+{
+	struct dibv_cq *c = dibv_cq_of(cq);
+	int rc;
+
+	if (cq == NULL)
+		return DIBV_ERR(EINVAL);
+	rc = drnic_cq_destroy(c->dcq);
+	if (rc < 0)
+		return dibv_errno(rc);
+	dibv_cq_unlink(c);
+	pthread_mutex_destroy(&c->cqx.mutex);
+	pthread_cond_destroy(&c->cqx.cond);
+	free(c);
+	return 0;
+}
+
+DIBV_EXPORT int
+ibv_resize_cq(struct ibv_cq *cq, int cqe)
+{
+	int rc;
+
+	if (cq == NULL || cqe <= 0)
+		return DIBV_ERR(EINVAL);
+	rc = drnic_cq_resize(dibv_cq_of(cq)->dcq, (uint32_t)cqe);
+	if (rc < 0)
+		return dibv_errno(rc);
+	cq->cqe = cqe;
+	return 0;
+}
+
+DIBV_EXPORT int
+ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
+{
+	struct dibv_comp_channel *ch = (struct dibv_comp_channel *)(void *)channel;
+	struct drnic_cq *dcq;
+	struct dibv_cq *c = NULL;
+	void *ctx = NULL;
+	int rc;
+
+	if (channel == NULL || cq == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	rc = drnic_get_cq_event(ch->dch, &dcq, &ctx);
+	if (rc < 0) {
+		errno = -rc;
+		return -1;
+	}
+	c = ctx;
+	*cq = ibv_cq_ex_to_cq(&c->cqx);
+	if (cq_context != NULL)
+		*cq_context = c->cqx.cq_context;
+	return 0;
+}
+
+DIBV_EXPORT void
+ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	if (cq != NULL)
+		drnic_ack_cq_events(dibv_cq_of(cq)->dcq, nevents);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Queue pairs                                                              */
+/* ------------------------------------------------------------------------ */
+
+static void
+dibv_ah_to_drnic(const struct ibv_ah_attr *s, struct drnic_ah_attr *d)
+{
+	memset(d, 0, sizeof(*d));
+	memcpy(d->grh.dgid.raw, s->grh.dgid.raw, 16);
+	d->grh.flow_label = s->grh.flow_label;
+	d->grh.sgid_index = s->grh.sgid_index;
+	d->grh.hop_limit = s->grh.hop_limit;
+	d->grh.traffic_class = s->grh.traffic_class;
+	d->dlid = s->dlid;
+	d->sl = s->sl;
+	d->src_path_bits = s->src_path_bits;
+	d->static_rate = s->static_rate;
+	d->is_global = s->is_global;
+	d->port_num = s->port_num;
+}
+
+static void
+dibv_ah_from_drnic(const struct drnic_ah_attr *s, struct ibv_ah_attr *d)
+{
+	memset(d, 0, sizeof(*d));
+	memcpy(d->grh.dgid.raw, s->grh.dgid.raw, 16);
+	d->grh.flow_label = s->grh.flow_label;
+	d->grh.sgid_index = s->grh.sgid_index;
+	d->grh.hop_limit = s->grh.hop_limit;
+	d->grh.traffic_class = s->grh.traffic_class;
+	d->dlid = s->dlid;
+	d->sl = s->sl;
+	d->src_path_bits = s->src_path_bits;
+	d->static_rate = s->static_rate;
+	d->is_global = s->is_global;
+	d->port_num = s->port_num;
+}
+
+static int dibv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+static void dibv_qpx_init(struct dibv_qp *q);
+
+static struct ibv_qp *
+dibv_qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
+{
+	struct dibv_pd *p = (struct dibv_pd *)(void *)pd;
+	struct drnic_qp_init_attr a = { 0 };
+	struct dibv_qp *q;
+	struct ibv_qp *qp;
+	uint32_t i;
+
+	if (pd == NULL || ia == NULL || ia->send_cq == NULL || ia->recv_cq == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (ia->srq != NULL || ia->qp_type != IBV_QPT_RC) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	q = calloc(1, sizeof(*q));
+	if (q == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	a.qp_context = q;
+	a.send_cq = dibv_cq_of(ia->send_cq)->dcq;
+	a.recv_cq = dibv_cq_of(ia->recv_cq)->dcq;
+	a.qp_type = DRNIC_QPT_RC;
+	a.sq_sig_all = ia->sq_sig_all;
+	/* drnic wants at least one of each; verbs allows zero. */
+	a.cap.max_send_wr = ia->cap.max_send_wr ? ia->cap.max_send_wr : 1;
+	a.cap.max_recv_wr = ia->cap.max_recv_wr ? ia->cap.max_recv_wr : 1;
+	a.cap.max_send_sge = ia->cap.max_send_sge ? ia->cap.max_send_sge : 1;
+	a.cap.max_recv_sge = ia->cap.max_recv_sge ? ia->cap.max_recv_sge : 1;
+	a.cap.max_inline_data = ia->cap.max_inline_data;
+	q->dqp = drnic_create_qp(p->dpd, &a);
+	if (q->dqp == NULL) {
+		errno = rte_errno ? rte_errno : EINVAL;
+		free(q);
+		return NULL;
+	}
+	ia->cap.max_send_wr = a.cap.max_send_wr;
+	ia->cap.max_recv_wr = a.cap.max_recv_wr;
+	ia->cap.max_send_sge = a.cap.max_send_sge;
+	ia->cap.max_recv_sge = a.cap.max_recv_sge;
+	ia->cap.max_inline_data = a.cap.max_inline_data;
+	q->send_cq = dibv_cq_of(ia->send_cq);
+	q->recv_cq = dibv_cq_of(ia->recv_cq);
+	q->max_send_sge = a.cap.max_send_sge;
+	q->max_inline = a.cap.max_inline_data;
+
+	/* The ibv_wr_* batch. */
+	q->batch_cap = a.cap.max_send_wr < 64 ? a.cap.max_send_wr : 64;
+	q->batch = calloc(q->batch_cap, sizeof(*q->batch));
+	if (q->batch == NULL)
+		goto nomem;
+	for (i = 0; i < q->batch_cap && q->max_inline > 0; i++) {
+		q->batch[i].inl = malloc(q->max_inline);
+		if (q->batch[i].inl == NULL)
+			goto nomem;
+	}
+
+	qp = &q->qpx.qp_base;
+	qp->context = pd->context;
+	qp->qp_context = ia->qp_context;
+	qp->pd = pd;
+	qp->send_cq = ia->send_cq;
+	qp->recv_cq = ia->recv_cq;
+	qp->srq = NULL;
+	qp->qp_num = drnic_qp_num(q->dqp);
+	qp->handle = qp->qp_num;
+	qp->state = IBV_QPS_RESET;
+	qp->qp_type = IBV_QPT_RC;
+	pthread_mutex_init(&qp->mutex, NULL);
+	pthread_cond_init(&qp->cond, NULL);
+	dibv_qpx_init(q);
+	return qp;
+nomem:
+	for (i = 0; q->batch != NULL && i < q->batch_cap; i++)
+		free(q->batch[i].inl);
+	free(q->batch);
+	drnic_destroy_qp(q->dqp);
+	free(q);
+	errno = ENOMEM;
+	return NULL;
+}
+
+DIBV_EXPORT struct ibv_qp *
+ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
+{
+	return dibv_qp_new(pd, qp_init_attr);
+}
+
+static struct ibv_qp *
+dibv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *ax)
+{
+	const uint64_t ok_ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+				IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+				IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+				IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp *qp;
+
+	if (context == NULL || ax == NULL || !(ax->comp_mask & IBV_QP_INIT_ATTR_PD) ||
+	    ax->pd == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((ax->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+					 IBV_QP_INIT_ATTR_CREATE_FLAGS)) != 0 ||
+	    ((ax->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && ax->create_flags != 0) ||
+	    ((ax->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	     (ax->send_ops_flags & ~ok_ops) != 0)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	memset(&ia, 0, sizeof(ia));
+	ia.qp_context = ax->qp_context;
+	ia.send_cq = ax->send_cq;
+	ia.recv_cq = ax->recv_cq;
+	ia.srq = ax->srq;
+	ia.cap = ax->cap;
+	ia.qp_type = ax->qp_type;
+	ia.sq_sig_all = ax->sq_sig_all;
+	qp = dibv_qp_new(ax->pd, &ia);
+	if (qp != NULL)
+		ax->cap = ia.cap;
+	return qp;
+}
+
+DIBV_EXPORT struct ibv_qp_ex *
+ibv_qp_to_qp_ex(struct ibv_qp *qp)
+{
+	return qp != NULL ? &dibv_qp_of(qp)->qpx : NULL;
+}
+
+DIBV_EXPORT int
+ibv_destroy_qp(struct ibv_qp *qp)
+{
+	struct dibv_qp *q = dibv_qp_of(qp);
+	uint32_t i;
+	int rc;
+
+	if (qp == NULL)
+		return DIBV_ERR(EINVAL);
+	rc = drnic_destroy_qp(q->dqp);
+	if (rc < 0)
+		return dibv_errno(rc);
+	for (i = 0; i < q->batch_cap; i++)
+		free(q->batch[i].inl);
+	free(q->batch);
+	pthread_mutex_destroy(&qp->mutex);
+	pthread_cond_destroy(&qp->cond);
+	free(q);
+	return 0;
+}
+
+/* A peer IPv4 address for AVs without a GRH (see dibv_settings.peer). */
+static void
+dibv_fix_av(struct dibv_qp *q, struct drnic_ah_attr *ah)
+{
+	const struct dibv_settings *s = &dibv_ctx(q->qpx.qp_base.context)->d->set;
+
+	if (ah->is_global || !s->has_peer)
+		return;
+	memset(ah->grh.dgid.raw, 0, 16);
+	ah->grh.dgid.raw[10] = 0xff;
+	ah->grh.dgid.raw[11] = 0xff;
+	memcpy(&ah->grh.dgid.raw[12], &s->peer, 4);
+	ah->grh.hop_limit = 64;
+	ah->is_global = 1;
+}
+
+DIBV_EXPORT int
+ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
+{
+	struct dibv_qp *q = dibv_qp_of(qp);
+	struct drnic_qp_attr a;
+	int rc;
+
+	if (qp == NULL || attr == NULL)
+		return DIBV_ERR(EINVAL);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = (enum drnic_qp_state)attr->qp_state;
+	a.cur_qp_state = (enum drnic_qp_state)attr->cur_qp_state;
+	a.path_mtu = (enum drnic_mtu)attr->path_mtu;
+	a.path_mig_state = (enum drnic_mig_state)attr->path_mig_state;
+	a.qkey = attr->qkey;
+	a.rq_psn = attr->rq_psn;
+	a.sq_psn = attr->sq_psn;
+	a.dest_qp_num = attr->dest_qp_num;
+	a.qp_access_flags = attr->qp_access_flags;
+	a.cap.max_send_wr = attr->cap.max_send_wr;
+	a.cap.max_recv_wr = attr->cap.max_recv_wr;
+	a.cap.max_send_sge = attr->cap.max_send_sge;
+	a.cap.max_recv_sge = attr->cap.max_recv_sge;
+	a.cap.max_inline_data = attr->cap.max_inline_data;
+	dibv_ah_to_drnic(&attr->ah_attr, &a.ah_attr);
+	if (attr_mask & IBV_QP_AV)
+		dibv_fix_av(q, &a.ah_attr);
+	dibv_ah_to_drnic(&attr->alt_ah_attr, &a.alt_ah_attr);
+	a.pkey_index = attr->pkey_index;
+	a.alt_pkey_index = attr->alt_pkey_index;
+	a.en_sqd_async_notify = attr->en_sqd_async_notify;
+	a.sq_draining = attr->sq_draining;
+	a.max_rd_atomic = attr->max_rd_atomic;
+	a.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	a.min_rnr_timer = attr->min_rnr_timer;
+	a.port_num = attr->port_num;
+	a.timeout = attr->timeout;
+	a.retry_cnt = attr->retry_cnt;
+	a.rnr_retry = attr->rnr_retry;
+	a.alt_port_num = attr->alt_port_num;
+	a.alt_timeout = attr->alt_timeout;
+	a.rate_limit = attr->rate_limit;
+	rc = drnic_modify_qp(q->dqp, &a, attr_mask);
+	if (rc < 0)
+		return dibv_errno(rc);
+	qp->state = (enum ibv_qp_state)drnic_qp_state(q->dqp);
+	return 0;
+}
+
+DIBV_EXPORT int
+ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+	     struct ibv_qp_init_attr *init_attr)
+{
+	struct dibv_qp *q = dibv_qp_of(qp);
+	struct drnic_qp_init_attr ia;
+	struct drnic_qp_attr a;
+	int rc;
+
+	if (qp == NULL || attr == NULL || init_attr == NULL)
+		return DIBV_ERR(EINVAL);
+	rc = drnic_query_qp(q->dqp, &a, attr_mask, &ia);
+	if (rc < 0)
+		return dibv_errno(rc);
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = (enum ibv_qp_state)a.qp_state;
+	attr->cur_qp_state = (enum ibv_qp_state)a.cur_qp_state;
+	attr->path_mtu = (enum ibv_mtu)a.path_mtu;
+	attr->path_mig_state = (enum ibv_mig_state)a.path_mig_state;
+	attr->qkey = a.qkey;
+	attr->rq_psn = a.rq_psn;
+	attr->sq_psn = a.sq_psn;
+	attr->dest_qp_num = a.dest_qp_num;
+	attr->qp_access_flags = a.qp_access_flags;
+	attr->cap.max_send_wr = a.cap.max_send_wr;
+	attr->cap.max_recv_wr = a.cap.max_recv_wr;
+	attr->cap.max_send_sge = a.cap.max_send_sge;
+	attr->cap.max_recv_sge = a.cap.max_recv_sge;
+	attr->cap.max_inline_data = a.cap.max_inline_data;
+	dibv_ah_from_drnic(&a.ah_attr, &attr->ah_attr);
+	dibv_ah_from_drnic(&a.alt_ah_attr, &attr->alt_ah_attr);
+	attr->pkey_index = a.pkey_index;
+	attr->alt_pkey_index = a.alt_pkey_index;
+	attr->en_sqd_async_notify = a.en_sqd_async_notify;
+	attr->sq_draining = a.sq_draining;
+	attr->max_rd_atomic = a.max_rd_atomic;
+	attr->max_dest_rd_atomic = a.max_dest_rd_atomic;
+	attr->min_rnr_timer = a.min_rnr_timer;
+	attr->port_num = a.port_num;
+	attr->timeout = a.timeout;
+	attr->retry_cnt = a.retry_cnt;
+	attr->rnr_retry = a.rnr_retry;
+	attr->alt_port_num = a.alt_port_num;
+	attr->alt_timeout = a.alt_timeout;
+	attr->rate_limit = a.rate_limit;
+	memset(init_attr, 0, sizeof(*init_attr));
+	init_attr->qp_context = qp->qp_context;
+	init_attr->send_cq = qp->send_cq;
+	init_attr->recv_cq = qp->recv_cq;
+	init_attr->srq = NULL;
+	init_attr->cap = attr->cap;
+	init_attr->qp_type = IBV_QPT_RC;
+	init_attr->sq_sig_all = ia.sq_sig_all;
+	qp->state = attr->qp_state;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Data path                                                                */
+/* ------------------------------------------------------------------------ */
+
+#define DIBV_POST_BATCH 32
+
+static int
+dibv_wr_convert(const struct ibv_send_wr *s, struct drnic_send_wr *d)
+{
+	if ((unsigned int)s->opcode > IBV_WR_ATOMIC_FETCH_AND_ADD)
+		return EINVAL;
+	d->wr_id = s->wr_id;
+	d->next = NULL;
+	/* struct drnic_sge is struct ibv_sge. */
+	d->sg_list = (struct drnic_sge *)(void *)s->sg_list;
+	d->num_sge = s->num_sge;
+	d->opcode = (enum drnic_wr_opcode)s->opcode;
+	d->send_flags = s->send_flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED |
+					 IBV_SEND_SOLICITED | IBV_SEND_INLINE);
+	d->imm_data = s->imm_data;
+	if (s->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || s->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		d->wr.atomic.remote_addr = s->wr.atomic.remote_addr;
+		d->wr.atomic.compare_add = s->wr.atomic.compare_add;
+		d->wr.atomic.swap = s->wr.atomic.swap;
+		d->wr.atomic.rkey = s->wr.atomic.rkey;
+	} else {
+		d->wr.rdma.remote_addr = s->wr.rdma.remote_addr;
+		d->wr.rdma.rkey = s->wr.rdma.rkey;
+	}
+	return 0;
+}
+
+static int
+dibv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct dibv_qp *q = dibv_qp_of(qp);
+	struct drnic_send_wr d[DIBV_POST_BATCH];
+	struct ibv_send_wr *src[DIBV_POST_BATCH];
+	int rc = 0;
+
+	while (wr != NULL) {
+		struct drnic_send_wr *dbad = NULL;
+		int n = 0, i;
+
+		for (; wr != NULL && n < DIBV_POST_BATCH; wr = wr->next, n++) {
+			rc = dibv_wr_convert(wr, &d[n]);
+			if (rc != 0)
+				break;
+			src[n] = wr;
+			if (n > 0)
+				d[n - 1].next = &d[n];
+		}
+		if (n > 0) {
+			int r = drnic_post_send(q->dqp, d, &dbad);
+
+			if (r < 0) {
+				for (i = 0; i < n && &d[i] != dbad; i++)
+					;
+				*bad = i < n ? src[i] : src[0];
+				dibv_app_activity();
+				return -r;
+			}
+		}
+		if (rc != 0) {
+			*bad = wr;
+			dibv_app_activity();
+			return rc;
+		}
+	}
+	dibv_app_activity();
+	return 0;
+}
+
+static int
+dibv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	/* struct drnic_recv_wr is struct ibv_recv_wr. */
+	int rc = drnic_post_recv(dibv_qp_of(qp)->dqp, (struct drnic_recv_wr *)(void *)wr,
+				 (struct drnic_recv_wr **)(void *)bad);
+
+	dibv_app_activity();
+	return rc < 0 ? -rc : 0;
+}
+
+static int
+dibv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	(void)srq;
+	*bad = wr;
+	return EOPNOTSUPP;
+}
+
+/* ------------------------------------------------------------------------ */
+/* ibv_qp_ex: ibv_wr_* builders                                             */
+/* ------------------------------------------------------------------------ */
+
+#define QX(x) ((struct dibv_qp *)(void *)(x))
+
+static int
+dibv_wr_flush(struct dibv_qp *q)
+{
+	struct drnic_send_wr *bad = NULL;
+	uint32_t i;
+	int rc;
+
+	if (q->batch_n == 0)
+		return 0;
+	for (i = 0; i < q->batch_n; i++)
+		q->batch[i].wr.next = i + 1 < q->batch_n ? &q->batch[i + 1].wr : NULL;
+	rc = drnic_post_send(q->dqp, &q->batch[0].wr, &bad);
+	q->batch_n = 0;
+	dibv_app_activity();
+	return rc < 0 ? -rc : 0;
+}
+
+/* Open a new WR in the batch with the qp_ex's wr_id and wr_flags. */
+static struct dibv_wr *
+dibv_wr_new(struct dibv_qp *q, enum drnic_wr_opcode op)
+{
+	struct dibv_wr *w;
+
+	if (q->batch_err != 0)
+		return NULL;
+	if (q->batch_n == q->batch_cap) {
+		q->batch_err = dibv_wr_flush(q);
+		if (q->batch_err != 0)
+			return NULL;
+	}
+	w = &q->batch[q->batch_n++];
+	memset(&w->wr, 0, sizeof(w->wr));
+	w->wr.wr_id = q->qpx.wr_id;
+	w->wr.send_flags = q->qpx.wr_flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED |
+					      IBV_SEND_SOLICITED | IBV_SEND_INLINE);
+	w->wr.opcode = op;
+	w->wr.sg_list = w->sge;
+	return w;
+}
+
+static struct dibv_wr *
+dibv_wr_cur(struct dibv_qp *q)
+{
+	if (q->batch_err != 0 || q->batch_n == 0) {
+		if (q->batch_err == 0)
+			q->batch_err = EINVAL;
+		return NULL;
+	}
+	return &q->batch[q->batch_n - 1];
+}
+
+static void
+dibv_wr_start(struct ibv_qp_ex *x)
+{
+	QX(x)->batch_n = 0;
+	QX(x)->batch_err = 0;
+}
+
+static int
+dibv_wr_complete(struct ibv_qp_ex *x)
+{
+	struct dibv_qp *q = QX(x);
+	int rc = q->batch_err;
+
+	if (rc != 0) {
+		q->batch_n = 0;
+		q->batch_err = 0;
+		return rc;
+	}
+	return dibv_wr_flush(q);
+}
+
+static void
+dibv_wr_abort(struct ibv_qp_ex *x)
+{
+	QX(x)->batch_n = 0;
+	QX(x)->batch_err = 0;
+}
+
+static void
+dibv_wr_rdma(struct ibv_qp_ex *x, enum drnic_wr_opcode op, uint32_t rkey, uint64_t addr,
+	     __be32 imm)
+{
+	struct dibv_wr *w = dibv_wr_new(QX(x), op);
+
+	if (w == NULL)
+		return;
+	w->wr.wr.rdma.rkey = rkey;
+	w->wr.wr.rdma.remote_addr = addr;
+	w->wr.imm_data = imm;
+}
+
+static void
+dibv_wr_rdma_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr)
+{
+	dibv_wr_rdma(x, DRNIC_WR_RDMA_WRITE, rkey, addr, 0);
+}
+
+static void
+dibv_wr_rdma_write_imm(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr, __be32 imm)
+{
+	dibv_wr_rdma(x, DRNIC_WR_RDMA_WRITE_WITH_IMM, rkey, addr, imm);
+}
+
+static void
+dibv_wr_rdma_read(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr)
+{
+	dibv_wr_rdma(x, DRNIC_WR_RDMA_READ, rkey, addr, 0);
+}
+
+static void
+dibv_wr_send(struct ibv_qp_ex *x)
+{
+	dibv_wr_new(QX(x), DRNIC_WR_SEND);
+}
+
+static void
+dibv_wr_send_imm(struct ibv_qp_ex *x, __be32 imm)
+{
+	struct dibv_wr *w = dibv_wr_new(QX(x), DRNIC_WR_SEND_WITH_IMM);
+
+	if (w != NULL)
+		w->wr.imm_data = imm;
+}
+
+static void
+dibv_wr_atomic(struct ibv_qp_ex *x, enum drnic_wr_opcode op, uint32_t rkey, uint64_t addr,
+	       uint64_t cmp_add, uint64_t swap)
+{
+	struct dibv_wr *w = dibv_wr_new(QX(x), op);
+
+	if (w == NULL)
+		return;
+	w->wr.wr.atomic.rkey = rkey;
+	w->wr.wr.atomic.remote_addr = addr;
+	w->wr.wr.atomic.compare_add = cmp_add;
+	w->wr.wr.atomic.swap = swap;
+}
+
+static void
+dibv_wr_cmp_swp(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr, uint64_t cmp, uint64_t swap)
+{
+	dibv_wr_atomic(x, DRNIC_WR_ATOMIC_CMP_AND_SWP, rkey, addr, cmp, swap);
+}
+
+static void
+dibv_wr_fetch_add(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr, uint64_t add)
+{
+	dibv_wr_atomic(x, DRNIC_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
+}
+
+static void
+dibv_wr_set_sge(struct ibv_qp_ex *x, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	struct dibv_wr *w = dibv_wr_cur(QX(x));
+
+	if (w == NULL)
+		return;
+	w->sge[0].addr = addr;
+	w->sge[0].length = length;
+	w->sge[0].lkey = lkey;
+	w->wr.sg_list = w->sge;
+	w->wr.num_sge = 1;
+}
+
+static void
+dibv_wr_set_sge_list(struct ibv_qp_ex *x, size_t num, const struct ibv_sge *list)
+{
+	struct dibv_qp *q = QX(x);
+	struct dibv_wr *w = dibv_wr_cur(q);
+
+	if (w == NULL)
+		return;
+	if (num > (size_t)RTE_DIM(w->sge)) {
+		q->batch_err = EINVAL;
+		return;
+	}
+	memcpy(w->sge, list, num * sizeof(*list));
+	w->wr.sg_list = w->sge;
+	w->wr.num_sge = (int)num;
+}
+
+static void
+dibv_wr_set_inline_data_list(struct ibv_qp_ex *x, size_t num, const struct ibv_data_buf *bufs)
+{
+	struct dibv_qp *q = QX(x);
+	struct dibv_wr *w = dibv_wr_cur(q);
+	size_t i, len = 0;
+
+	if (w == NULL)
+		return;
+	for (i = 0; i < num; i++) {
+		if (len + bufs[i].length > q->max_inline) {
+			q->batch_err = EINVAL;
+			return;
+		}
+		memcpy(w->inl + len, bufs[i].addr, bufs[i].length);
+		len += bufs[i].length;
+	}
+	w->sge[0].addr = (uintptr_t)w->inl;
+	w->sge[0].length = (uint32_t)len;
+	w->sge[0].lkey = 0;
+	w->wr.sg_list = w->sge;
+	w->wr.num_sge = 1;
+	w->wr.send_flags |= DRNIC_SEND_INLINE;
+}
+
+static void
+dibv_wr_set_inline_data(struct ibv_qp_ex *x, void *addr, size_t length)
+{
+	struct ibv_data_buf b = { .addr = addr, .length = length };
+
+	dibv_wr_set_inline_data_list(x, 1, &b);
+}
+
+/* Operations drnic does not have: the batch fails at ibv_wr_complete(). */
+static void
+dibv_wr_unsupported(struct dibv_qp *q)
+{
+	q->batch_err = EOPNOTSUPP;
+}
+
+static void
+dibv_wr_bind_mw(struct ibv_qp_ex *x, struct ibv_mw *mw, uint32_t rkey,
+		const struct ibv_mw_bind_info *bi)
+{
+	(void)mw, (void)rkey, (void)bi;
+	dibv_wr_unsupported(QX(x));
+}
+
+static void
+dibv_wr_local_inv(struct ibv_qp_ex *x, uint32_t rkey)
+{
+	(void)rkey;
+	dibv_wr_unsupported(QX(x));
+}
+
+static void
+dibv_wr_send_inv(struct ibv_qp_ex *x, uint32_t rkey)
+{
+	(void)rkey;
+	dibv_wr_unsupported(QX(x));
+}
+
+static void
+dibv_wr_send_tso(struct ibv_qp_ex *x, void *hdr, uint16_t hdr_sz, uint16_t mss)
+{
+	(void)hdr, (void)hdr_sz, (void)mss;
+	dibv_wr_unsupported(QX(x));
+}
+
+static void
+dibv_wr_set_ud_addr(struct ibv_qp_ex *x, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
+{
+	(void)ah, (void)qpn, (void)qkey;
+	dibv_wr_unsupported(QX(x));
+}
+
+static void
+dibv_wr_set_xrc_srqn(struct ibv_qp_ex *x, uint32_t srqn)
+{
+	(void)srqn;
+	dibv_wr_unsupported(QX(x));
+}
+
+static void
+dibv_wr_atomic_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr, const void *wr)
+{
+	(void)rkey, (void)addr, (void)wr;
+	dibv_wr_unsupported(QX(x));
+}
+
+static void
+dibv_qpx_init(struct dibv_qp *q)
+{
+	struct ibv_qp_ex *x = &q->qpx;
+
+	x->wr_atomic_cmp_swp = dibv_wr_cmp_swp;
+	x->wr_atomic_fetch_add = dibv_wr_fetch_add;
+	x->wr_bind_mw = dibv_wr_bind_mw;
+	x->wr_local_inv = dibv_wr_local_inv;
+	x->wr_rdma_read = dibv_wr_rdma_read;
+	x->wr_rdma_write = dibv_wr_rdma_write;
+	x->wr_rdma_write_imm = dibv_wr_rdma_write_imm;
+	x->wr_send = dibv_wr_send;
+	x->wr_send_imm = dibv_wr_send_imm;
+	x->wr_send_inv = dibv_wr_send_inv;
+	x->wr_send_tso = dibv_wr_send_tso;
+	x->wr_set_ud_addr = dibv_wr_set_ud_addr;
+	x->wr_set_xrc_srqn = dibv_wr_set_xrc_srqn;
+	x->wr_set_inline_data = dibv_wr_set_inline_data;
+	x->wr_set_inline_data_list = dibv_wr_set_inline_data_list;
+	x->wr_set_sge = dibv_wr_set_sge;
+	x->wr_set_sge_list = dibv_wr_set_sge_list;
+	x->wr_start = dibv_wr_start;
+	x->wr_complete = dibv_wr_complete;
+	x->wr_abort = dibv_wr_abort;
+	x->wr_atomic_write = dibv_wr_atomic_write;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Context operations                                                       */
+/* ------------------------------------------------------------------------ */
+
+int dibv_query_device_ex(struct ibv_context *context,
+			 const struct ibv_query_device_ex_input *input,
+			 struct ibv_device_attr_ex *attr, size_t attr_size);
+int dibv_query_port_ex(struct ibv_context *context, uint8_t port_num,
+		       struct ibv_port_attr *port_attr, size_t port_attr_len);
+
+void
+dibv_context_ops_init(struct dibv_context *c)
+{
+	struct ibv_context_ops *o = &c->vctx.context.ops;
+
+	o->poll_cq = dibv_poll_cq;
+	o->req_notify_cq = dibv_req_notify_cq;
+	o->post_send = dibv_post_send;
+	o->post_recv = dibv_post_recv;
+	o->post_srq_recv = dibv_post_srq_recv;
+	c->vctx.query_port = dibv_query_port_ex;
+	c->vctx.query_device_ex = dibv_query_device_ex;
+	c->vctx.create_cq_ex = dibv_create_cq_ex;
+	c->vctx.create_qp_ex = dibv_create_qp_ex;
+}
