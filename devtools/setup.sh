@@ -25,6 +25,7 @@ PACKAGES=(
 	dpdk dpdk-dev libdpdk-dev libnuma-dev libisal-dev libcunit1-dev zlib1g-dev
 	libibverbs-dev meson ninja-build pkg-config python3-pyelftools gcc
 	clang libclang-rt-14-dev libhugetlbfs-bin tshark iproute2
+	ibverbs-utils perftest gnuplot-nox sockperf
 )
 
 say() { printf '[setup] %s\n' "$*"; }
@@ -137,8 +138,8 @@ PY
 
 step_test() {
 	local t0=$SECONDS
-	say "tests: unit, fast, soak, hosts and perf suites; then unit and fuzz under ASan+UBSan"
-	run_suites "$BUILD" --suite unit --suite fast --suite soak --suite hosts
+	say "tests: unit, fast, soak, hosts, ibverbs and perf suites; then unit and fuzz under ASan+UBSan"
+	run_suites "$BUILD" --suite unit --suite fast --suite soak --suite hosts --suite ibverbs
 	run_suites "$BUILD" --suite perf --verbose
 	if [ "${DRNIC_SKIP_ASAN:-0}" = 0 ]; then
 		step_build_asan
