@@ -1,35 +1,115 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The RDMA benchmarks: WRITE, SEND, READ and atomic, latency and bandwidth,
+ * over a loopback pair in one process or between a client and a server.
+ *
+ * Each end ("ep") owns one buffer, registered once:
+ *   [0, area)            receive area: peer's WRITEs and SENDs land here,
+ *                        our READs land here;
+ *   [area, 2 area)       send area: a pattern seeded by the end's id, the
+ *                        source of our WRITEs/SENDs and of the peer's READs;
+ *   [2 area, +8)         the atomic target (a counter starting at 0);
+ *   [2 area + 64, +8)    where our atomics return the old value.
+ * The data must really land: every test checks the bytes at the end.
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <rte_common.h>
 #include <rte_cycles.h>
 #include <rte_errno.h>
+#include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_pause.h>
 
+#include "drnic_cm.h"
+#include "drnic_engine.h"
+#include "drnic_telemetry.h"
 #include "perf_rdma.h"
 
-/* Each side's buffer: a receive area, then a send area, each this big. */
 #define PERF_AREA_MAX (8u << 20)
+#define PERF_POLL 64
+#define PERF_ID_A 1                  /* the client / loopback requester */
+#define PERF_ID_B 2                  /* the server / loopback responder */
+#define PERF_QSHIFT 40               /* wr_id = qp index << 40 | sequence */
+#define PERF_SEQ_MASK ((UINT64_C(1) << PERF_QSHIFT) - 1)
+#define PERF_MAX_DURATION_SAMPLES (4u << 20)
 
-struct perf_side {
+struct perf_qpst {
+	uint64_t posted;     /* send WRs posted */
+	uint64_t done;       /* send WRs retired (by a signaled completion) */
+	uint64_t limit;      /* send WRs to post in all */
+	bool ready;          /* on the ready list */
+};
+
+struct perf_ep {
+	int id;
 	struct drnic_device *dev;
 	struct drnic_pd *pd;
-	struct drnic_cq *cq;
-	struct drnic_qp *qp;
-	uint8_t *buf;        /* [0, area): written by the peer; [area, 2 area): sent from */
-	struct drnic_mr *mr;
+	struct drnic_comp_channel *ch;   /* -e; shared by both ends in loopback */
+	unsigned int nb_cqs;
+	struct drnic_cq **cqs;
+	unsigned int nb_qps;
+	struct drnic_qp **qps;
+	struct perf_qpst *st;
+	unsigned int *ready;             /* QPs whose WRs retired since the last post pass */
+	unsigned int nb_ready;
+	uint8_t *buf;
 	uint64_t area;
-	unsigned int outstanding;   /* signaled WRs not yet completed */
+	uint64_t buf_len;
+	struct drnic_mr *mr;
+	uint64_t raddr;                  /* the peer's buffer */
+	uint32_t rkey;
+	uint64_t recvs;                  /* receive completions */
+	uint64_t signaled;               /* signaled send completions */
+	uint64_t retired;                /* send WRs retired, all QPs */
+	uint64_t sig_posted;             /* signaled send WRs posted (latency) */
+	uint64_t last_atomic;            /* latency: value the last atomic returned */
+	struct drnic_send_wr *wrs;       /* post_list of them */
+	struct drnic_sge *sges;
+	double bytes_per_qp;
 };
 
-struct perf_pair {
-	struct perf_side a;
-	struct perf_side b;
+struct perf_conn {
 	const struct perf_opts *o;
+	bool loopback;
+	struct perf_ep a, b;
+	struct perf_ep *local;           /* client/server: our end */
+	struct drnic_cm *cm;
+	uint64_t max_size;
+	unsigned int mod;                /* signaled every mod-th WR */
+	unsigned int depth;              /* send WRs per QP in flight */
+	unsigned int runs;               /* client/server: runs so far (done flag) */
 };
+
+static unsigned int perf_seq;
+
+const char *
+perf_test_title(enum perf_test t, enum perf_kind k)
+{
+	static const char *const titles[4][2] = {
+		{ "RDMA_Write Latency Test", "RDMA_Write BW Test" },
+		{ "Send Latency Test", "Send BW Test" },
+		{ "RDMA_Read Latency Test", "RDMA_Read BW Test" },
+		{ "Atomic FETCH_AND_ADD Latency Test", "Atomic FETCH_AND_ADD BW Test" },
+	};
+
+	return titles[t & 3][k & 1];
+}
+
+const char *
+perf_test_name(enum perf_test t, enum perf_kind k)
+{
+	static const char *const names[4][2] = {
+		{ "write_lat", "write_bw" }, { "send_lat", "send_bw" },
+		{ "read_lat", "read_bw" }, { "atomic_lat", "atomic_bw" },
+	};
+
+	return names[t & 3][k & 1];
+}
 
 static enum drnic_mtu
 perf_mtu_enum(unsigned int mtu)
@@ -43,111 +123,252 @@ perf_mtu_enum(unsigned int mtu)
 	}
 }
 
+static uint8_t
+perf_pattern(int id, uint64_t i)
+{
+	uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)id * 0xD1B54A32D192ED03ull;
+
+	x ^= x >> 29;
+	return (uint8_t)(x * 0xBF58476D1CE4E5B9ull >> 56);
+}
+
+/* Whether @len bytes at @p are the pattern of end @id (the last byte may be a tag). */
 static int
-perf_side_open(struct perf_side *s, const char *name, uint8_t last, const struct perf_opts *o)
+perf_check_pattern(const uint8_t *p, uint64_t len, int id, bool skip_last)
+{
+	uint64_t i, n = skip_last && len > 0 ? len - 1 : len;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != perf_pattern(id, i)) {
+			fprintf(stderr, "drnic-perf: byte %" PRIu64 " of %" PRIu64 " is 0x%02x,"
+				" expected 0x%02x: the data did not land\n", i, len, p[i],
+				perf_pattern(id, i));
+			return -EIO;
+		}
+	return 0;
+}
+
+static int
+perf_open_device(struct perf_ep *e, const struct perf_opts *o, bool loopback)
 {
 	struct drnic_config cfg;
-	struct drnic_cq_attr ca = { 0 };
-	struct drnic_qp_init_attr qa = { 0 };
+	unsigned int i;
 	char v[64];
+	int rc;
 
 	drnic_config_init(&cfg);
-	snprintf(cfg.name, sizeof(cfg.name), "%s", name);
-	drnic_config_set(&cfg, "progress", o->inline_progress ? "inline" : "dedicated");
-	drnic_config_set(&cfg, "link_args", "wire=perf");
-	snprintf(v, sizeof(v), "02:00:00:00:00:%02x", last);
-	drnic_config_set(&cfg, "mac", v);
-	snprintf(v, sizeof(v), "10.0.0.%u", last);
-	drnic_config_set(&cfg, "ipv4", v);
-	if (o->mtu > 1024)
-		drnic_config_set(&cfg, "mtu", "9000");
-	s->dev = drnic_device_open(&cfg);
-	if (s->dev == NULL)
-		return -rte_errno;
-	s->pd = drnic_alloc_pd(s->dev);
-	ca.cqe = 4096;
-	ca.socket_id = SOCKET_ID_ANY;
-	ca.async_queue = drnic_device_async_queue(s->dev);
-	s->cq = drnic_cq_create(&ca);
-	if (s->pd == NULL || s->cq == NULL)
-		return -ENOMEM;
-	qa.send_cq = s->cq;
-	qa.recv_cq = s->cq;
-	qa.qp_type = DRNIC_QPT_RC;
-	qa.cap.max_send_wr = o->tx_depth > 128 ? o->tx_depth : 128;
-	qa.cap.max_recv_wr = 16;
-	qa.cap.max_send_sge = 1;
-	qa.cap.max_recv_sge = 1;
-	qa.cap.max_inline_data = o->inline_size;
-	s->qp = drnic_create_qp(s->pd, &qa);
-	if (s->qp == NULL)
-		return -rte_errno;
-	s->area = RTE_ALIGN_CEIL(o->size ? o->size : 1, 4096);
-	if (s->area > PERF_AREA_MAX)
-		return -E2BIG;
-	s->buf = drnic_alloc(2 * s->area, 4096, SOCKET_ID_ANY);
-	if (s->buf == NULL)
-		return -ENOMEM;
-	/* Receive area zero, send area a pattern: arrival is visible. */
-	{
-		uint32_t x = last * 2654435761u;
-		uint64_t i;
-
-		memset(s->buf, 0, s->area);
-		for (i = 0; i < s->area; i++) {
-			x = x * 1103515245u + 12345u;
-			s->buf[s->area + i] = (uint8_t)(x >> 16);
+	if (o->config != NULL) {
+		rc = drnic_config_load(&cfg, o->config, NULL);
+		if (rc < 0) {
+			fprintf(stderr, "drnic-perf: configuration %s: %s\n", o->config, strerror(-rc));
+			return rc;
 		}
 	}
-	s->mr = drnic_reg_mr(s->pd, s->buf, 2 * s->area,
+	for (i = 0; i < o->nb_sets; i++) {
+		const char *eq = strchr(o->sets[i], '=');
+		char key[64];
+
+		if (eq == NULL)
+			return -EINVAL;
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - o->sets[i]), o->sets[i]);
+		rc = drnic_config_set(&cfg, key, eq + 1);
+		if (rc < 0) {
+			fprintf(stderr, "drnic-perf: bad setting %s\n", o->sets[i]);
+			return rc;
+		}
+	}
+	if (o->inline_progress)
+		cfg.progress = DRNIC_PROGRESS_INLINE;
+	if (o->engine_lcore >= 0 && cfg.progress == DRNIC_PROGRESS_DEDICATED) {
+		cfg.nb_engines = 1;
+		cfg.engine_lcores[0] = (unsigned int)o->engine_lcore;
+	}
+	if (loopback) {
+		snprintf(cfg.name, sizeof(cfg.name), "perf%c%u", e->id == PERF_ID_A ? 'a' : 'b',
+			 perf_seq);
+		snprintf(cfg.link_driver, sizeof(cfg.link_driver), "loopback");
+		snprintf(cfg.link_args, sizeof(cfg.link_args), "wire=perf%u", perf_seq);
+		snprintf(v, sizeof(v), "02:00:00:00:%02x:%02x", perf_seq & 0xff, e->id);
+		drnic_config_set(&cfg, "mac", v);
+		snprintf(v, sizeof(v), "10.0.%u.%d", perf_seq & 0xff, e->id);
+		drnic_config_set(&cfg, "ipv4", v);
+		if (o->mtu > 1024)
+			cfg.mtu = 9000;
+	}
+	if (o->nb_qps + 16 > cfg.max_qp)
+		cfg.max_qp = o->nb_qps + 16;
+	e->dev = drnic_device_open(&cfg);
+	if (e->dev == NULL) {
+		fprintf(stderr, "drnic-perf: cannot open device %s: %s\n", cfg.name,
+			rte_strerror(rte_errno));
+		return -rte_errno;
+	}
+	return 0;
+}
+
+static int
+perf_ep_open(struct perf_ep *e, int id, const struct perf_conn *c,
+	     struct drnic_comp_channel *shared_ch)
+{
+	const struct perf_opts *o = c->o;
+	struct rte_malloc_socket_stats before, after;
+	struct drnic_device_attr da;
+	struct drnic_cq_attr ca = { 0 };
+	struct drnic_qp_init_attr qa = { 0 };
+	unsigned int i, nq = o->nb_qps ? o->nb_qps : 1, pl = o->post_list ? o->post_list : 1;
+	unsigned int rx = o->test == PERF_SEND ? o->rx_depth : 1;
+	uint64_t cqe;
+	int rc, socket = (int)rte_socket_id();
+
+	e->id = id;
+	rc = perf_open_device(e, o, c->loopback);
+	if (rc != 0)
+		return rc;
+	drnic_query_device(e->dev, &da);
+	e->pd = drnic_alloc_pd(e->dev);
+	if (e->pd == NULL)
+		return -rte_errno;
+	if (o->events) {
+		e->ch = shared_ch != NULL ? shared_ch : drnic_create_comp_channel();
+		if (e->ch == NULL)
+			return -rte_errno;
+	}
+	e->nb_qps = nq;
+	e->nb_cqs = o->cq_per_qp ? nq : 1;
+	e->cqs = calloc(e->nb_cqs, sizeof(*e->cqs));
+	e->qps = calloc(nq, sizeof(*e->qps));
+	e->st = calloc(nq, sizeof(*e->st));
+	e->ready = calloc(nq, sizeof(*e->ready));
+	e->wrs = calloc(pl, sizeof(*e->wrs));
+	e->sges = calloc(pl, sizeof(*e->sges));
+	if (e->cqs == NULL || e->qps == NULL || e->st == NULL || e->wrs == NULL ||
+	    e->sges == NULL || e->ready == NULL)
+		return -ENOMEM;
+	rte_malloc_get_socket_stats(socket, &before);
+	cqe = (uint64_t)(c->depth + rx + 1) * (o->cq_per_qp ? 1 : nq);
+	ca.cqe = (uint32_t)RTE_MIN(cqe, (uint64_t)DRNIC_CQ_MAX_DEPTH);
+	ca.socket_id = SOCKET_ID_ANY;
+	ca.channel = e->ch;
+	ca.async_queue = drnic_device_async_queue(e->dev);
+	for (i = 0; i < e->nb_cqs; i++) {
+		ca.cq_context = e;
+		e->cqs[i] = drnic_cq_create(&ca);
+		if (e->cqs[i] == NULL) {
+			fprintf(stderr, "drnic-perf: CQ %u of %u (depth %u): %s\n", i, e->nb_cqs,
+				ca.cqe, rte_strerror(rte_errno));
+			return -rte_errno;
+		}
+	}
+	qa.qp_type = DRNIC_QPT_RC;
+	qa.cap.max_send_wr = c->depth;
+	qa.cap.max_recv_wr = rx;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	qa.cap.max_inline_data = o->inline_size > 0 ? (uint32_t)o->inline_size : 0;
+	if (qa.cap.max_inline_data > (uint32_t)da.max_inline_data)
+		qa.cap.max_inline_data = (uint32_t)da.max_inline_data;
+	for (i = 0; i < nq; i++) {
+		qa.send_cq = qa.recv_cq = e->cqs[o->cq_per_qp ? i : 0];
+		e->qps[i] = drnic_create_qp(e->pd, &qa);
+		if (e->qps[i] == NULL) {
+			fprintf(stderr, "drnic-perf: QP %u of %u: %s\n", i + 1, nq,
+				rte_strerror(rte_errno));
+			return -rte_errno;
+		}
+	}
+	rte_malloc_get_socket_stats(socket, &after);
+	e->bytes_per_qp = (double)(after.heap_allocsz_bytes - before.heap_allocsz_bytes) / nq;
+
+	e->area = RTE_ALIGN_CEIL(c->max_size ? c->max_size : 1, 64);
+	if (e->area > PERF_AREA_MAX)
+		return -E2BIG;
+	e->buf_len = 2 * e->area + 128;
+	e->buf = drnic_alloc(e->buf_len, 4096, SOCKET_ID_ANY);
+	if (e->buf == NULL)
+		return -ENOMEM;
+	for (i = 0; i < e->area; i++)
+		e->buf[e->area + i] = perf_pattern(id, i);
+	/* Visible to dpdk-telemetry.py while the test runs (the first 64 QPs/CQs). */
+	drnic_telemetry_add_device(e->dev);
+	for (i = 0; i < nq && i < 64; i++)
+		drnic_telemetry_add_qp(e->qps[i]);
+	for (i = 0; i < e->nb_cqs && i < 64; i++)
+		drnic_telemetry_add_cq(e->cqs[i], drnic_device_name(e->dev));
+	e->mr = drnic_reg_mr(e->pd, e->buf, e->buf_len,
 			     DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_WRITE |
-			     DRNIC_ACCESS_REMOTE_READ);
-	return s->mr == NULL ? -rte_errno : 0;
+			     DRNIC_ACCESS_REMOTE_READ | DRNIC_ACCESS_REMOTE_ATOMIC);
+	return e->mr == NULL ? -rte_errno : 0;
 }
 
 static void
-perf_side_close(struct perf_side *s)
+perf_ep_close(struct perf_ep *e, bool free_ch)
 {
-	if (s->qp != NULL)
-		drnic_destroy_qp(s->qp);
-	if (s->mr != NULL)
-		drnic_dereg_mr(s->mr);
-	drnic_free(s->buf);
-	if (s->cq != NULL)
-		drnic_cq_destroy(s->cq);
-	if (s->pd != NULL)
-		drnic_dealloc_pd(s->pd);
-	if (s->dev != NULL)
-		drnic_device_close(s->dev);
-	memset(s, 0, sizeof(*s));
+	unsigned int i;
+
+	for (i = 0; e->qps != NULL && i < e->nb_qps; i++)
+		if (e->qps[i] != NULL) {
+			if (i < 64)
+				drnic_telemetry_remove_qp(e->qps[i]);
+			drnic_destroy_qp(e->qps[i]);
+		}
+	if (e->mr != NULL)
+		drnic_dereg_mr(e->mr);
+	drnic_free(e->buf);
+	for (i = 0; e->cqs != NULL && i < e->nb_cqs; i++)
+		if (e->cqs[i] != NULL) {
+			if (i < 64)
+				drnic_telemetry_remove_cq(e->cqs[i]);
+			drnic_cq_destroy(e->cqs[i]);
+		}
+	if (e->dev != NULL)
+		drnic_telemetry_remove_device(e->dev);
+	if (e->ch != NULL && free_ch)
+		drnic_destroy_comp_channel(e->ch);
+	if (e->pd != NULL)
+		drnic_dealloc_pd(e->pd);
+	if (e->dev != NULL)
+		drnic_device_close(e->dev);
+	free(e->cqs);
+	free(e->qps);
+	free(e->st);
+	free(e->ready);
+	free(e->wrs);
+	free(e->sges);
+	memset(e, 0, sizeof(*e));
 }
 
 static int
-perf_qp_connect(struct perf_side *x, struct perf_side *y, const struct perf_opts *o)
+perf_qp_to_rts(struct perf_ep *e, unsigned int q, const struct drnic_cm_dest *d,
+	       const struct perf_opts *o)
 {
+	struct drnic_port_attr pa;
 	struct drnic_qp_attr a;
+	enum drnic_mtu mtu = perf_mtu_enum(o->mtu);
 	int rc;
 
+	if (drnic_query_port(e->dev, 1, &pa) == 0 && pa.active_mtu < mtu)
+		mtu = pa.active_mtu;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = DRNIC_QPS_INIT;
 	a.port_num = 1;
-	a.qp_access_flags = DRNIC_ACCESS_REMOTE_WRITE | DRNIC_ACCESS_REMOTE_READ;
-	rc = drnic_modify_qp(x->qp, &a, DRNIC_QP_STATE | DRNIC_QP_PKEY_INDEX | DRNIC_QP_PORT |
+	a.qp_access_flags = DRNIC_ACCESS_REMOTE_WRITE | DRNIC_ACCESS_REMOTE_READ |
+			    DRNIC_ACCESS_REMOTE_ATOMIC;
+	rc = drnic_modify_qp(e->qps[q], &a, DRNIC_QP_STATE | DRNIC_QP_PKEY_INDEX | DRNIC_QP_PORT |
 			     DRNIC_QP_ACCESS_FLAGS);
 	if (rc < 0)
 		return rc;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = DRNIC_QPS_RTR;
-	a.path_mtu = perf_mtu_enum(o->mtu);
-	a.dest_qp_num = drnic_qp_num(y->qp);
-	a.rq_psn = 0;
+	a.path_mtu = mtu;
+	a.dest_qp_num = d->qpn;
+	a.rq_psn = d->psn;
 	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 12;
+	a.min_rnr_timer = 1;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.port_num = 1;
 	a.ah_attr.grh.hop_limit = 64;
-	drnic_query_gid(y->dev, 1, 0, &a.ah_attr.grh.dgid);
-	rc = drnic_modify_qp(x->qp, &a, DRNIC_QP_STATE | DRNIC_QP_AV | DRNIC_QP_PATH_MTU |
+	memcpy(a.ah_attr.grh.dgid.raw, d->gid, 16);
+	rc = drnic_modify_qp(e->qps[q], &a, DRNIC_QP_STATE | DRNIC_QP_AV | DRNIC_QP_PATH_MTU |
 			     DRNIC_QP_DEST_QPN | DRNIC_QP_RQ_PSN | DRNIC_QP_MAX_DEST_RD_ATOMIC |
 			     DRNIC_QP_MIN_RNR_TIMER);
 	if (rc < 0)
@@ -155,239 +376,853 @@ perf_qp_connect(struct perf_side *x, struct perf_side *y, const struct perf_opts
 	memset(&a, 0, sizeof(a));
 	a.qp_state = DRNIC_QPS_RTS;
 	a.sq_psn = 0;
-	a.timeout = 14;
+	a.timeout = (uint8_t)(o->qp_timeout ? o->qp_timeout : 14);
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 16;
-	return drnic_modify_qp(x->qp, &a, DRNIC_QP_STATE | DRNIC_QP_SQ_PSN | DRNIC_QP_TIMEOUT |
-			       DRNIC_QP_RETRY_CNT | DRNIC_QP_RNR_RETRY | DRNIC_QP_MAX_QP_RD_ATOMIC);
+	return drnic_modify_qp(e->qps[q], &a, DRNIC_QP_STATE | DRNIC_QP_SQ_PSN | DRNIC_QP_TIMEOUT |
+			       DRNIC_QP_RETRY_CNT | DRNIC_QP_RNR_RETRY |
+			       DRNIC_QP_MAX_QP_RD_ATOMIC);
 }
 
 static void
-perf_pair_close(struct perf_pair *p)
+perf_dest(struct perf_ep *e, unsigned int q, struct drnic_cm_dest *d)
 {
-	perf_side_close(&p->a);
-	perf_side_close(&p->b);
+	union drnic_gid gid;
+
+	memset(d, 0, sizeof(*d));
+	drnic_query_gid(e->dev, 1, 0, &gid);
+	d->qpn = drnic_qp_num(e->qps[q]);
+	d->psn = 0;
+	memcpy(d->gid, gid.raw, 16);
+	d->rkey = drnic_mr_rkey(e->mr);
+	d->addr = (uintptr_t)e->buf;
+	d->size = (uint32_t)e->buf_len;
 }
 
 static int
-perf_pair_open(struct perf_pair *p, const struct perf_opts *o)
-{
-	int rc;
-
-	memset(p, 0, sizeof(*p));
-	p->o = o;
-	rc = perf_side_open(&p->a, "perf_a", 1, o);
-	if (rc == 0)
-		rc = perf_side_open(&p->b, "perf_b", 2, o);
-	if (rc == 0)
-		rc = perf_qp_connect(&p->a, &p->b, o);
-	if (rc == 0)
-		rc = perf_qp_connect(&p->b, &p->a, o);
-	if (rc != 0) {
-		fprintf(stderr, "drnic-perf: loopback pair set-up failed: %s\n", strerror(-rc));
-		perf_pair_close(p);
-	}
-	return rc;
-}
-
-/*
- * Reap completions of @s; block (driving inline engines) until at most @keep
- * signaled WRs remain outstanding. Returns 0, or -EIO on an error completion.
- */
-static int
-perf_reap(struct perf_side *s, unsigned int keep)
-{
-	struct drnic_wc wc[32];
-	int n, i;
-
-	do {
-		n = drnic_cq_poll(s->cq, 32, wc);
-		if (n < 0)
-			return n;
-		for (i = 0; i < n; i++) {
-			if (wc[i].status != DRNIC_WC_SUCCESS) {
-				fprintf(stderr, "drnic-perf: completion error %s (wr_id %" PRIu64 ")\n",
-					drnic_wc_status_str(wc[i].status), wc[i].wr_id);
-				return -EIO;
-			}
-		}
-		s->outstanding -= (unsigned int)n;
-		if (n == 0 && s->outstanding > keep)
-			drnic_device_progress(s->dev);
-	} while (s->outstanding > keep);
-	return 0;
-}
-
-/* One RDMA WRITE of @len bytes from x's send area into y's receive area. */
-static int
-perf_post_write(struct perf_side *x, struct perf_side *y, uint64_t len, bool signaled,
-		unsigned int inline_size, uint64_t wr_id)
+perf_post_recvs(struct perf_ep *e, unsigned int q, unsigned int n)
 {
 	struct drnic_sge sge = {
-		.addr = (uintptr_t)(x->buf + x->area),
-		.length = (uint32_t)len,
-		.lkey = drnic_mr_lkey(x->mr),
+		.addr = (uintptr_t)e->buf, .length = (uint32_t)e->area, .lkey = drnic_mr_lkey(e->mr),
 	};
-	struct drnic_send_wr wr = {
-		.wr_id = wr_id,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = DRNIC_WR_RDMA_WRITE,
-		.send_flags = (signaled ? DRNIC_SEND_SIGNALED : 0) |
-			      (len <= inline_size ? DRNIC_SEND_INLINE : 0),
-	};
-	struct drnic_send_wr *bad;
+	struct drnic_recv_wr wr = { .wr_id = (uint64_t)q << PERF_QSHIFT, .sg_list = &sge,
+				    .num_sge = 1 };
+	struct drnic_recv_wr *bad;
+	unsigned int i;
+	int rc;
 
-	wr.wr.rdma.remote_addr = (uintptr_t)y->buf;
-	wr.wr.rdma.rkey = drnic_mr_rkey(y->mr);
-	if (signaled)
-		x->outstanding++;
-	return drnic_post_send(x->qp, &wr, &bad);
-}
-
-/* Spin until the last byte of @s's receive area is @tag. */
-static int
-perf_wait_byte(struct perf_side *s, uint64_t len, uint8_t tag)
-{
-	volatile uint8_t *last = s->buf + len - 1;
-	uint64_t spins = 0;
-
-	while (*last != tag) {
-		if ((++spins & 0xFFFFF) == 0 && rte_get_tsc_hz() == 0)
-			return -EIO;
-		drnic_device_progress(s->dev);
-		rte_pause();
+	for (i = 0; i < n; i++) {
+		rc = drnic_post_recv(e->qps[q], &wr, &bad);
+		if (rc != 0)
+			return rc;
 	}
 	return 0;
 }
 
-int
-perf_write_lat(const struct perf_opts *o, struct perf_lat *out)
+struct perf_server_cb {
+	struct perf_ep *e;
+	unsigned int q;
+	const struct perf_opts *o;
+};
+
+static int
+perf_server_connect_cb(void *arg, const struct drnic_cm_dest *remote)
 {
-	const uint64_t warmup = 1000, len = o->size ? o->size : 1;
-	struct perf_pair p;
-	uint64_t *samples, i;
+	struct perf_server_cb *s = arg;
+
 	int rc;
 
-	samples = rte_malloc(NULL, o->iters * sizeof(*samples), 0);
-	if (samples == NULL)
-		return -ENOMEM;
-	rc = perf_pair_open(&p, o);
+	if (s->q == 0) {
+		s->e->raddr = remote->addr;
+		s->e->rkey = remote->rkey;
+	}
+	rc = perf_qp_to_rts(s->e, s->q, remote, s->o);
+	/* Receives go up before our record does: the client's first SEND finds one. */
+	if (rc == 0 && s->o->test == PERF_SEND)
+		rc = perf_post_recvs(s->e, s->q, s->o->rx_depth);
+	return rc;
+}
+
+static int
+perf_idle(void *arg)
+{
+	struct perf_ep *e = arg;
+
+	drnic_device_progress(e->dev);
+	return 0;
+}
+
+/* --stats: the engine's and the link's counters of one end. */
+static void
+perf_print_stats(const struct perf_conn *c, struct perf_ep *e)
+{
+	struct drnic_engine_stats es;
+	struct drnic_link_stats ls;
+	unsigned int i;
+
+	if (e->dev == NULL || drnic_engine_stats_get(e->dev, 0, &es) != 0)
+		return;
+	fprintf(c->o->out, " stats %s: engine loops %" PRIu64 " (busy %" PRIu64 "), rx %" PRIu64
+		", tx %" PRIu64 ", doorbells %" PRIu64 ", wqes %" PRIu64 ", cqes %" PRIu64
+		", nomem %" PRIu64, drnic_device_name(e->dev), es.loops, es.busy_loops,
+		es.rx_packets, es.tx_packets, es.doorbells, es.wqes, es.cqes, es.nomem);
+	for (i = 0; i < DRNIC_ENGINE_DROP_MAX; i++)
+		if (es.drops[i])
+			fprintf(c->o->out, ", %s %" PRIu64, drnic_engine_drop_name(i), es.drops[i]);
+	for (i = 0; i < DRNIC_WIRE_DROP_MAX; i++)
+		if (es.wire_drops[i])
+			fprintf(c->o->out, ", wire %s %" PRIu64, drnic_wire_drop_name(i),
+				es.wire_drops[i]);
+	if (drnic_link_stats_get(drnic_device_link(e->dev), &ls) == 0) {
+		fprintf(c->o->out, "; link tx %" PRIu64 " rx %" PRIu64 " busy %" PRIu64, ls.tx_packets,
+			ls.rx_packets, ls.tx_busy);
+		for (i = 0; i < DRNIC_LINK_DROP_MAX; i++)
+			if (ls.drops[i])
+				fprintf(c->o->out, ", %s %" PRIu64, drnic_link_drop_name(i), ls.drops[i]);
+	}
+	fprintf(c->o->out, "\n");
+}
+
+static void
+perf_conn_close(struct perf_conn *c)
+{
+	if (c->o->stats) {
+		if (c->loopback) {
+			perf_print_stats(c, &c->a);
+			perf_print_stats(c, &c->b);
+		} else {
+			perf_print_stats(c, c->local);
+		}
+	}
+	if (c->cm != NULL) {
+		drnic_cm_close(c->cm);
+		c->cm = NULL;
+	}
+	if (c->loopback) {
+		struct drnic_comp_channel *ch = c->a.ch;
+
+		perf_ep_close(&c->a, false);
+		perf_ep_close(&c->b, false);
+		if (ch != NULL)
+			drnic_destroy_comp_channel(ch);
+	} else {
+		perf_ep_close(c->local, true);
+	}
+}
+
+/* Set up both ends (loopback) or ours and the exchange (client/server). */
+static int
+perf_conn_open(struct perf_conn *c, const struct perf_opts *o, uint64_t max_size)
+{
+	struct drnic_cm_dest ld, rd;
+	unsigned int q;
+	int rc = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->o = o;
+	c->loopback = o->host == NULL && !o->server;
+	c->max_size = o->test == PERF_ATOMIC ? 8 : max_size;
+	c->depth = RTE_MAX(o->tx_depth ? o->tx_depth : 128u, o->post_list ? o->post_list : 1u);
+	c->mod = o->cq_mod ? o->cq_mod : 1;
+	if (c->mod > c->depth)
+		c->mod = c->depth;
+	if (o->kind == PERF_LAT && c->mod > c->depth / 2)
+		c->mod = RTE_MAX(c->depth / 2, 1u);
+	perf_seq++;
+	if (c->loopback) {
+		struct drnic_comp_channel *ch = NULL;
+
+		if (o->events) {
+			ch = drnic_create_comp_channel();
+			if (ch == NULL)
+				return -rte_errno;
+		}
+		rc = perf_ep_open(&c->a, PERF_ID_A, c, ch);
+		if (rc == 0)
+			rc = perf_ep_open(&c->b, PERF_ID_B, c, ch);
+		if (rc != 0 && ch != NULL && c->a.ch == NULL)
+			drnic_destroy_comp_channel(ch);
+		for (q = 0; rc == 0 && q < c->a.nb_qps; q++) {
+			perf_dest(&c->b, q, &rd);
+			perf_dest(&c->a, q, &ld);
+			rc = perf_qp_to_rts(&c->a, q, &rd, o);
+			if (rc == 0)
+				rc = perf_qp_to_rts(&c->b, q, &ld, o);
+			if (rc == 0 && o->test == PERF_SEND)
+				rc = perf_post_recvs(&c->a, q, o->rx_depth);
+			if (rc == 0 && o->test == PERF_SEND)
+				rc = perf_post_recvs(&c->b, q, o->rx_depth);
+		}
+		c->a.raddr = (uintptr_t)c->b.buf;
+		c->a.rkey = drnic_mr_rkey(c->b.mr);
+		c->b.raddr = (uintptr_t)c->a.buf;
+		c->b.rkey = drnic_mr_rkey(c->a.mr);
+		c->local = &c->a;
+	} else {
+		struct drnic_cm_opts co = {
+			.fmt = DRNIC_CM_FMT_DRNIC, .port = o->port,
+			.timeout_ms = o->timeout_s * 1000u, .retry_ms = o->timeout_s * 1000u,
+			.idle = perf_idle,
+		};
+
+		c->local = o->host != NULL ? &c->a : &c->b;
+		co.idle_arg = c->local;
+		rc = perf_ep_open(c->local, o->host != NULL ? PERF_ID_A : PERF_ID_B, c, NULL);
+		if (rc == 0 && o->host != NULL) {
+			c->cm = drnic_cm_connect(o->host, &co);
+			if (c->cm == NULL) {
+				rc = -rte_errno;
+				fprintf(stderr, "drnic-perf: cannot reach server %s port %d: %s\n",
+					o->host, o->port, rte_strerror(-rc));
+			}
+			for (q = 0; rc == 0 && q < c->local->nb_qps; q++) {
+				perf_dest(c->local, q, &ld);
+				rc = drnic_cm_client_exchange(c->cm, &ld, &rd);
+				if (rc == 0)
+					rc = perf_qp_to_rts(c->local, q, &rd, o);
+				if (rc == 0 && o->test == PERF_SEND)
+					rc = perf_post_recvs(c->local, q, o->rx_depth);
+				if (q == 0) {
+					c->local->raddr = rd.addr;
+					c->local->rkey = rd.rkey;
+				}
+			}
+		} else if (rc == 0) {
+			struct drnic_cm *listener = drnic_cm_listen(&co);
+
+			if (listener == NULL) {
+				rc = -rte_errno;
+				fprintf(stderr, "drnic-perf: cannot listen on port %d: %s\n", o->port,
+					rte_strerror(-rc));
+			} else {
+				fprintf(o->out, "************************************\n"
+					"* Waiting for client to connect... *\n"
+					"************************************\n");
+				c->cm = drnic_cm_accept(listener);
+				drnic_cm_close(listener);
+				if (c->cm == NULL)
+					rc = -rte_errno;
+			}
+			for (q = 0; rc == 0 && q < c->local->nb_qps; q++) {
+				struct perf_server_cb cb = { .e = c->local, .q = q, .o = o };
+
+				perf_dest(c->local, q, &ld);
+				rc = drnic_cm_server_exchange(c->cm, &ld, &rd, perf_server_connect_cb,
+							      &cb);
+			}
+		}
+		if (rc == 0)
+			rc = drnic_cm_sync(c->cm, "ready");
+	}
 	if (rc != 0) {
-		rte_free(samples);
+		fprintf(stderr, "drnic-perf: set-up failed: %s\n", strerror(-rc));
+		perf_conn_close(c);
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Posting and completions                                                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Post @n WRs on QP @q of @x as one list, sequences @seq.., @len bytes each,
+ * every mod-th and the last (limit) one signaled.
+ */
+static int
+perf_post_list(struct perf_ep *x, unsigned int q, const struct perf_conn *c, uint64_t len,
+	       unsigned int n, bool all_signaled)
+{
+	const struct perf_opts *o = c->o;
+	struct perf_qpst *st = &x->st[q];
+	uint32_t lkey = drnic_mr_lkey(x->mr);
+	struct drnic_send_wr *bad;
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		struct drnic_send_wr *wr = &x->wrs[i];
+		struct drnic_sge *sge = &x->sges[i];
+		uint64_t seq = st->posted + i;
+		bool sig = all_signaled || seq % c->mod == c->mod - 1 || seq + 1 == st->limit;
+
+		wr->wr_id = (uint64_t)q << PERF_QSHIFT | seq;
+		wr->next = i + 1 < n ? &x->wrs[i + 1] : NULL;
+		wr->sg_list = sge;
+		wr->num_sge = 1;
+		wr->send_flags = sig ? DRNIC_SEND_SIGNALED : 0;
+		sge->lkey = lkey;
+		sge->length = (uint32_t)len;
+		switch (o->test) {
+		case PERF_WRITE:
+		case PERF_SEND:
+			wr->opcode = o->test == PERF_WRITE ? DRNIC_WR_RDMA_WRITE : DRNIC_WR_SEND;
+			sge->addr = (uintptr_t)(x->buf + x->area);
+			wr->wr.rdma.remote_addr = x->raddr;
+			wr->wr.rdma.rkey = x->rkey;
+			if (o->inline_size > 0 && len <= (uint64_t)o->inline_size)
+				wr->send_flags |= DRNIC_SEND_INLINE;
+			break;
+		case PERF_READ:
+			wr->opcode = DRNIC_WR_RDMA_READ;
+			sge->addr = (uintptr_t)x->buf;
+			wr->wr.rdma.remote_addr = x->raddr + x->area;
+			wr->wr.rdma.rkey = x->rkey;
+			break;
+		case PERF_ATOMIC:
+			sge->addr = (uintptr_t)(x->buf + 2 * x->area + 64);
+			sge->length = 8;
+			wr->wr.atomic.remote_addr = x->raddr + 2 * x->area;
+			wr->wr.atomic.rkey = x->rkey;
+			if (o->cmp_swap) {
+				wr->opcode = DRNIC_WR_ATOMIC_CMP_AND_SWP;
+				wr->wr.atomic.compare_add = x->last_atomic;
+				wr->wr.atomic.swap = x->last_atomic + 1;
+			} else {
+				wr->opcode = DRNIC_WR_ATOMIC_FETCH_AND_ADD;
+				wr->wr.atomic.compare_add = 1;
+			}
+			break;
+		}
+		if (sig)
+			x->sig_posted++;
+	}
+	rc = drnic_post_send(x->qps[q], x->wrs, &bad);
+	if (rc != 0) {
+		fprintf(stderr, "drnic-perf: post_send on QP %u: %s\n", q, strerror(-rc));
 		return rc;
 	}
-	for (i = 0; i < o->iters + warmup && rc == 0; i++) {
-		uint8_t tag = (uint8_t)(i % 255 + 1);
-		uint64_t t0 = rte_rdtsc_precise();
-
-		/* perftest's pattern: ping A -> B, B answers when it sees the last byte. */
-		p.a.buf[p.a.area + len - 1] = tag;
-		rc = perf_post_write(&p.a, &p.b, len, true, o->inline_size, i);
-		if (rc == 0)
-			rc = perf_wait_byte(&p.b, len, tag);
-		p.b.buf[p.b.area + len - 1] = tag;
-		if (rc == 0)
-			rc = perf_post_write(&p.b, &p.a, len, true, o->inline_size, i);
-		if (rc == 0)
-			rc = perf_wait_byte(&p.a, len, tag);
-		if (i >= warmup)
-			samples[i - warmup] = rte_rdtsc_precise() - t0;
-		/* Completions are reaped outside the timed window. */
-		if (rc == 0)
-			rc = perf_reap(&p.a, 64);
-		if (rc == 0)
-			rc = perf_reap(&p.b, 64);
-	}
-	if (rc == 0)
-		rc = perf_reap(&p.a, 0);
-	if (rc == 0)
-		rc = perf_reap(&p.b, 0);
-	if (rc == 0)
-		rc = perf_lat_compute(samples, o->iters, 2.0, rte_get_tsc_hz(), out);
-	perf_pair_close(&p);
-	rte_free(samples);
-	return rc;
+	st->posted += n;
+	return 0;
 }
 
 /*
- * Reap completions of a stream: each signaled CQE retires every WR up to its
- * wr_id (a QP completes in order). Returns the WRs retired so far in @done.
+ * Poll the CQs of @x once: send completions retire WRs, receive completions
+ * are counted and their WR reposted. Returns completions seen, or -EIO.
  */
 static int
-perf_reap_stream(struct perf_side *s, uint64_t *done)
+perf_poll(struct perf_ep *x, const struct perf_conn *c __rte_unused)
 {
-	struct drnic_wc wc[32];
-	int n, i;
+	struct drnic_wc wc[PERF_POLL];
+	unsigned int k;
+	int n, i, total = 0;
 
-	n = drnic_cq_poll(s->cq, 32, wc);
-	if (n < 0)
-		return n;
-	for (i = 0; i < n; i++) {
-		if (wc[i].status != DRNIC_WC_SUCCESS) {
-			fprintf(stderr, "drnic-perf: completion error %s (wr_id %" PRIu64 ")\n",
-				drnic_wc_status_str(wc[i].status), wc[i].wr_id);
-			return -EIO;
+	for (k = 0; k < x->nb_cqs; k++) {
+		n = drnic_cq_poll(x->cqs[k], PERF_POLL, wc);
+		if (n < 0)
+			return n;
+		if (n == PERF_POLL && x->nb_cqs == 1 && total < 16 * PERF_POLL)
+			k--;    /* a full batch: drain the shared CQ a little more */
+		for (i = 0; i < n; i++) {
+			unsigned int q = (unsigned int)(wc[i].wr_id >> PERF_QSHIFT);
+
+			if (wc[i].status != DRNIC_WC_SUCCESS) {
+				fprintf(stderr, "drnic-perf: completion error %s (QP %u, wr_id 0x%"
+					PRIx64 ", vendor_err %u)\n",
+					drnic_wc_status_str(wc[i].status), q, wc[i].wr_id,
+					wc[i].vendor_err);
+				return -EIO;
+			}
+			if (q >= x->nb_qps)
+				return -EIO;
+			if (wc[i].opcode & DRNIC_WC_RECV) {
+				x->recvs++;
+				if (perf_post_recvs(x, q, 1) != 0)
+					return -EIO;
+			} else {
+				uint64_t d = (wc[i].wr_id & PERF_SEQ_MASK) + 1;
+
+				x->retired += d - x->st[q].done;
+				x->st[q].done = d;
+				x->signaled++;
+				if (!x->st[q].ready) {
+					x->st[q].ready = true;
+					x->ready[x->nb_ready++] = q;
+				}
+			}
 		}
-		*done = wc[i].wr_id + 1;
+		total += n;
 	}
-	if (n == 0)
-		drnic_device_progress(s->dev);
-	return 0;
+	return total;
+}
+
+/*
+ * Nothing to do: in inline mode run the engines; in event mode arm the CQs,
+ * poll once more and sleep on the channel. Returns completions polled or -errno.
+ */
+static int
+perf_idle_step(struct perf_conn *c, struct perf_ep *x, struct perf_ep *y)
+{
+	struct drnic_cq *cq;
+	void *ctx;
+	unsigned int k;
+	int n, rc;
+
+	if (!c->o->events) {
+		drnic_device_progress(x->dev);
+		return 0;
+	}
+	for (k = 0; k < x->nb_cqs; k++)
+		drnic_cq_req_notify(x->cqs[k], 0);
+	for (k = 0; y != NULL && k < y->nb_cqs; k++)
+		drnic_cq_req_notify(y->cqs[k], 0);
+	n = perf_poll(x, c);
+	if (n == 0 && y != NULL)
+		n = perf_poll(y, c);
+	if (n != 0)
+		return n;
+	rc = drnic_get_cq_event(x->ch, &cq, &ctx);
+	if (rc == 0)
+		drnic_ack_cq_events(cq, 1);
+	return rc == -EINTR ? 0 : rc;
+}
+
+/*
+ * Client/server: the side that drove the run tells the passive one it is
+ * over with a 1-byte WRITE of @tag at offset 2 area + 100 of the peer's
+ * buffer; the passive side spins on it, running its engines (inline
+ * progress must not wait in the TCP exchange, which only ticks every ms).
+ */
+static int
+perf_flag_send(struct perf_conn *c, struct perf_ep *x, uint8_t tag)
+{
+	struct drnic_sge sge = { .addr = (uintptr_t)(x->buf + 2 * x->area + 100), .length = 1,
+				 .lkey = drnic_mr_lkey(x->mr) };
+	struct drnic_send_wr wr = { .wr_id = 0, .sg_list = &sge, .num_sge = 1,
+				    .opcode = DRNIC_WR_RDMA_WRITE,
+				    .send_flags = DRNIC_SEND_SIGNALED };
+	struct drnic_send_wr *bad;
+	uint64_t want;
+	int rc;
+
+	x->buf[2 * x->area + 100] = tag;
+	wr.wr.rdma.remote_addr = x->raddr + 2 * x->area + 100;
+	wr.wr.rdma.rkey = x->rkey;
+	wr.wr_id = x->st[0].posted;   /* sequence of QP 0: retires in order */
+	x->st[0].limit = UINT64_MAX;
+	x->st[0].posted++;
+	x->sig_posted++;
+	want = x->st[0].posted;
+	rc = drnic_post_send(x->qps[0], &wr, &bad);
+	while (rc >= 0 && x->st[0].done < want) {
+		rc = perf_poll(x, c);
+		if (rc == 0)
+			drnic_device_progress(x->dev);
+	}
+	return rc < 0 ? rc : 0;
+}
+
+static void
+perf_flag_wait(struct perf_ep *x, uint8_t tag)
+{
+	volatile uint8_t *f = x->buf + 2 * x->area + 100;
+
+	while (*f != tag) {
+		drnic_device_progress(x->dev);
+		rte_pause();
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Latency                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* One ping (or request) from @x at iteration @i. */
+static int
+perf_lat_post(struct perf_conn *c, struct perf_ep *x, uint64_t len, uint64_t i)
+{
+	int rc;
+
+	if (c->o->test == PERF_WRITE || c->o->test == PERF_SEND)
+		x->buf[x->area + len - 1] = (uint8_t)(i % 255 + 1);
+	x->st[0].limit = UINT64_MAX;
+	/* Requests whose answer we wait for are signaled; pings every mod-th. */
+	rc = perf_post_list(x, 0, c, len, 1, c->o->test >= PERF_READ);
+	/* Keep the send queue from filling: reap (untimed when possible). */
+	while (rc >= 0 && x->st[0].posted - x->st[0].done > c->depth / 2 &&
+	       c->o->test < PERF_READ) {
+		rc = perf_poll(x, c);
+		if (rc == 0)
+			drnic_device_progress(x->dev);
+	}
+	return rc < 0 ? rc : 0;
+}
+
+/* Wait for the pong (WRITE: its last byte; SEND: its receive) or the response. */
+static int
+perf_lat_wait(struct perf_conn *c, struct perf_ep *x, uint64_t len, uint64_t i)
+{
+	const struct perf_opts *o = c->o;
+	int rc = 0;
+
+	switch (o->test) {
+	case PERF_WRITE: {
+		volatile uint8_t *last = x->buf + len - 1;
+		uint8_t tag = (uint8_t)(i % 255 + 1);
+
+		while (*last != tag) {
+			drnic_device_progress(x->dev);
+			rte_pause();
+		}
+		return 0;
+	}
+	case PERF_SEND:
+		while (rc >= 0 && x->recvs <= i) {
+			rc = perf_poll(x, c);
+			if (rc == 0)
+				rc = perf_idle_step(c, x, NULL);
+		}
+		return rc < 0 ? rc : 0;
+	default:
+		while (rc >= 0 && x->signaled < x->sig_posted) {
+			rc = perf_poll(x, c);
+			if (rc == 0)
+				rc = perf_idle_step(c, x, NULL);
+		}
+		if (rc >= 0 && o->test == PERF_ATOMIC) {
+			uint64_t got = *(volatile uint64_t *)(x->buf + 2 * x->area + 64);
+
+			if (got != x->last_atomic) {
+				fprintf(stderr, "drnic-perf: atomic %" PRIu64 " returned %" PRIu64
+					", expected %" PRIu64 "\n", i, got, x->last_atomic);
+				return -EIO;
+			}
+			x->last_atomic++;
+		}
+		return rc < 0 ? rc : 0;
+	}
+}
+
+static int
+perf_lat_one(struct perf_conn *c, uint64_t len, struct perf_lat *out)
+{
+	const struct perf_opts *o = c->o;
+	const uint64_t hz = rte_get_tsc_hz(), warmup = o->duration > 0 ? 100 : RTE_MIN(o->iters, 1000u);
+	const bool pingpong = o->test == PERF_WRITE || o->test == PERF_SEND;
+	const bool is_client = c->loopback || o->host != NULL;
+	uint64_t cap = o->duration > 0 ? PERF_MAX_DURATION_SAMPLES : o->iters;
+	uint64_t *samples, i, n = 0, deadline = 0;
+	int rc = 0;
+
+	samples = malloc(cap * sizeof(*samples));
+	if (samples == NULL)
+		return -ENOMEM;
+	/* Nothing in flight now: clear the receive areas (a stale tag byte
+	 * must not end a wait early), then start together. */
+	memset(c->local->buf, 0, c->local->area);
+	c->local->recvs = 0;
+	if (c->loopback) {
+		memset(c->b.buf, 0, c->b.area);
+		c->b.recvs = 0;
+	} else {
+		rc = drnic_cm_sync(c->cm, "lat-start");
+	}
+	for (i = 0; rc == 0 && n < cap; i++) {
+		uint64_t t0 = rte_rdtsc_precise();
+
+		if (i == warmup && o->duration > 0)
+			deadline = t0 + (uint64_t)(o->duration * (double)hz);
+		if (c->loopback) {
+			rc = perf_lat_post(c, &c->a, len, i);
+			if (rc == 0 && pingpong) {
+				rc = perf_lat_wait(c, &c->b, len, i);
+				if (rc == 0)
+					rc = perf_lat_post(c, &c->b, len, i);
+			}
+			if (rc == 0)
+				rc = perf_lat_wait(c, &c->a, len, i);
+		} else if (is_client) {
+			rc = perf_lat_post(c, c->local, len, i);
+			if (rc == 0)
+				rc = perf_lat_wait(c, c->local, len, i);
+		} else if (pingpong) {
+			rc = perf_lat_wait(c, c->local, len, i);
+			if (rc == 0)
+				rc = perf_lat_post(c, c->local, len, i);
+		} else {
+			perf_flag_wait(c->local, (uint8_t)(++c->runs));   /* READ/atomic server */
+			break;
+		}
+		if (i >= warmup)
+			samples[n++] = rte_rdtsc_precise() - t0;
+		if (deadline != 0 && rte_rdtsc() > deadline)
+			break;
+		if (o->duration <= 0 && i + 1 >= o->iters + warmup)
+			break;
+	}
+	/* Reap what is left, then check the bytes. */
+	if (rc == 0 && pingpong) {
+		struct perf_ep *eps[2] = { c->loopback ? &c->a : c->local, c->loopback ? &c->b : NULL };
+		unsigned int k;
+
+		for (k = 0; k < 2 && rc == 0; k++) {
+			struct perf_ep *x = eps[k];
+
+			while (x != NULL && rc >= 0 && x->signaled < x->sig_posted) {
+				rc = perf_poll(x, c);
+				if (rc == 0)
+					drnic_device_progress(x->dev);
+			}
+			if (rc > 0)
+				rc = 0;
+			if (x != NULL && rc == 0)
+				rc = perf_check_pattern(x->buf, len, x->id == PERF_ID_A ? PERF_ID_B :
+							PERF_ID_A, true);
+		}
+	} else if (rc == 0 && is_client && o->test == PERF_READ) {
+		rc = perf_check_pattern(c->a.buf, len, PERF_ID_B, false);
+	}
+	if (rc == 0 && c->loopback && o->test == PERF_ATOMIC &&
+	    *(volatile uint64_t *)(c->b.buf + 2 * c->b.area) != c->a.last_atomic) {
+		fprintf(stderr, "drnic-perf: atomic target is %" PRIu64 ", expected %" PRIu64 "\n",
+			*(volatile uint64_t *)(c->b.buf + 2 * c->b.area), c->a.last_atomic);
+		rc = -EIO;
+	}
+	/* The tag went into the last byte of the send areas: put the pattern back. */
+	c->local->buf[c->local->area + len - 1] = perf_pattern(c->local->id, len - 1);
+	if (c->loopback)
+		c->b.buf[c->b.area + len - 1] = perf_pattern(PERF_ID_B, len - 1);
+	if (rc == 0 && !c->loopback && is_client && !pingpong)
+		rc = perf_flag_send(c, c->local, (uint8_t)(++c->runs));
+	if (rc == 0 && !c->loopback)
+		rc = drnic_cm_sync(c->cm, "lat-done");
+	if (rc == 0 && n >= 3)
+		rc = perf_lat_compute(samples, n, pingpong ? 2.0 : 1.0, hz, out);
+	else if (rc == 0)
+		memset(out, 0, sizeof(*out));
+	free(samples);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Bandwidth                                                                */
+/* ------------------------------------------------------------------------ */
+
+static int
+perf_bw_one(struct perf_conn *c, uint64_t len, struct perf_bw *out)
+{
+	const struct perf_opts *o = c->o;
+	const uint64_t hz = rte_get_tsc_hz();
+	const unsigned int pl = o->post_list ? o->post_list : 1;
+	struct perf_ep *x = c->loopback || o->host != NULL ? &c->a : NULL;
+	struct perf_ep *y = c->loopback || o->host == NULL ? &c->b : NULL;
+	uint64_t t0, t_end, window_t0, window_done = 0, done_all = 0, deadline = 0, target = 0;
+	uint64_t recv_target, atomic_before = 0;
+	unsigned int q, nq = c->local->nb_qps, finished = 0;
+	bool full_pass = true;
+	double peak = 0.0;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->bytes_per_qp = c->local->bytes_per_qp;
+	if (x != NULL) {
+		for (q = 0; q < nq; q++) {
+			x->st[q].posted = x->st[q].done = 0;
+			x->st[q].limit = o->duration > 0 ? UINT64_MAX : o->iters;
+		}
+		x->signaled = x->sig_posted = x->retired = 0;
+		x->nb_ready = 0;
+	}
+	if (y != NULL)
+		y->recvs = 0;
+	if (c->loopback && o->test == PERF_ATOMIC)
+		atomic_before = *(volatile uint64_t *)(c->b.buf + 2 * c->b.area);
+	recv_target = o->test == PERF_SEND && x == NULL ? o->iters * nq : 0;
+	if (!c->loopback && o->duration > 0 && o->test == PERF_SEND) {
+		fprintf(stderr, "drnic-perf: -D with send_bw across processes: not yet (use -n)\n");
+		return -ENOTSUP;
+	}
+	if (x != NULL)
+		target = o->duration > 0 ? 0 : o->iters * nq;
+	t0 = window_t0 = rte_rdtsc();
+	if (o->duration > 0)
+		deadline = t0 + (uint64_t)(o->duration * (double)hz);
+
+	while (rc >= 0) {
+		int work = 0;
+
+		if (x != NULL) {
+			/* Keep every send queue full: at most depth WRs in flight each.
+			 * After the first pass only QPs whose WRs retired can post. */
+			unsigned int j, nr = full_pass ? nq : x->nb_ready;
+
+			for (j = 0; j < nr && rc >= 0; j++) {
+				struct perf_qpst *st;
+
+				q = full_pass ? j : x->ready[j];
+				st = &x->st[q];
+				st->ready = false;
+				while (rc >= 0) {
+					uint64_t room = c->depth - (st->posted - st->done);
+					uint64_t left = st->limit - st->posted;
+					unsigned int n = (unsigned int)RTE_MIN(RTE_MIN(room, left),
+									       (uint64_t)pl);
+
+					/* Wait for a full list while a signaled WR in
+					 * flight will come back and free room. */
+					if (n == 0 || (n < pl && left > n &&
+						       st->posted / c->mod > st->done / c->mod))
+						break;
+					rc = perf_post_list(x, q, c, len, n, false);
+					work += (int)n;
+				}
+			}
+			if (!full_pass)
+				x->nb_ready = 0;
+			full_pass = false;
+			if (rc < 0)
+				break;
+			rc = perf_poll(x, c);
+			if (rc < 0)
+				break;
+			work += rc;
+		}
+		if (y != NULL && o->test == PERF_SEND) {
+			rc = perf_poll(y, c);
+			if (rc < 0)
+				break;
+			work += rc;
+		}
+		if (x != NULL) {
+			done_all = x->retired;
+			if (deadline != 0 && target == 0 && rte_rdtsc() >= deadline) {
+				/* Time is up: finish at the next signaled WR of each QP. */
+				target = 0;
+				for (q = 0; q < nq; q++) {
+					struct perf_qpst *st = &x->st[q];
+
+					st->limit = RTE_MAX(RTE_ALIGN_CEIL(st->posted, c->mod), 1u);
+					target += st->limit;
+				}
+				full_pass = true;
+			}
+			if (done_all - window_done >= 4096 || (done_all == target && target)) {
+				uint64_t now = rte_rdtsc();
+
+				/* A window is at least 1 ms (completions come in bursts). */
+				if (now - window_t0 < hz / 1000 && done_all != target)
+					goto windowed;
+				double mbps = (double)((done_all - window_done) * len) /
+					      ((double)(now - window_t0) / (double)hz) / 1048576.0;
+
+				if (mbps > peak && now > window_t0)
+					peak = mbps;
+				window_t0 = now;
+				window_done = done_all;
+			}
+windowed:
+			if (target != 0 && done_all >= target) {
+				/* In loopback SEND, wait for the last receives too. */
+				if (y == NULL || o->test != PERF_SEND || y->recvs >= target)
+					finished = 1;
+			}
+		} else if (o->test == PERF_SEND) {
+			if (y->recvs >= recv_target)
+				finished = 1;
+		} else {
+			perf_flag_wait(y, (uint8_t)(++c->runs));   /* passive server */
+			finished = 1;
+		}
+		if (finished)
+			break;
+		if (work == 0)
+			rc = perf_idle_step(c, x != NULL ? x : y, c->loopback ? y : NULL);
+	}
+	t_end = rte_rdtsc();
+	if (rc < 0)
+		return rc;
+	rc = 0;
+	if (x != NULL) {
+		out->msgs = done_all;
+		out->seconds = (double)(t_end - t0) / (double)hz;
+		out->avg_mbps = (double)(len * done_all) / out->seconds / 1048576.0;
+		out->peak_mbps = peak > out->avg_mbps ? peak : out->avg_mbps;
+		out->mpps = (double)done_all / out->seconds / 1e6;
+	} else if (y != NULL && o->test == PERF_SEND) {
+		out->msgs = y->recvs;
+	}
+	/* Did the data land? */
+	if (c->loopback) {
+		switch (o->test) {
+		case PERF_WRITE:
+		case PERF_SEND:
+			rc = perf_check_pattern(c->b.buf, len, PERF_ID_A, false);
+			break;
+		case PERF_READ:
+			rc = perf_check_pattern(c->a.buf, len, PERF_ID_B, false);
+			break;
+		case PERF_ATOMIC:
+			if (!o->cmp_swap && *(volatile uint64_t *)(c->b.buf + 2 * c->b.area) !=
+					    atomic_before + done_all) {
+				fprintf(stderr, "drnic-perf: atomic target %" PRIu64 ", expected %"
+					PRIu64 "\n", *(volatile uint64_t *)(c->b.buf + 2 * c->b.area),
+					atomic_before + done_all);
+				rc = -EIO;
+			}
+			break;
+		}
+	} else {
+		if (x != NULL && o->test != PERF_SEND)
+			rc = perf_flag_send(c, x, (uint8_t)(++c->runs));
+		if (rc == 0)
+			rc = drnic_cm_sync(c->cm, "bw-done");
+		if (rc == 0 && x == NULL && (o->test == PERF_WRITE || o->test == PERF_SEND))
+			rc = perf_check_pattern(c->b.buf, len, PERF_ID_A, false);
+		if (rc == 0 && x != NULL && o->test == PERF_READ)
+			rc = perf_check_pattern(c->a.buf, len, PERF_ID_B, false);
+	}
+	return rc;
 }
 
 int
-perf_write_bw(const struct perf_opts *o, struct perf_bw *out)
+perf_run_sizes(const struct perf_opts *o, const uint64_t *sizes, unsigned int n,
+	       struct perf_lat *lat, struct perf_bw *bw)
 {
-	const uint64_t len = o->size ? o->size : 1;
-	const unsigned int mod = o->cq_mod ? o->cq_mod : 1;
-	const unsigned int depth = o->tx_depth ? o->tx_depth : 128;
-	const uint64_t hz = rte_get_tsc_hz();
-	uint64_t posted = 0, done = 0, t0, window_t0, window_done = 0;
-	double peak = 0.0;
-	struct perf_pair p;
+	struct perf_conn c;
+	uint64_t max = 1;
+	unsigned int i;
 	int rc;
 
-	rc = perf_pair_open(&p, o);
+	for (i = 0; i < n; i++)
+		max = RTE_MAX(max, sizes[i]);
+	if (max > PERF_AREA_MAX) {
+		fprintf(stderr, "drnic-perf: message size %" PRIu64 " above %u\n", max, PERF_AREA_MAX);
+		return -E2BIG;
+	}
+	if (o->events && o->inline_progress && (o->host == NULL && !o->server)) {
+		fprintf(stderr, "drnic-perf: -e with --inline in one process would sleep with"
+			" nobody to run the engines; use a dedicated engine lcore\n");
+		return -EINVAL;
+	}
+	rc = perf_conn_open(&c, o, max);
 	if (rc != 0)
 		return rc;
-	t0 = window_t0 = rte_rdtsc();
-	while (done < o->iters && rc == 0) {
-		/* Keep the send queue full: at most @depth WRs in flight. */
-		while (posted < o->iters && posted - done < depth && rc == 0) {
-			bool signaled = (posted + 1) % mod == 0 || posted + 1 == o->iters;
+	for (i = 0; i < n && rc == 0; i++) {
+		uint64_t len = o->test == PERF_ATOMIC ? 8 : (sizes[i] ? sizes[i] : 1);
 
-			rc = perf_post_write(&p.a, &p.b, len, signaled, o->inline_size, posted);
-			posted++;
-		}
-		if (rc == 0)
-			rc = perf_reap_stream(&p.a, &done);
-		if (done - window_done >= 1024) {
-			uint64_t now = rte_rdtsc();
-			double mbps = (double)((done - window_done) * len) /
-				      ((double)(now - window_t0) / (double)hz) / 1048576.0;
-
-			if (mbps > peak)
-				peak = mbps;
-			window_t0 = now;
-			window_done = done;
-		}
+		if (o->kind == PERF_LAT)
+			rc = perf_lat_one(&c, len, &lat[i]);
+		else
+			rc = perf_bw_one(&c, len, &bw[i]);
+		if (rc != 0)
+			fprintf(stderr, "drnic-perf: %s %" PRIu64 " B failed: %s\n",
+				perf_test_name(o->test, o->kind), len, strerror(-rc));
 	}
-	if (rc == 0) {
-		out->seconds = (double)(rte_rdtsc() - t0) / (double)hz;
-		out->avg_mbps = (double)(len * o->iters) / out->seconds / 1048576.0;
-		out->peak_mbps = peak > out->avg_mbps ? peak : out->avg_mbps;
-		out->mpps = (double)o->iters / out->seconds / 1e6;
-		/* The data must really have landed: check the last message's bytes. */
-		if (memcmp(p.b.buf, p.a.buf + p.a.area, len) != 0) {
-			fprintf(stderr, "drnic-perf: write_bw: destination bytes differ\n");
-			rc = -EIO;
-		}
-	}
-	p.a.outstanding = 0;
-	perf_pair_close(&p);
+	perf_conn_close(&c);
 	return rc;
+}
+
+int
+perf_run_lat(const struct perf_opts *o, struct perf_lat *out)
+{
+	return perf_run_sizes(o, &o->size, 1, out, NULL);
+}
+
+int
+perf_run_bw(const struct perf_opts *o, struct perf_bw *out)
+{
+	return perf_run_sizes(o, &o->size, 1, NULL, out);
 }
 
 int

@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+
+#include "perf_floor.h"
+#include "perf_report.h"
+#include "perf_suite.h"
+
+#define PERF_FLOOR_ITERS 100000
+#define PERF_UDP_ITERS 2000
+
+unsigned int
+perf_peer_lcore(const struct perf_opts *o)
+{
+	if (o->engine_lcore >= 0)
+		return (unsigned int)o->engine_lcore;
+	return rte_get_next_lcore(-1, 1, 0);
+}
+
+void
+perf_print_lat(const struct perf_opts *o, uint64_t bytes, uint64_t iters,
+	       const struct perf_lat *l, bool header)
+{
+	if (header) {
+		fprintf(o->out, "\n %s (%s, %s)\n", perf_test_title(o->test, PERF_LAT),
+			o->host ? "client" : o->server ? "server" : "loopback",
+			o->inline_progress ? "inline progress" :
+			o->events ? "dedicated engine, event mode" : "dedicated engine");
+		fprintf(o->out, "---------------------------------------------------------------"
+			"------------------------\n");
+		perf_lat_print_header(o->out);
+	}
+	perf_lat_print_row(o->out, bytes, iters, l);
+}
+
+void
+perf_print_bw(const struct perf_opts *o, uint64_t bytes, uint64_t iters, const struct perf_bw *b,
+	      bool header, bool gbits)
+{
+	if (header) {
+		fprintf(o->out, "\n %s (%s, %s, %u QP%s, tx depth %u, cq_mod %u, post list %u)\n",
+			perf_test_title(o->test, PERF_BW),
+			o->host ? "client" : o->server ? "server" : "loopback",
+			o->inline_progress ? "inline progress" :
+			o->events ? "dedicated engine, event mode" : "dedicated engine",
+			o->nb_qps, o->nb_qps == 1 ? "" : "s", o->tx_depth, o->cq_mod,
+			o->post_list ? o->post_list : 1);
+		fprintf(o->out, "---------------------------------------------------------------"
+			"------------------------\n");
+		perf_bw_print_header(o->out, gbits);
+	}
+	perf_bw_print_row(o->out, bytes, iters, b->peak_mbps, b->avg_mbps, b->mpps, gbits);
+}
+
+static int
+perf_floor_lat(uint64_t *samples, size_t n, struct perf_lat *l)
+{
+	return perf_lat_compute(samples, n, 1.0, rte_get_tsc_hz(), l);
+}
+
+int
+perf_suite_floors(const struct perf_opts *o, const struct perf_floor_opts *fo)
+{
+	unsigned int peer = perf_peer_lcore(o), me = rte_lcore_id();
+	size_t iters = fo->ring_iters ? fo->ring_iters : PERF_FLOOR_ITERS;
+	struct perf_lat lat;
+	uint64_t *samples;
+	double mpps = 0, g;
+	char what[96];
+	int rc;
+
+	if (peer >= RTE_MAX_LCORE || peer == me) {
+		fprintf(stderr, "drnic-perf: floors need two lcores (the app's and the engine's)\n");
+		return -EINVAL;
+	}
+	samples = calloc(iters, sizeof(*samples));
+	if (samples == NULL)
+		return -ENOMEM;
+	fprintf(o->out, "\n floors on lcore %u (CPU %u) <-> lcore %u (CPU %u)\n", me,
+		rte_lcore_to_cpu_id((int)me), peer, rte_lcore_to_cpu_id((int)peer));
+
+	rc = perf_floor_ring_rtt(peer, samples, iters);
+	if (rc == 0)
+		rc = perf_floor_lat(samples, iters, &lat);
+	if (rc != 0)
+		goto out;
+	perf_rep_floor("ring_rtt_ns", lat.typical_us * 1e3, "ns", "rte_ring SP/SC ping-pong median");
+	perf_rep_floor("ring_rtt_p99_ns", lat.p99_us * 1e3, "ns", "rte_ring SP/SC ping-pong p99");
+	fprintf(o->out, "floor: rte_ring SP/SC ping-pong lcore %u <-> %u: round trip median %.0f ns"
+		" (p99 %.0f ns)\n", me, peer, lat.typical_us * 1e3, lat.p99_us * 1e3);
+
+	rc = perf_floor_link_rtt(peer, 64, samples, iters, &mpps);
+	if (rc == 0)
+		rc = perf_floor_lat(samples, iters, &lat);
+	if (rc == 0) {
+		perf_rep_floor("link_rtt_ns", lat.typical_us * 1e3, "ns",
+			       "loopback link ops ping-pong, 64 B frame, median");
+		perf_rep_floor("link_mpps", mpps, "Mpps", "loopback link, 64 B frames, one core");
+		fprintf(o->out, "floor: loopback link (driver ops, 64 B frame) ping-pong: round trip"
+			" median %.0f ns (p99 %.0f ns); %.1f Mpps on one core\n",
+			lat.typical_us * 1e3, lat.p99_us * 1e3, mpps);
+	} else {
+		fprintf(o->out, "floor: loopback link ping-pong failed: %s\n", strerror(-rc));
+		rc = 0;
+	}
+
+	if (fo->memcpy_sweep) {
+		uint64_t s;
+
+		for (s = 2; s <= (8u << 20); s <<= 1)
+			perf_rep_memcpy(s, perf_floor_memcpy_gbps_ms((size_t)s, 1, 4));
+	} else {
+		perf_rep_memcpy(64, perf_floor_memcpy_gbps(64, 1));
+		perf_rep_memcpy(4096, perf_floor_memcpy_gbps(4096, 1));
+		perf_rep_memcpy(65536, perf_floor_memcpy_gbps(65536, 1));
+	}
+	{
+		double m64 = perf_floor_memcpy_gbps(64, 1), m4k = perf_floor_memcpy_gbps(4096, 1);
+		double m64k = perf_floor_memcpy_gbps(65536, 1), dram = perf_floor_memcpy_gbps(65536, 0);
+
+		perf_rep_floor("memcpy_64_GBps", m64, "GB/s", "cache-hot rte_memcpy 64 B");
+		perf_rep_floor("memcpy_4k_GBps", m4k, "GB/s", "cache-hot rte_memcpy 4 KiB");
+		perf_rep_floor("memcpy_64k_GBps", m64k, "GB/s", "cache-hot rte_memcpy 64 KiB");
+		perf_rep_floor("memcpy_64k_dram_GBps", dram, "GB/s", "rte_memcpy 64 KiB from DRAM");
+		fprintf(o->out, "floor: memcpy 64 B cache-hot %.1f GB/s; 4 KiB %.1f GB/s; 64 KiB %.1f"
+			" GB/s; 64 KiB from DRAM %.1f GB/s\n", m64, m4k, m64k, dram);
+	}
+	g = perf_floor_icrc_gbps(4096);
+	perf_rep_floor("icrc_4k_GBps", g, "GB/s", "drnic_wire_icrc_buf, IPv4 packet of 4 KiB payload");
+	mpps = perf_floor_icrc_gbps(64);
+	perf_rep_floor("icrc_64_GBps", mpps, "GB/s", "drnic_wire_icrc_buf, IPv4 packet of 64 B payload");
+	fprintf(o->out, "floor: ICRC (ISA-L CRC-32) %.1f GB/s over 4 KiB packets, %.1f GB/s over 64 B"
+		" packets (%.0f ns each)\n", g, mpps, (20 + 8 + 12 + 64 + 4) / mpps);
+
+	rc = perf_floor_udp_rtt(peer, samples, PERF_UDP_ITERS);
+	if (rc == 0)
+		rc = perf_floor_lat(samples, PERF_UDP_ITERS, &lat);
+	if (rc == 0) {
+		snprintf(what, sizeof(what), "kernel UDP 127.0.0.1 ping-pong (built-in), median");
+		perf_rep_floor("udp_rtt_us", lat.typical_us, "us", what);
+		fprintf(o->out, "floor: kernel UDP round trip over 127.0.0.1 (built-in ping-pong, 16 B,"
+			" CPU %u <-> %u): median %.1f us (p99 %.1f us)\n",
+			rte_lcore_to_cpu_id((int)me), rte_lcore_to_cpu_id((int)peer),
+			lat.typical_us, lat.p99_us);
+	} else {
+		fprintf(o->out, "floor: UDP ping-pong failed: %s\n", strerror(-rc));
+		rc = 0;
+	}
+	if (fo->sockperf) {
+		double us = perf_floor_sockperf_rtt_us(rte_lcore_to_cpu_id((int)me),
+						       rte_lcore_to_cpu_id((int)peer));
+
+		if (us > 0) {
+			perf_rep_floor("sockperf_rtt_us", us, "us",
+				       "sockperf ping-pong --full-rtt 16 B 127.0.0.1, median");
+			fprintf(o->out, "floor: sockperf UDP round trip over 127.0.0.1: median %.1f us\n",
+				us);
+		} else {
+			fprintf(o->out, "floor: sockperf not installed or failed (built-in figure above)\n");
+		}
+	}
+out:
+	free(samples);
+	return rc;
+}
+
+static void
+perf_cmp_lat(const char *name, const struct perf_lat *l, bool half)
+{
+	double ring = perf_rep_floor_get("ring_rtt_ns"), link = perf_rep_floor_get("link_rtt_ns");
+	double udp = perf_rep_floor_get("sockperf_rtt_us");
+	double rtt_ns = l->typical_us * (half ? 2e3 : 1e3);
+	char fig[64];
+
+	if (udp <= 0)
+		udp = perf_rep_floor_get("udp_rtt_us");
+	snprintf(fig, sizeof(fig), "%s, median round trip", name);
+	if (ring > 0)
+		perf_rep_compare(fig, rtt_ns, "ns", "rte_ring round trip", ring, "ns", rtt_ns / ring,
+				 "", -1);
+	if (half && ring > 0) {
+		snprintf(fig, sizeof(fig), "%s, median (half round trip)", name);
+		perf_rep_compare(fig, l->typical_us * 1e3, "ns", "rte_ring round trip", ring, "ns",
+				 l->typical_us * 1e3 / ring, "<= 2x ring RTT",
+				 l->typical_us * 1e3 <= 2 * ring);
+	}
+	if (link > 0) {
+		snprintf(fig, sizeof(fig), "%s, median round trip", name);
+		perf_rep_compare(fig, rtt_ns, "ns", "loopback link round trip", link, "ns",
+				 rtt_ns / link, "", -1);
+	}
+	if (udp > 0) {
+		snprintf(fig, sizeof(fig), "%s, median round trip", name);
+		perf_rep_compare(fig, rtt_ns, "ns", "kernel UDP round trip", udp * 1e3, "ns",
+				 rtt_ns / (udp * 1e3), "<= 0.02x (50x below UDP)",
+				 rtt_ns * 50 <= udp * 1e3);
+	}
+}
+
+static void
+perf_cmp_bw(const char *name, uint64_t bytes, const struct perf_bw *b, bool target)
+{
+	double mc = -1, gbps = b->avg_mbps * 1048576.0 / 1e9;
+	char fig[64], fl[48];
+
+	if (bytes == 65536)
+		mc = perf_rep_floor_get("memcpy_64k_GBps");
+	snprintf(fig, sizeof(fig), "%s %" PRIu64 " B", name, bytes);
+	snprintf(fl, sizeof(fl), "memcpy %" PRIu64 " B (cache-hot)", bytes);
+	if (mc > 0)
+		perf_rep_compare(fig, gbps, "GB/s", fl, mc, "GB/s", gbps / mc,
+				 target ? ">= 0.40x memcpy" : "", target ? gbps >= 0.4 * mc : -1);
+}
+
+int
+perf_suite_loopback(const struct perf_opts *o)
+{
+	struct perf_floor_opts fo = { 0 };
+	struct perf_opts lo = *o, bo = *o, mo = *o;
+	struct perf_lat lat;
+	struct perf_bw bw64k, bw64;
+	double link_mpps;
+	int rc;
+
+	rc = perf_suite_floors(o, &fo);
+	if (rc != 0)
+		return rc;
+	lo.test = bo.test = mo.test = PERF_WRITE;
+	lo.kind = PERF_LAT;
+	lo.size = 2;
+	lo.iters = o->iters ? o->iters : 10000;
+	lo.cq_mod = 1;
+	lo.inline_size = o->inline_size >= 0 ? o->inline_size : 220;
+	bo.kind = mo.kind = PERF_BW;
+	bo.size = 65536;
+	bo.iters = o->iters ? o->iters : 20000;
+	bo.cq_mod = o->cq_mod ? o->cq_mod : 100;
+	bo.inline_size = o->inline_size >= 0 ? o->inline_size : 0;
+	mo.size = 64;
+	mo.iters = o->iters ? o->iters * 100 : 2000000;
+	mo.inline_size = o->inline_size >= 0 ? o->inline_size : 0;
+	mo.tx_depth = 512;
+	mo.cq_mod = 128;
+	mo.post_list = 32;
+	lo.nb_qps = bo.nb_qps = mo.nb_qps = 1;
+
+	rc = perf_run_lat(&lo, &lat);
+	if (rc != 0)
+		return rc;
+	perf_print_lat(&lo, lo.size, lo.iters, &lat, true);
+	perf_rep_lat("write_lat", lo.size, lo.iters, &lat);
+	rc = perf_run_bw(&bo, &bw64k);
+	if (rc != 0)
+		return rc;
+	perf_print_bw(&bo, bo.size, bo.iters, &bw64k, true, false);
+	perf_rep_bw("write_bw", bo.size, bo.iters, 1, "", &bw64k);
+	rc = perf_run_bw(&mo, &bw64);
+	if (rc != 0)
+		return rc;
+	perf_print_bw(&mo, mo.size, mo.iters, &bw64, true, false);
+	perf_rep_bw("write_bw", mo.size, mo.iters, 1, "rate: -Q 128 -l 32 -t 512", &bw64);
+
+	perf_cmp_lat("write_lat 2 B", &lat, true);
+	perf_cmp_bw("write_bw", 65536, &bw64k, true);
+	link_mpps = perf_rep_floor_get("link_mpps");
+	perf_rep_compare("write 64 B message rate (-Q 128 -l 32)", bw64.mpps, "Mpps",
+			 "loopback link, one core", link_mpps, "Mpps",
+			 link_mpps > 0 ? bw64.mpps / link_mpps : 0, ">= 10 Mpps", bw64.mpps >= 10.0);
+	perf_rep_print_compare(o->out);
+	fprintf(o->out, "\n(ring floor: rte_ring SP/SC round trip between the two lcores the app and"
+		" the\n engine run on; link floor: the loopback driver's ops with a pre-built frame;"
+		"\n memcpy: cache-hot rte_memcpy of the same size)\n");
+	return 0;
+}
+
+int
+perf_suite_sweep(const struct perf_opts *o, uint64_t max_size, uint64_t lat_iters,
+		 uint64_t bw_iters)
+{
+	struct perf_floor_opts fo = { .memcpy_sweep = true, .sockperf = true };
+	struct perf_opts lo = *o, bo = *o;
+	uint64_t sizes[32], s;
+	struct perf_lat lat[32];
+	struct perf_bw bw[32];
+	unsigned int n = 0, i;
+	int rc;
+
+	rc = perf_suite_floors(o, &fo);
+	if (rc != 0)
+		return rc;
+	for (s = 2; s <= max_size && n < 32; s <<= 1)
+		sizes[n++] = s;
+	lo.test = bo.test = PERF_WRITE;
+	lo.kind = PERF_LAT;
+	lo.iters = lat_iters;
+	lo.cq_mod = 1;
+	lo.nb_qps = bo.nb_qps = 1;
+	lo.inline_size = o->inline_size >= 0 ? o->inline_size : 220;
+	bo.kind = PERF_BW;
+	bo.iters = bw_iters;
+	bo.cq_mod = o->cq_mod ? o->cq_mod : 100;
+	bo.inline_size = o->inline_size >= 0 ? o->inline_size : 0;
+	rc = perf_run_sizes(&lo, sizes, n, lat, NULL);
+	if (rc != 0)
+		return rc;
+	for (i = 0; i < n; i++) {
+		perf_print_lat(&lo, sizes[i], lo.iters, &lat[i], i == 0);
+		perf_rep_lat("write_lat", sizes[i], lo.iters, &lat[i]);
+	}
+	rc = perf_run_sizes(&bo, sizes, n, NULL, bw);
+	if (rc != 0)
+		return rc;
+	for (i = 0; i < n; i++) {
+		perf_print_bw(&bo, sizes[i], bo.iters, &bw[i], i == 0, false);
+		perf_rep_bw("write_bw", sizes[i], bo.iters, 1, "", &bw[i]);
+	}
+	perf_cmp_lat("write_lat 2 B", &lat[0], true);
+	for (i = 0; i < n; i++)
+		if (sizes[i] == 65536)
+			perf_cmp_bw("write_bw", 65536, &bw[i], true);
+	perf_rep_print_compare(o->out);
+	return 0;
+}
+
+int
+perf_suite_scale(const struct perf_opts *o, const unsigned int *counts, unsigned int n,
+		 const unsigned int *cq_counts, unsigned int ncq, uint64_t msgs)
+{
+	double rate1 = 0, rate_max_qps = 0;
+	unsigned int i, max_qps = 0;
+	int pass, rc = 0;
+
+	fprintf(o->out, "\n QP scale: 64 B RDMA WRITE, loopback, %u WRs in flight in all (per QP at"
+		" most 512), post list %u, cq_mod %u (both at most the depth), QP timeout %u,"
+		" %" PRIu64 " messages a run\n", o->tx_depth, o->post_list, o->cq_mod, o->qp_timeout,
+		msgs);
+	fprintf(o->out, " %-8s %-10s %-7s %-14s %-16s %-18s %-10s\n", "#qps", "CQs", "depth",
+		"MsgRate[Mpps]", "BW[MB/sec]", "memory/QP[bytes]", "vs 1 QP");
+	for (pass = 0; pass < 2 && rc == 0; pass++) {
+		const unsigned int *c = pass == 0 ? counts : cq_counts;
+		unsigned int m = pass == 0 ? n : ncq;
+
+		if (pass == 1 && m > 0)
+			fprintf(o->out, " CQ sharing: one CQ for all QPs against one CQ per QP\n");
+		for (i = 0; i < m && rc == 0; i++) {
+			struct perf_opts so = *o;
+			struct perf_bw b;
+			unsigned int per = pass == 1 ? 2 : 1, k;
+
+			for (k = 0; k < per && rc == 0; k++) {
+				char variant[48];
+
+				so.test = PERF_WRITE;
+				so.kind = PERF_BW;
+				so.size = 64;
+				so.nb_qps = c[i];
+				/* The same messages in flight in all (o->tx_depth is the
+				 * total window): 16384 QPs x 32 would be 512K frames in
+				 * flight, more than any retransmit timer waits for. */
+				so.tx_depth = RTE_MIN(RTE_MAX(o->tx_depth / c[i], 1u), 512u);
+				so.post_list = RTE_MIN(o->post_list, so.tx_depth);
+				so.cq_mod = RTE_MIN(o->cq_mod, so.tx_depth);
+				so.cq_per_qp = k == 1;
+				so.iters = RTE_MAX(msgs / c[i], (uint64_t)so.cq_mod);
+				so.iters = RTE_ALIGN_CEIL(so.iters, so.cq_mod ? so.cq_mod : 1);
+				so.quiet = true;
+				rc = perf_run_bw(&so, &b);
+				if (rc != 0) {
+					fprintf(o->out, " %-8u failed: %s\n", c[i], strerror(-rc));
+					break;
+				}
+				if (pass == 0 && c[i] == 1)
+					rate1 = b.mpps;
+				if (pass == 0 && c[i] >= max_qps) {
+					max_qps = c[i];
+					rate_max_qps = b.mpps;
+				}
+				snprintf(variant, sizeof(variant), "scale%s",
+					 so.cq_per_qp ? ", CQ per QP" : ", one CQ");
+				perf_rep_bw("write_bw", 64, so.iters, c[i], variant, &b);
+				fprintf(o->out, " %-8u %-10s %-7u %-14.3f %-16.2f %-18.0f %.2f\n",
+					c[i], so.cq_per_qp ? "per QP" : "1 shared", so.tx_depth,
+					b.mpps, b.avg_mbps,
+					b.bytes_per_qp, rate1 > 0 ? b.mpps / rate1 : 0.0);
+			}
+		}
+	}
+	if (rc == 0 && rate1 > 0 && max_qps > 1) {
+		char fig[64];
+
+		snprintf(fig, sizeof(fig), "write 64 B rate at %u QPs", max_qps);
+		perf_rep_compare(fig, rate_max_qps, "Mpps", "rate at 1 QP", rate1, "Mpps",
+				 rate_max_qps / rate1, ">= 0.70x", rate_max_qps >= 0.7 * rate1);
+	}
+	return rc;
+}
