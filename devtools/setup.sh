@@ -8,6 +8,7 @@
 #                            then run the main job on the embedded default
 #   devtools/setup.sh test   the same set-up, then every test suite
 #                            (.ci/run runs exactly this)
+#   devtools/setup.sh interop   the same set-up, then only the rdma_rxe interop suite
 #   devtools/setup.sh deps|hugepages|build   one step only
 #
 # Environment: DRNIC_BUILD (build dir, default ./build), DRNIC_HUGEPAGES
@@ -26,6 +27,7 @@ PACKAGES=(
 	libibverbs-dev meson ninja-build pkg-config python3-pyelftools gcc
 	clang libclang-rt-14-dev libhugetlbfs-bin tshark iproute2
 	ibverbs-utils perftest gnuplot-nox sockperf
+	qemu-system-x86 qemu-utils mmdebstrap tcpdump nftables
 )
 
 say() { printf '[setup] %s\n' "$*"; }
@@ -138,8 +140,11 @@ PY
 
 step_test() {
 	local t0=$SECONDS
-	say "tests: unit, fast, soak, hosts, ibverbs and perf suites; then unit and fuzz under ASan+UBSan"
+	say "tests: unit, fast, soak, hosts, ibverbs, interop and perf suites; then unit and fuzz under ASan+UBSan"
 	run_suites "$BUILD" --suite unit --suite fast --suite soak --suite hosts --suite ibverbs
+	say "interop: drnic against Linux Soft-RoCE (rdma_rxe) in a qemu VM;" \
+		"the first run builds the VM image (2-4 min, cached in /var/tmp/drnic-interop)"
+	run_suites "$BUILD" --suite interop
 	run_suites "$BUILD" --suite perf --verbose
 	if [ "${DRNIC_SKIP_ASAN:-0}" = 0 ]; then
 		step_build_asan
@@ -156,8 +161,14 @@ hugepages) step_hugepages ;;
 build) step_deps && step_build ;;
 run) step_deps && step_hugepages && step_build && step_main ;;
 test) step_deps && step_hugepages && step_build && step_test ;;
+interop)
+	step_deps && step_hugepages && step_build
+	run_suites "$BUILD" --suite interop
+	echo "total: $PASSED passed, $FAILED failed, $SKIPPED skipped"
+	[ "$FAILED" -eq 0 ]
+	;;
 *)
-	echo "usage: $0 run|test|deps|hugepages|build" >&2
+	echo "usage: $0 run|test|interop|deps|hugepages|build" >&2
 	exit 2
 	;;
 esac

@@ -1,0 +1,433 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# drnic against Linux Soft-RoCE (suite 'interop'). Boots Debian's kernel with
+# rdma_rxe under qemu (TCG) on a bridge, joins drnic to that L2 segment with a
+# net_af_packet port on a veth (rig.sh), and runs the cases below. Every case
+# is captured with tcpdump on the bridge end of drnic's veth (af_packet's
+# qdisc bypass hides drnic's own frames from a capture on its end): every
+# RoCEv2 ICRC must verify (roce_flows.py, and ../shared's roce_pcap_check.py
+# where present) and tshark must decode every frame.
+#
+# Usage: interop.sh DRNIC_PINGPONG IBVERBS_DIR VERBS_HOST VERBS_VM [CASE...]
+#   cases (default: all, in this order):
+#     pingpong   ibv_rc_pingpong (rxe) <-> drnic-pingpong, both roles, sizes
+#                1024/4096/65536 at path MTU 1024 and 4096; with ARP checks
+#     ibverbs    Debian's ibv_rc_pingpong on drnic's libibverbs.so.1 <-> rxe,
+#                both roles, -c on both sides
+#     perftest   ib_write_lat, ib_write_bw, ib_send_lat, ib_read_lat
+#     recovery   frames lost both ways; both stacks retransmit
+#     verbs      SEND, SEND_WITH_IMM, WRITE, WRITE_WITH_IMM, READ, CMP_SWAP,
+#                FETCH_ADD between a drnic QP and an rxe QP
+# Environment: DRNIC_INTEROP_DIR (cache, default /var/tmp/drnic-interop),
+#   DRNIC_INTEROP_KEEP=1 (leave the VM and network up), DRNIC_ROCE_PCAP_CHECK.
+# Exit: 0 pass, 1 fail, 77 skip (not root, no qemu/network/image: says why).
+set -u
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PP=${1:?usage: $0 DRNIC_PINGPONG IBVERBS_DIR VERBS_HOST VERBS_VM [CASE...]}
+IBV_DIR=${2:?} VHOST=${3:?} VVM=${4:?}
+shift 4
+CASES=${*:-pingpong ibverbs perftest recovery verbs}
+. "$HERE/rig.sh"
+
+T0=$SECONDS
+FAIL=0
+SUMMARY=()
+TMP=$(mktemp -d /tmp/drnic-interop.XXXXXX)
+PIDS=()
+TCPDUMP=
+CHECKER=${DRNIC_ROCE_PCAP_CHECK:-/work/shared/tools/roce_pcap_check.py}
+
+fail() { echo "FAIL: $*"; FAIL=1; CASE_OK=0; }
+ok() { echo "ok: $*"; }
+skip() { echo "SKIP: $*"; exit 77; }
+
+cleanup() {
+	local p
+	[ -n "$TCPDUMP" ] && kill "$TCPDUMP" 2>/dev/null
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	if [ "${DRNIC_INTEROP_KEEP:-0}" = 1 ]; then
+		echo "kept: VM pid $RIG_QEMU_PID, network $RIG_BR; logs in $TMP"
+		return
+	fi
+	rig_stop
+	rig_net_down
+	rm -rf "$TMP" /var/run/dpdk/dint$$* 2>/dev/null
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# ------------------------------------------------------------ the machine
+[ "$(id -u)" = 0 ] || skip "needs root (bridge, tap, veth, qemu)"
+for x in "$PP" "$VHOST" "$VVM"; do [ -x "$x" ] || { echo "FAIL: no program $x"; exit 1; }; done
+[ -e "$IBV_DIR/libibverbs.so.1" ] || { echo "FAIL: no $IBV_DIR/libibverbs.so.1"; exit 1; }
+need=()
+command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+command -v tcpdump >/dev/null || need+=(tcpdump)
+command -v tshark >/dev/null || need+=(tshark)
+command -v nft >/dev/null || need+=(nftables)
+command -v ibv_rc_pingpong >/dev/null || need+=(ibverbs-utils)
+command -v ib_write_lat >/dev/null || need+=(perftest)
+if [ ${#need[@]} -gt 0 ]; then
+	echo "installing ${need[*]}"
+	DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq --no-install-recommends \
+		"${need[@]}" >"$TMP/apt.log" 2>&1 ||
+		{ DEBIAN_FRONTEND=noninteractive timeout 600 apt-get update -qq >/dev/null 2>&1
+		  DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq \
+			--no-install-recommends "${need[@]}" >"$TMP/apt.log" 2>&1; } ||
+		skip "cannot install ${need[*]}: $(tail -2 "$TMP/apt.log")"
+fi
+
+# Image: cached under $RIG_DIR, keyed by the recipe's hash.
+IMG=$RIG_DIR/img-$(sha256sum "$HERE/rxe_image.sh" | cut -c1-16)
+t=$SECONDS
+"$HERE/rxe_image.sh" "$IMG"
+rc=$?
+[ $rc = 77 ] && exit 77
+[ $rc = 0 ] || { echo "FAIL: building the VM image ($IMG)"; exit 1; }
+T_IMAGE=$((SECONDS - t))
+for old in "$RIG_DIR"/img-*; do   # images of older recipes
+	[ "$old" = "$IMG" ] || rm -rf "$old"
+done
+echo "image $IMG: kernel $(cat "$IMG/kernel-version") (${T_IMAGE} s)"
+
+rig_net_up 2>"$TMP/net.err" || skip "cannot create the bridge/tap/veth: $(cat "$TMP/net.err")"
+t=$SECONDS
+rig_boot "$IMG"
+rc=$?
+[ $rc = 77 ] && exit 77
+[ $rc = 0 ] || exit 1
+T_BOOT=$((SECONDS - t))
+vm 'rdma link show; ibv_devinfo -d rxe0 | grep -E "state|active_mtu"; echo gid1 $(cat /sys/class/infiniband/rxe0/ports/1/gids/1) $(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/1)'
+GID1=$(vm cat /sys/class/infiniband/rxe0/ports/1/gids/1)
+[ "$GID1" = "0000:0000:0000:0000:0000:ffff:0a4f:000a" ] || fail "rxe0 GID index 1 is $GID1, not ::ffff:$RIG_VM_IP"
+
+# ------------------------------------------------------------ helpers
+PORT=$((19000 + $$ % 1000))
+LINK="dev=net_af_packet0,iface=$RIG_VETH,blocksz=65536,framesz=8192,qpairs=1,ipv4=$RIG_DRNIC_IP"
+
+# drnic_pp LOG [--link-extra ,K=V] ARGS...: drnic-pingpong on the veth.
+drnic_pp() {
+	local log=$1 extra=
+	shift
+	if [ "${1:-}" = --link-extra ]; then extra=$2; shift 2; fi
+	timeout 150 "$PP" --lcores 1 --file-prefix "dint$$" --timeout 120 \
+		--set progress=inline --set engines=1 --set link=ethdev --set "mtu=$RIG_MTU" \
+		--set "mac=$RIG_DRNIC_MAC" --set "ipv4=$RIG_DRNIC_IP" --set "link_args=$LINK$extra" \
+		"$@" >"$log" 2>&1
+}
+
+# ibv LOG PROGRAM ARGS...: a Debian verbs program on drnic's libibverbs.so.1
+cat >"$TMP/drnic.ini" <<EOF
+[eal]
+lcores = 1
+file_prefix = dint$$
+[ibverbs]
+peer_ipv4 = $RIG_VM_IP
+[device]
+name = drnic0
+progress = inline
+engines = 1
+link = ethdev
+link_args = $LINK
+mac = $RIG_DRNIC_MAC
+ipv4 = $RIG_DRNIC_IP
+mtu = $RIG_MTU
+EOF
+ibv() {
+	local log=$1
+	shift
+	DRNIC_CONFIG=$TMP/drnic.ini LD_LIBRARY_PATH=$IBV_DIR timeout 150 "$@" >"$log" 2>&1
+}
+
+host_listening() { # PORT
+	local i
+	for i in $(seq 150); do ss -ltn | grep -q ":$1 " && return 0; sleep 0.2; done
+	return 1
+}
+vm_listening() { # PORT
+	local i
+	for i in $(seq 60); do vm "ss -ltn | grep -q ':$1 '" && return 0; sleep 0.5; done
+	return 1
+}
+
+# pair NAME SERVER_SIDE(vm|host) 'VM command' HOST_FUNCTION ARGS...: the
+# server starts first, then the client; both must exit 0. Logs NAME.vm and
+# NAME.host in $TMP.
+pair() {
+	local name=$1 side=$2 vcmd=$3 rs rc spid
+	shift 3
+	PORT=$((PORT + 1))
+	vcmd=${vcmd//@PORT@/$PORT}
+	if [ "$side" = vm ]; then
+		vm "timeout 150 $vcmd" >"$TMP/$name.vm" 2>&1 &
+		spid=$!
+		vm_listening $PORT || fail "$name: no server in the VM on port $PORT"
+		"$@" -p $PORT "$RIG_VM_IP"
+		rc=$?
+	else
+		"$@" -p $PORT &
+		spid=$!
+		host_listening $PORT || fail "$name: no drnic server on port $PORT"
+		vm "timeout 150 $vcmd $RIG_HOST_IP" >"$TMP/$name.vm" 2>&1
+		rc=$?
+	fi
+	wait $spid
+	rs=$?
+	echo "  $name: server ($side) exit $rs, client exit $rc"
+	if [ $rs != 0 ] || [ $rc != 0 ]; then
+		fail "$name: exit server $rs client $rc"
+		sed 's/^/    vm| /' "$TMP/$name.vm" | tail -6
+		grep -hv '^EAL\|TELEMETRY' "$TMP/$name.host" 2>/dev/null | sed 's/^/    drnic| /' | tail -6
+		return 1
+	fi
+	return 0
+}
+
+cap_start() { # NAME
+	CAP=$TMP/$1.pcap
+	tcpdump -i "$RIG_VETH_BR" -s 0 -U -w "$CAP" 'arp or udp port 4791' >"$TMP/$1.tcpdump" 2>&1 &
+	TCPDUMP=$!
+	local i
+	for i in $(seq 50); do grep -q listening "$TMP/$1.tcpdump" && break; sleep 0.1; done
+}
+# cap_check MIN_ROCE: stop the capture; tshark decodes every frame (RoCE or
+# ARP, nothing malformed), at least MIN_ROCE RoCE frames, every ICRC valid.
+cap_check() {
+	local min=$1 total roce other bad res
+	sleep 0.5
+	kill -INT "$TCPDUMP" 2>/dev/null
+	wait "$TCPDUMP" 2>/dev/null
+	TCPDUMP=
+	local ts=(tshark -r "$CAP" --disable-protocol rpcordma -T fields -e frame.number)
+	total=$("${ts[@]}" 2>/dev/null | wc -l)
+	roce=$("${ts[@]}" -Y infiniband 2>/dev/null | wc -l)
+	other=$("${ts[@]}" -Y '!(infiniband || arp)' 2>/dev/null | wc -l)
+	bad=$("${ts[@]}" -Y '_ws.malformed || _ws.expert.severity >= 8388608' 2>/dev/null | wc -l)
+	local flows bad_icrc
+	flows=$(python3 "$HERE/roce_flows.py" "$CAP" "$RIG_DRNIC_MAC=drnic" "$RIG_VM_MAC=rxe")
+	if [ -r "$CHECKER" ]; then
+		res=$(python3 "$CHECKER" "$CAP" 2>&1 | grep -o "{'rocev2.*}" | head -1)
+	else
+		res="(no $CHECKER)"
+	fi
+	echo "  capture $(basename "$CAP"): $total frames, $roce RoCE, $other undecoded, $bad malformed; ICRC $res"
+	echo "$flows" | sed 's/^/    /'
+	[ "$total" -gt 0 ] && [ "$other" = 0 ] && [ "$bad" = 0 ] && [ "$roce" -ge "$min" ] ||
+		fail "capture $CAP: $total frames, $roce RoCE (>= $min?), $other undecoded, $bad malformed"
+	bad_icrc=$(echo "$flows" | sed -n 's/.* icrc_bad=\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
+	[ "$bad_icrc" = 0 ] && [ "$(echo "$flows" | sed -n 's/.* icrc_ok=\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')" = "$roce" ] ||
+		fail "capture $CAP: $bad_icrc bad ICRCs (roce_flows.py), tshark RoCE $roce"
+	if [ -r "$CHECKER" ]; then
+		python3 -c "import ast,sys; d=ast.literal_eval(sys.argv[1]); sys.exit(0 if d.get('rocev2',0)==$roce and d.get('icrc_ok',0)==$roce and not d.get('icrc_bad') else 1)" "$res" ||
+			fail "capture $CAP: not every ICRC valid ($res, tshark RoCE $roce)"
+	fi
+}
+retrans_of() { # WHO: retransmitted requests of drnic|rxe in the last capture
+	python3 "$HERE/roce_flows.py" "$CAP" "$RIG_DRNIC_MAC=drnic" "$RIG_VM_MAC=rxe" |
+		sed -n "s/^$1 .*retrans=\([0-9]*\).*/\1/p"
+}
+
+case_begin() { CASE=$1; CASE_OK=1; CASE_T=$SECONDS; echo "=== $1"; }
+case_end() {
+	local r=PASS
+	[ $CASE_OK = 1 ] || r=FAIL
+	SUMMARY+=("$(printf '%-10s %s (%d s)' "$CASE" "$r" $((SECONDS - CASE_T)))")
+}
+
+# ------------------------------------------------------------ cases
+case_pingpong() {
+	case_begin pingpong
+	local m s n name
+	vm "ip neigh flush dev eth0 to $RIG_DRNIC_IP" 2>/dev/null
+	cap_start pingpong
+	local runs=0
+	for m in 1024 4096; do
+		for s in 1024 4096 65536; do
+			n=50; [ $s = 65536 ] && n=10
+			name=pp.m$m.s$s
+			# rxe serves, drnic is the client and checks every echoed byte
+			pair "$name.rxe-srv" vm "ibv_rc_pingpong -d rxe0 -g 1 -m $m -s $s -n $n -p @PORT@" \
+				drnic_pp "$TMP/$name.rxe-srv.host" -g 0 -m $m -s $s -n $n -c &&
+			grep -q "data check: $n messages of $s bytes verified" "$TMP/$name.rxe-srv.host" &&
+			grep -q "^$n iters in" "$TMP/$name.rxe-srv.vm" ||
+				fail "$name.rxe-srv: no '$n iters' / drnic data check"
+			# drnic serves, rxe is the client
+			pair "$name.drnic-srv" host "ibv_rc_pingpong -d rxe0 -g 1 -m $m -s $s -n $n -p @PORT@" \
+				drnic_pp "$TMP/$name.drnic-srv.host" -g 0 -m $m -s $s -n $n &&
+			grep -q "^$n iters in" "$TMP/$name.drnic-srv.vm" &&
+			grep -q "^$n iters in" "$TMP/$name.drnic-srv.host" ||
+				fail "$name.drnic-srv: no '$n iters' line on both sides"
+			runs=$((runs + 1))
+		done
+	done
+	grep -h "usec/iter" "$TMP"/pp.m*.rxe-srv.host | head -1 | sed 's/^/  e.g. drnic client: /'
+	# ARP: the VM's kernel resolved drnic's address (no static entry), and
+	# drnic resolved the VM's (its request and the VM's reply are captured).
+	local neigh
+	neigh=$(vm "ip neigh show $RIG_DRNIC_IP")
+	echo "  VM neighbour entry: $neigh"
+	case "$neigh" in
+	*"lladdr $RIG_DRNIC_MAC"*) ok "arp: rxe's kernel resolved drnic $RIG_DRNIC_IP to $RIG_DRNIC_MAC" ;;
+	*) fail "arp: VM has no entry $RIG_DRNIC_IP -> $RIG_DRNIC_MAC ($neigh)" ;;
+	esac
+	vm "ip neigh show nud permanent" | grep -q . && fail "arp: static entries in the VM"
+	local ts=(tshark -r "$CAP" -T fields -e frame.number)
+	local dreq drep vreq vrep
+	dreq=$("${ts[@]}" -Y "arp.opcode==1 && arp.src.hw_mac==$RIG_DRNIC_MAC && arp.dst.proto_ipv4==$RIG_VM_IP" 2>/dev/null | wc -l)
+	vrep=$("${ts[@]}" -Y "arp.opcode==2 && arp.src.hw_mac==$RIG_VM_MAC && arp.dst.hw_mac==$RIG_DRNIC_MAC" 2>/dev/null | wc -l)
+	vreq=$("${ts[@]}" -Y "arp.opcode==1 && arp.src.hw_mac==$RIG_VM_MAC && arp.dst.proto_ipv4==$RIG_DRNIC_IP" 2>/dev/null | wc -l)
+	drep=$("${ts[@]}" -Y "arp.opcode==2 && arp.src.hw_mac==$RIG_DRNIC_MAC && arp.src.proto_ipv4==$RIG_DRNIC_IP" 2>/dev/null | wc -l)
+	echo "  ARP on the wire: drnic asked for $RIG_VM_IP $dreq x, rxe replied $vrep x; rxe asked for $RIG_DRNIC_IP $vreq x, drnic replied $drep x"
+	[ "$dreq" -ge 1 ] && [ "$vrep" -ge 1 ] && ok "arp: drnic resolved rxe's $RIG_VM_IP" ||
+		fail "arp: no drnic request / rxe reply for $RIG_VM_IP in the capture"
+	# (requests made while no drnic process runs, between the runs, go unanswered)
+	[ "$vreq" = 0 ] || [ "$drep" -ge 1 ] || fail "arp: rxe asked $vreq x, drnic never replied"
+	cap_check $((runs * 2 * 2 * 10))
+	case_end
+}
+
+case_ibverbs() {
+	case_begin ibverbs
+	cap_start ibverbs
+	local s m n=50
+	for s in 4096 65536; do
+		m=1024; [ $s = 65536 ] && m=4096
+		[ $s = 65536 ] && n=10
+		pair ibv.s$s.rxe-srv vm "ibv_rc_pingpong -d rxe0 -g 1 -m $m -s $s -n $n -c -p @PORT@" \
+			ibv "$TMP/ibv.s$s.rxe-srv.host" ibv_rc_pingpong -g 0 -m $m -s $s -n $n -c
+		pair ibv.s$s.drnic-srv host "ibv_rc_pingpong -d rxe0 -g 1 -m $m -s $s -n $n -c -p @PORT@" \
+			ibv "$TMP/ibv.s$s.drnic-srv.host" ibv_rc_pingpong -g 0 -m $m -s $s -n $n -c
+	done
+	local f
+	for f in "$TMP"/ibv.*.vm "$TMP"/ibv.*.host; do
+		grep -q "iters in" "$f" || fail "$(basename "$f"): no 'iters' line"
+		grep -q "invalid data" "$f" && fail "$(basename "$f"): $(grep -m1 'invalid data' "$f")"
+	done
+	[ $CASE_OK = 1 ] && ok "ibv_rc_pingpong -c on drnic's libibverbs <-> rxe: both roles, no invalid data"
+	cap_check 40
+	case_end
+}
+
+case_perftest() {
+	case_begin perftest
+	cap_start perftest
+	local p line
+	# perftest sets the requester's max_rd_atomic to the PEER's outstanding
+	# reads: rxe offers 128, drnic's limit (max_qp_rd_atom) is 16, so the
+	# rxe side is told -o 16 (a ConnectX would refuse 128 as well).
+	for p in ib_write_lat ib_write_bw ib_send_lat ib_read_lat; do
+		local o=
+		[ $p = ib_read_lat ] && o="-o 16"
+		pair "perf.$p" vm "$p -d rxe0 -x 1 -n 50 $o -p @PORT@" \
+			ibv "$TMP/perf.$p.host" "$p" -x 0 -n 50 || continue
+		line=$(grep -A1 '#bytes' "$TMP/perf.$p.host" | tail -1)
+		echo "  $p (drnic client): $line"
+		[ -n "$line" ] || fail "perf.$p: no result line on the drnic side"
+	done
+	cap_check 200
+	case_end
+}
+
+case_recovery() {
+	case_begin recovery
+	local r
+	# 1. drnic's injector drops 20% of what drnic sends: its requests
+	#    (drnic retransmits) and its ACKs / READ and atomic responses (rxe
+	#    retransmits; drnic answers the duplicates, replaying READ and atomic
+	#    responses).
+	cap_start recovery.drnic-drop
+	verbs_run rec.drnic-drop 3 ",fault_drop=0.2,fault_seed=11"
+	cap_check 150
+	r=$(retrans_of drnic)
+	[ "${r:-0}" -ge 1 ] && ok "drnic retransmitted $r request packets its injector lost" ||
+		fail "rec.drnic-drop: no drnic retransmission in the capture"
+	r=$(retrans_of rxe)
+	[ "${r:-0}" -ge 1 ] && ok "rxe retransmitted $r request packets (drnic's answers lost)" ||
+		fail "rec.drnic-drop: no rxe retransmission in the capture"
+	# 2. every 8th RoCE frame from the bridge to drnic is lost (nftables on
+	#    the bridge; drnic's injector acts on transmit only): rxe retransmits
+	#    its lost requests, drnic its requests whose answers were lost.
+	if nft -f - <<EOF 2>"$TMP/nft.err"
+table bridge drnic_interop {
+	chain to_drnic {
+		type filter hook forward priority 0; policy accept;
+		oifname "$RIG_VETH_BR" udp dport 4791 numgen inc mod 8 0 counter drop
+	}
+}
+EOF
+	then
+		cap_start recovery.rxe-lost
+		verbs_run rec.rxe-lost 3
+		echo "  bridge dropped: $(nft list table bridge drnic_interop | grep -o 'packets [0-9]*')"
+		nft delete table bridge drnic_interop
+		cap_check 150
+		r=$(retrans_of rxe)
+		[ "${r:-0}" -ge 1 ] && ok "rxe retransmitted $r request packets lost before drnic" ||
+			fail "rec.rxe-lost: no rxe retransmission in the capture"
+		r=$(retrans_of drnic)
+		[ "${r:-0}" -ge 1 ] && ok "drnic retransmitted $r request packets (rxe's answers lost)" ||
+			fail "rec.rxe-lost: no drnic retransmission in the capture"
+	else
+		fail "nftables bridge drop rule: $(cat "$TMP/nft.err")"
+	fi
+	case_end
+}
+
+# verbs_run NAME ROUNDS [LINK_EXTRA]: the verbs peers (verbs_peer.h), drnic
+# on the host, rxe in the VM; both must pass every step.
+verbs_run() {
+	local name=$1 rounds=$2 extra=${3:-} spid rs rc
+	vm_put "$VVM" /tmp/verbs_peer || fail "cannot copy $VVM into the VM"
+	PORT=$((PORT + 1))
+	timeout 150 "$VHOST" --port $PORT --ip "$RIG_DRNIC_IP" --link "$LINK$extra" \
+		--mtu "$RIG_MTU" --mac "$RIG_DRNIC_MAC" --prefix "dint$$" --rounds "$rounds" \
+		>"$TMP/$name.host" 2>&1 &
+	spid=$!
+	host_listening $PORT || fail "$name: drnic side not listening"
+	if [ "$name" = verbs ]; then
+		# ARP while drnic waits: a broadcast request, then unicast ones (as
+		# the kernel's neighbour probes are), each answered by drnic.
+		vm "arping -c 3 -w 20 -I eth0 $RIG_DRNIC_IP" >"$TMP/arping.log" 2>&1
+		grep -q "Received 3 response" "$TMP/arping.log" &&
+			ok "arp: drnic answered broadcast and unicast requests ($(grep -c 'Unicast reply' "$TMP/arping.log") replies)" ||
+			{ fail "arp: arping from the VM"; sed 's/^/    /' "$TMP/arping.log"; }
+	fi
+	vm "timeout 150 /tmp/verbs_peer -d rxe0 -g 1 -r $rounds -p $PORT $RIG_HOST_IP" >"$TMP/$name.vm" 2>&1
+	rc=$?
+	wait $spid
+	rs=$?
+	echo "  $name: drnic exit $rs, rxe exit $rc; $(grep -c ' ok' "$TMP/$name.vm") checks ok on the rxe side, $(grep -c ' ok' "$TMP/$name.host") on drnic's"
+	if [ $rs != 0 ] || [ $rc != 0 ] || grep -q FAIL "$TMP/$name.vm" "$TMP/$name.host"; then
+		fail "$name: exit drnic $rs rxe $rc"
+		grep -h FAIL "$TMP/$name.vm" "$TMP/$name.host" | head -5 | sed 's/^/    /'
+		return 1
+	fi
+	return 0
+}
+
+case_verbs() {
+	case_begin verbs
+	cap_start verbs
+	verbs_run verbs 1 && sed 's/^/    rxe| /' "$TMP/verbs.vm"
+	local ureq urep
+	ureq=$(tshark -r "$CAP" -Y "arp.opcode==1 && eth.dst==$RIG_DRNIC_MAC" 2>/dev/null | wc -l)
+	urep=$(tshark -r "$CAP" -Y "arp.opcode==2 && eth.src==$RIG_DRNIC_MAC && arp.dst.hw_mac==$RIG_VM_MAC" 2>/dev/null | wc -l)
+	echo "  ARP: $ureq unicast requests to drnic, $urep replies from drnic"
+	[ "$ureq" -ge 1 ] && [ "$urep" -ge 3 ] || fail "arp: unicast requests $ureq, drnic replies $urep"
+	cap_check 60
+	case_end
+}
+
+for c in $CASES; do
+	case $c in
+	pingpong|ibverbs|perftest|recovery|verbs) "case_$c" ;;
+	*) echo "FAIL: unknown case $c"; FAIL=1 ;;
+	esac
+done
+
+echo "=== summary (image ${T_IMAGE} s, boot ${T_BOOT} s, total $((SECONDS - T0)) s)"
+printf '  %s\n' "${SUMMARY[@]}"
+[ $FAIL = 0 ] && echo PASS || echo FAILED
+exit $FAIL
