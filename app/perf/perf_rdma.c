@@ -881,7 +881,7 @@ perf_lat_wait(struct perf_conn *c, struct perf_ep *x, uint64_t len, uint64_t i)
 				rc = perf_idle_step(c, x, NULL);
 		}
 		if (rc >= 0 && o->test == PERF_ATOMIC) {
-			uint64_t got = *(volatile uint64_t *)(x->buf + 2 * x->area + 64);
+			uint64_t got = *(volatile uint64_t *)(void *)(x->buf + 2 * x->area + 64);
 
 			if (got != x->last_atomic) {
 				fprintf(stderr, "drnic-perf: atomic %" PRIu64 " returned %" PRIu64
@@ -974,9 +974,9 @@ perf_lat_one(struct perf_conn *c, uint64_t len, struct perf_lat *out)
 		rc = perf_check_pattern(c->a.buf, len, PERF_ID_B, false);
 	}
 	if (rc == 0 && c->loopback && o->test == PERF_ATOMIC &&
-	    *(volatile uint64_t *)(c->b.buf + 2 * c->b.area) != c->a.last_atomic) {
+	    *(volatile uint64_t *)(void *)(c->b.buf + 2 * c->b.area) != c->a.last_atomic) {
 		fprintf(stderr, "drnic-perf: atomic target is %" PRIu64 ", expected %" PRIu64 "\n",
-			*(volatile uint64_t *)(c->b.buf + 2 * c->b.area), c->a.last_atomic);
+			*(volatile uint64_t *)(void *)(c->b.buf + 2 * c->b.area), c->a.last_atomic);
 		rc = -EIO;
 	}
 	/* The tag went into the last byte of the send areas: put the pattern back. */
@@ -1027,7 +1027,7 @@ perf_bw_one(struct perf_conn *c, uint64_t len, struct perf_bw *out)
 	if (y != NULL)
 		y->recvs = 0;
 	if (c->loopback && o->test == PERF_ATOMIC)
-		atomic_before = *(volatile uint64_t *)(c->b.buf + 2 * c->b.area);
+		atomic_before = *(volatile uint64_t *)(void *)(c->b.buf + 2 * c->b.area);
 	recv_target = o->test == PERF_SEND && x == NULL ? o->iters * nq : 0;
 	if (!c->loopback && o->duration > 0 && o->test == PERF_SEND) {
 		fprintf(stderr, "drnic-perf: -D with send_bw across processes: not yet (use -n)\n");
@@ -1153,10 +1153,10 @@ windowed:
 			rc = perf_check_pattern(c->a.buf, len, PERF_ID_B, false);
 			break;
 		case PERF_ATOMIC:
-			if (!o->cmp_swap && *(volatile uint64_t *)(c->b.buf + 2 * c->b.area) !=
+			if (!o->cmp_swap && *(volatile uint64_t *)(void *)(c->b.buf + 2 * c->b.area) !=
 					    atomic_before + done_all) {
 				fprintf(stderr, "drnic-perf: atomic target %" PRIu64 ", expected %"
-					PRIu64 "\n", *(volatile uint64_t *)(c->b.buf + 2 * c->b.area),
+					PRIu64 "\n", *(volatile uint64_t *)(void *)(c->b.buf + 2 * c->b.area),
 					atomic_before + done_all);
 				rc = -EIO;
 			}

@@ -115,7 +115,8 @@ ld_check_wc(struct ld_state *s, int side, const struct drnic_wc *wc)
 		/* server receives come from the client (dir 0) and vice versa */
 		unsigned int dir = side == SEM_SRV ? 0 : 1;
 		const uint8_t *b = s->rbuf[side] + ld_off((unsigned int)pair, slot);
-		const struct ld_hdr *h = (const struct ld_hdr *)b;
+		/* LD_MSG (64) keeps every slot aligned for the header. */
+		const struct ld_hdr *h = (const struct ld_hdr *)(const void *)b;
 		long bad;
 
 		TEST_ASSERT_EQUAL(wc->opcode, DRNIC_WC_RECV, "%s receive completion opcode", sn);
@@ -175,7 +176,7 @@ ld_post_round(struct ld_state *s)
 
 			for (i = 0; i < LD_WR; i++) {
 				uint8_t *b = s->sbuf[side] + ld_off(p, i);
-				struct ld_hdr *h = (struct ld_hdr *)b;
+				struct ld_hdr *h = (struct ld_hdr *)(void *)b;
 
 				h->magic = LD_HDR_MAGIC;
 				h->round = s->round;
