@@ -22,6 +22,13 @@
  *                     server's buffer (up to --window outstanding); the
  *                     server then checks every byte (drnic format)
  *   --window N        outstanding WRITEs (default 64)
+ *   --write-lat       WRITE ping-pong instead (as ib_write_lat): each side
+ *                     RDMA-WRITEs SIZE bytes into the other's buffer when the
+ *                     last byte of its own buffer shows the peer's WRITE
+ *                     (drnic format; -c checks every byte)
+ *
+ * Both ping-pongs also print the median time of one iteration (one round
+ * trip: "median N usec/iter").
  *   --timeout SEC     longest wait of the TCP exchange and of the run (60)
  *   --file-prefix P, --lcores L, --eal ARG   EAL options
  *
@@ -37,6 +44,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include <rte_atomic.h>
 #include <rte_common.h>
 #include <rte_errno.h>
 
@@ -48,6 +56,7 @@
 #define PP_SEND_WRID 2u
 #define PP_MAX_EAL_ARGS 8
 #define PP_MAX_SETS 16
+#define PP_LAT_SQ 16      /* send queue of the WRITE ping-pong */
 
 struct pp_opts {
 	const char *server;       /* NULL: we are the server */
@@ -61,6 +70,7 @@ struct pp_opts {
 	bool events;
 	bool check;
 	bool write_bw;
+	bool write_lat;
 	uint32_t window;
 	unsigned int timeout_s;
 	enum drnic_cm_fmt fmt;
@@ -147,6 +157,7 @@ usage(const char *argv0)
 	printf("  -c, --chk              validate received buffer\n");
 	printf("  -w, --write-bw         RDMA WRITE bandwidth run, every byte checked\n");
 	printf("      --window=<n>       outstanding WRITEs (default 64)\n");
+	printf("      --write-lat        RDMA WRITE ping-pong (as ib_write_lat)\n");
 	printf("      --format=rc|drnic  TCP exchange format (default rc: ibv_rc_pingpong's)\n");
 	printf("      --config=<file>    drnic configuration (default $DRNIC_CONFIG)\n");
 	printf("      --name=<name>      device section [device.<name>] of the file\n");
@@ -166,7 +177,7 @@ pp_parse(int argc, char **argv, struct pp_opts *o)
 		{ "window", 1, NULL, 'W' }, { "format", 1, NULL, 'F' }, { "config", 1, NULL, 'C' },
 		{ "name", 1, NULL, 'N' }, { "set", 1, NULL, 'S' }, { "timeout", 1, NULL, 'T' },
 		{ "file-prefix", 1, NULL, 'P' }, { "lcores", 1, NULL, 'L' }, { "eal", 1, NULL, 'E' },
-		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "write-lat", 0, NULL, 'Y' }, { "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int c, v;
 
@@ -228,6 +239,9 @@ pp_parse(int argc, char **argv, struct pp_opts *o)
 		case 'W':
 			o->window = (uint32_t)strtoul(optarg, NULL, 0);
 			break;
+		case 'Y':
+			o->write_lat = true;
+			break;
 		case 'F':
 			if (strcmp(optarg, "rc") == 0)
 				o->fmt = DRNIC_CM_FMT_RC_PINGPONG;
@@ -272,7 +286,9 @@ pp_parse(int argc, char **argv, struct pp_opts *o)
 	if (o->size == 0 || o->iters == 0 || o->rx_depth == 0 || o->window == 0 ||
 	    o->timeout_s == 0)
 		return -1;
-	if (o->write_bw)
+	if (o->write_bw && o->write_lat)
+		return -1;
+	if (o->write_bw || o->write_lat)
 		o->fmt = DRNIC_CM_FMT_DRNIC;   /* needs rkey and address */
 	return 0;
 }
@@ -333,6 +349,10 @@ pp_init(struct pp_ctx *ctx)
 		/* Server: every message has its own place; client: a window. */
 		ctx->buf_len = (size_t)o->size * (o->server == NULL ? o->iters : o->window);
 		access |= DRNIC_ACCESS_REMOTE_WRITE;
+	} else if (o->write_lat) {
+		/* [incoming: the peer writes here][outgoing] */
+		ctx->buf_len = (size_t)o->size * 2;
+		access |= DRNIC_ACCESS_REMOTE_WRITE;
 	} else {
 		ctx->buf_len = (size_t)o->size * (1 + o->rx_depth);
 	}
@@ -341,7 +361,7 @@ pp_init(struct pp_ctx *ctx)
 		fprintf(stderr, "Couldn't allocate work buf (%zu bytes).\n", ctx->buf_len);
 		return -ENOMEM;
 	}
-	memset(ctx->buf, 0x7b, ctx->buf_len);
+	memset(ctx->buf, o->write_lat ? 0 : 0x7b, ctx->buf_len);
 	ctx->rbuf = ctx->buf + o->size;
 	if (o->events) {
 		ctx->ch = drnic_create_comp_channel();
@@ -360,6 +380,8 @@ pp_init(struct pp_ctx *ctx)
 		fprintf(stderr, "Couldn't register MR\n");
 		return -rte_errno;
 	}
+	if (o->write_lat)
+		depth = PP_LAT_SQ;
 	ca.cqe = depth + 1 + (o->write_bw ? 0 : 1);
 	ca.channel = ctx->ch;
 	ca.socket_id = -1;
@@ -372,8 +394,8 @@ pp_init(struct pp_ctx *ctx)
 	qa.send_cq = ctx->cq;
 	qa.recv_cq = ctx->cq;
 	qa.qp_type = DRNIC_QPT_RC;
-	qa.cap.max_send_wr = o->write_bw ? o->window : 1;
-	qa.cap.max_recv_wr = o->write_bw ? 1 : o->rx_depth;
+	qa.cap.max_send_wr = o->write_bw ? o->window : o->write_lat ? PP_LAT_SQ : 1;
+	qa.cap.max_recv_wr = o->write_bw || o->write_lat ? 1 : o->rx_depth;
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
 	ctx->qp = drnic_create_qp(ctx->pd, &qa);
@@ -384,7 +406,7 @@ pp_init(struct pp_ctx *ctx)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = DRNIC_QPS_INIT;
 	a.port_num = 1;
-	a.qp_access_flags = o->write_bw ? DRNIC_ACCESS_REMOTE_WRITE : 0;
+	a.qp_access_flags = o->write_bw || o->write_lat ? DRNIC_ACCESS_REMOTE_WRITE : 0;
 	rc = drnic_modify_qp(ctx->qp, &a, DRNIC_QP_STATE | DRNIC_QP_PKEY_INDEX | DRNIC_QP_PORT |
 			     DRNIC_QP_ACCESS_FLAGS);
 	if (rc < 0) {
@@ -539,6 +561,34 @@ pp_poll(struct pp_ctx *ctx, struct drnic_wc *wc, int max, uint64_t deadline_us)
 }
 
 static int
+pp_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Print the median of @p n iteration times (ns), sorting them. */
+static void
+pp_print_median(uint64_t *t, uint32_t n)
+{
+	if (t == NULL || n == 0)
+		return;
+	qsort(t, n, sizeof(*t), pp_cmp_u64);
+	printf("median %.2f usec/iter (min %.2f, p99 %.2f, %u iters)\n", (double)t[n / 2] / 1e3,
+	       (double)t[0] / 1e3, (double)t[(uint64_t)n * 99 / 100] / 1e3, n);
+}
+
+static uint64_t
+pp_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int
 pp_pingpong(struct pp_ctx *ctx)
 {
 	const struct pp_opts *o = ctx->o;
@@ -547,8 +597,12 @@ pp_pingpong(struct pp_ctx *ctx)
 	struct drnic_wc wc[16];
 	int n, j, rc;
 
+	uint64_t *it = calloc(o->iters, sizeof(*it)), t_last;
+	uint32_t nit = 0;
+
 	pending = PP_RECV_WRID;
 	start = pp_now_us();
+	t_last = pp_now_ns();
 	if (o->server != NULL) {
 		rc = pp_post_send(ctx, scnt);
 		if (rc < 0) {
@@ -595,6 +649,12 @@ pp_pingpong(struct pp_ctx *ctx)
 				return -EIO;
 			}
 			pending &= ~kind;
+			if (pending == 0 && it != NULL && nit < o->iters) {
+				uint64_t t = pp_now_ns();
+
+				it[nit++] = t - t_last;
+				t_last = t;
+			}
 			if (scnt < o->iters && pending == 0) {
 				rc = pp_post_send(ctx, scnt);
 				if (rc < 0) {
@@ -617,7 +677,153 @@ pp_pingpong(struct pp_ctx *ctx)
 		if (o->check)
 			printf("data check: %u messages of %u bytes verified\n", rcnt, o->size);
 	}
+	pp_print_median(it, nit);
+	free(it);
 	return 0;
+}
+
+/* Post a WRITE of the outgoing area into the peer's incoming area. */
+static int
+pp_lat_post(struct pp_ctx *ctx, uint32_t k, uint8_t v)
+{
+	const struct pp_opts *o = ctx->o;
+	uint8_t *out = ctx->buf + o->size;
+	struct drnic_sge sge = {
+		.addr = (uintptr_t)out, .length = o->size, .lkey = drnic_mr_lkey(ctx->mr),
+	};
+	struct drnic_send_wr wr = {
+		.wr_id = k, .sg_list = &sge, .num_sge = 1, .opcode = DRNIC_WR_RDMA_WRITE,
+		.send_flags = DRNIC_SEND_SIGNALED,
+	};
+	struct drnic_send_wr *bad;
+
+	if (o->check)
+		pp_fill(out, o->size - 1, k);
+	out[o->size - 1] = v;
+	wr.wr.rdma.remote_addr = ctx->remote.addr;
+	wr.wr.rdma.rkey = ctx->remote.rkey;
+	return drnic_post_send(ctx->qp, &wr, &bad);
+}
+
+/*
+ * WRITE ping-pong (ib_write_lat): the client writes first; each side waits
+ * for the last byte of its incoming area to show the peer's iteration, then
+ * writes its own. Polling the CQ reaps send completions and, with inline
+ * progress, runs the engines.
+ */
+static int
+pp_write_lat(struct pp_ctx *ctx)
+{
+	const struct pp_opts *o = ctx->o;
+	volatile uint8_t *in_last = ctx->buf + o->size - 1;
+	uint64_t deadline = pp_now_us() + (uint64_t)o->timeout_s * 1000000u;
+	uint64_t *it = calloc(o->iters, sizeof(*it)), t_last, start, end;
+	uint32_t k, outstanding = 0, nit = 0;
+	struct drnic_wc wc[PP_LAT_SQ];
+	bool client = o->server != NULL;
+	int n, j, rc;
+
+	if (o->size > ctx->remote.size) {
+		fprintf(stderr, "Server buffer too small (%u bytes)\n", ctx->remote.size);
+		free(it);
+		return -EINVAL;
+	}
+	start = pp_now_us();
+	t_last = pp_now_ns();
+	for (k = 0; k < o->iters; k++) {
+		uint8_t v = (uint8_t)(k % 255u + 1);
+
+		/* Client: write k, then wait for the answer k. Server: wait
+		 * for k, then answer it. */
+		if (client) {
+			rc = pp_lat_post(ctx, k, v);
+			if (rc < 0)
+				goto post_fail;
+			outstanding++;
+		}
+		/* Wait for the peer's iteration k. */
+		while (*in_last != v) {
+			n = drnic_cq_poll(ctx->cq, PP_LAT_SQ, wc);
+			if (n < 0) {
+				free(it);
+				return n;
+			}
+			for (j = 0; j < n; j++) {
+				if (wc[j].status != DRNIC_WC_SUCCESS) {
+					fprintf(stderr, "Failed status %s (%d) for WRITE %" PRIu64 "\n",
+						drnic_wc_status_str(wc[j].status), wc[j].status,
+						wc[j].wr_id);
+					free(it);
+					return -EIO;
+				}
+				outstanding--;
+			}
+			if (n == 0 && pp_now_us() > deadline) {
+				fprintf(stderr, "Timed out waiting for WRITE %u\n", k);
+				free(it);
+				return -ETIMEDOUT;
+			}
+		}
+		rte_smp_rmb();
+		if (o->check) {
+			long bad = pp_verify(ctx->buf, o->size - 1, k);
+
+			if (bad >= 0) {
+				fprintf(stderr, "Data check failed: WRITE %u, byte %ld\n", k, bad);
+				free(it);
+				return -EIO;
+			}
+		}
+		if (!client) {
+			/* Reap before the send queue fills. */
+			while (outstanding >= PP_LAT_SQ - 1) {
+				n = drnic_cq_poll(ctx->cq, PP_LAT_SQ, wc);
+				if (n < 0) {
+					free(it);
+					return n;
+				}
+				outstanding -= (uint32_t)n;
+			}
+			rc = pp_lat_post(ctx, k, v);
+			if (rc < 0)
+				goto post_fail;
+			outstanding++;
+		}
+		if (it != NULL) {
+			uint64_t t = pp_now_ns();
+
+			it[nit++] = t - t_last;
+			t_last = t;
+		}
+		while (client && outstanding >= PP_LAT_SQ - 1) {
+			n = drnic_cq_poll(ctx->cq, PP_LAT_SQ, wc);
+			if (n < 0) {
+				free(it);
+				return n;
+			}
+			outstanding -= (uint32_t)n;
+		}
+	}
+	/* The last WRITEs' completions. */
+	while (outstanding > 0 && pp_now_us() < deadline) {
+		n = drnic_cq_poll(ctx->cq, PP_LAT_SQ, wc);
+		if (n < 0)
+			break;
+		outstanding -= (uint32_t)n;
+	}
+	end = pp_now_us();
+	printf("%u WRITE round trips of %u bytes in %.2f seconds = %.2f usec/iter\n", o->iters,
+	       o->size, (double)(end - start) / 1e6, (double)(end - start) / o->iters);
+	if (o->check)
+		printf("data check: %u writes of %u bytes verified\n", o->iters, o->size);
+	pp_print_median(it, nit);
+	free(it);
+	return 0;
+
+post_fail:
+	fprintf(stderr, "Couldn't post WRITE %u: %s\n", k, strerror(-rc));
+	free(it);
+	return rc;
 }
 
 /* Client of the WRITE run: ITERS writes, each its own remote place. */
@@ -741,7 +947,7 @@ pp_run(struct pp_ctx *ctx)
 	struct drnic_cm *listener = NULL, *cm;
 	int rc;
 
-	if (!o->write_bw) {
+	if (!o->write_bw && !o->write_lat) {
 		uint32_t i;
 
 		for (i = 0; i < o->rx_depth; i++) {
@@ -787,7 +993,11 @@ pp_run(struct pp_ctx *ctx)
 		drnic_cm_close(cm);
 		return rc;
 	}
-	if (!o->write_bw) {
+	if (o->write_lat) {
+		rc = pp_write_lat(ctx);
+		if (rc == 0)
+			rc = drnic_cm_sync(cm, "end");
+	} else if (!o->write_bw) {
 		if (o->fmt == DRNIC_CM_FMT_RC_PINGPONG) {
 			drnic_cm_close(cm);   /* as ibv_rc_pingpong */
 			cm = NULL;
@@ -818,7 +1028,8 @@ pp_run(struct pp_ctx *ctx)
  * Tear down in order: the client closes its device, then the connection; the
  * server waits for that, and for its port to see the peer go (memif), before
  * it closes its own — so no PMD handles a peer's disconnect while its port is
- * being removed.
+ * being removed. Still needed with DPDK 22.11's memif: see the known issue
+ * in drivers/link/ethdev (ethl_port_teardown()).
  */
 static void
 pp_teardown(struct pp_ctx *ctx)

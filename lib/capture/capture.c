@@ -37,7 +37,7 @@ RTE_LOG_REGISTER(capture_logtype, drnic.capture, NOTICE);
 	rte_log(RTE_LOG_##level, capture_logtype, "capture: " fmt "\n", ##__VA_ARGS__)
 
 /* Frames copied per writev(); the copy pool holds one burst. */
-#define CAPTURE_BURST 32
+#define CAPTURE_BURST DRNIC_CAPTURE_BURST
 #define CAPTURE_POOL_SIZE (2 * CAPTURE_BURST - 1)
 #define CAPTURE_IOV_MAX 256
 #define CAPTURE_NAME_MAX 128
@@ -258,81 +258,134 @@ fail:
 	return NULL;
 }
 
-/* Copy, write and free up to CAPTURE_BURST frames; returns how many were written. */
-static uint16_t
-capture_write_burst(struct drnic_capture *cap, struct rte_mbuf *const *pkts, uint16_t n,
-		    enum rte_pcapng_direction dir)
+static enum rte_pcapng_direction
+capture_dir(enum drnic_capture_dir dir)
 {
-	struct rte_mbuf *copies[CAPTURE_BURST];
-	struct iovec iov[CAPTURE_IOV_MAX];
-	uint64_t now = rte_get_tsc_cycles(), bytes = 0;
-	uint16_t i, nc = 0;
-	int cnt = 0, rc = 0;
+	switch (dir) {
+	case DRNIC_CAPTURE_DIR_RX:
+		return RTE_PCAPNG_DIRECTION_IN;
+	case DRNIC_CAPTURE_DIR_TX:
+		return RTE_PCAPNG_DIRECTION_OUT;
+	default:
+		return RTE_PCAPNG_DIRECTION_UNKNOWN;
+	}
+}
+
+/* Copy up to CAPTURE_BURST frames into @p copies (NULL where a copy failed). */
+static void
+capture_copy_burst(struct drnic_capture *cap, struct rte_mbuf *const *pkts, uint16_t n,
+		   enum rte_pcapng_direction dir, struct rte_mbuf **copies)
+{
+	uint64_t now = rte_get_tsc_cycles();
+	uint16_t i;
 
 	for (i = 0; i < n; i++) {
-		struct rte_mbuf *c, *s;
+		struct rte_mbuf *c;
 		struct capture_epb *epb;
 
 		c = rte_pcapng_copy(0, 0, pkts[i], cap->pool, cap->snaplen, now, dir);
-		if (unlikely(c == NULL))
-			continue;
-		epb = rte_pktmbuf_mtod(c, struct capture_epb *);
-		if (unlikely(c->nb_segs > CAPTURE_IOV_MAX - cnt ||
-			     epb->block_type != PCAPNG_BT_EPB)) {
-			rte_pktmbuf_free(c);
+		if (likely(c != NULL)) {
+			epb = rte_pktmbuf_mtod(c, struct capture_epb *);
+			if (unlikely(c->nb_segs > CAPTURE_IOV_MAX / CAPTURE_BURST ||
+				     epb->block_type != PCAPNG_BT_EPB)) {
+				rte_pktmbuf_free(c);
+				c = NULL;
+			} else {
+				epb->interface_id = cap->if_index;
+			}
+		}
+		copies[i] = c;
+	}
+}
+
+/* Write the first @p nw of @p n copies (NULL ones are counted dropped), free all. */
+static uint16_t
+capture_write_copies(struct drnic_capture *cap, struct rte_mbuf **copies, uint16_t n,
+		     uint16_t nw)
+{
+	struct iovec iov[CAPTURE_IOV_MAX];
+	uint64_t bytes = 0;
+	uint16_t i, nc = 0, nfail = 0;
+	int cnt = 0, rc = 0;
+
+	for (i = 0; i < nw && i < n; i++) {
+		struct rte_mbuf *c = copies[i], *s;
+		const struct capture_epb *epb;
+
+		if (unlikely(c == NULL)) {
+			nfail++;
 			continue;
 		}
-		epb->interface_id = cap->if_index;
+		epb = rte_pktmbuf_mtod(c, const struct capture_epb *);
 		for (s = c; s != NULL; s = s->next) {
 			iov[cnt].iov_base = rte_pktmbuf_mtod(s, void *);
 			iov[cnt].iov_len = rte_pktmbuf_data_len(s);
 			cnt++;
 		}
 		bytes += epb->capture_length;
-		if (pkts[i]->pkt_len > cap->snaplen)
+		if (epb->original_length > epb->capture_length)
 			cap->stats.truncated++;
-		copies[nc++] = c;
+		nc++;
 	}
-
-	if (nc > 0)
+	if (cnt > 0)
 		rc = capture_writev_all(cap->fd, iov, cnt);
-	rte_pktmbuf_free_bulk(copies, nc);
+	for (i = 0; i < n; i++)
+		rte_pktmbuf_free(copies[i]);   /* NULL ignored */
 	if (unlikely(rc < 0)) {
 		if (cap->write_error == 0)
 			cap->write_error = -rc;
+		nfail = (uint16_t)(nfail + nc);
 		nc = 0;
 		bytes = 0;
 	}
 	cap->stats.packets += nc;
 	cap->stats.bytes += bytes;
-	cap->stats.dropped += (uint64_t)(n - nc);
+	cap->stats.dropped += nfail;
 	return nc;
+}
+
+uint16_t
+drnic_capture_copy(struct drnic_capture *cap, struct rte_mbuf *const *pkts, uint16_t n,
+		   enum drnic_capture_dir dir, struct rte_mbuf **copies)
+{
+	if (cap == NULL || pkts == NULL || copies == NULL)
+		return 0;
+	n = RTE_MIN(n, (uint16_t)DRNIC_CAPTURE_BURST);
+	capture_copy_burst(cap, pkts, n, capture_dir(dir), copies);
+	return n;
+}
+
+uint16_t
+drnic_capture_write_copies(struct drnic_capture *cap, struct rte_mbuf **copies, uint16_t n,
+			   uint16_t nb_write)
+{
+	uint16_t i;
+
+	if (copies == NULL)
+		return 0;
+	if (cap == NULL) {
+		for (i = 0; i < n; i++)
+			rte_pktmbuf_free(copies[i]);
+		return 0;
+	}
+	return capture_write_copies(cap, copies, n, nb_write);
 }
 
 uint16_t
 drnic_capture_write(struct drnic_capture *cap, struct rte_mbuf *const *pkts, uint16_t n,
 		    enum drnic_capture_dir dir)
 {
-	enum rte_pcapng_direction pdir;
+	struct rte_mbuf *copies[CAPTURE_BURST];
+	enum rte_pcapng_direction pdir = capture_dir(dir);
 	uint16_t done = 0, written = 0;
 
 	if (cap == NULL || pkts == NULL)
 		return 0;
-	switch (dir) {
-	case DRNIC_CAPTURE_DIR_RX:
-		pdir = RTE_PCAPNG_DIRECTION_IN;
-		break;
-	case DRNIC_CAPTURE_DIR_TX:
-		pdir = RTE_PCAPNG_DIRECTION_OUT;
-		break;
-	default:
-		pdir = RTE_PCAPNG_DIRECTION_UNKNOWN;
-		break;
-	}
 	while (done < n) {
 		uint16_t b = RTE_MIN((uint16_t)(n - done), (uint16_t)CAPTURE_BURST);
 
-		written += capture_write_burst(cap, pkts + done, b, pdir);
+		capture_copy_burst(cap, pkts + done, b, pdir, copies);
+		written += capture_write_copies(cap, copies, b, b);
 		done += b;
 	}
 	return written;

@@ -94,6 +94,36 @@ struct drnic_capture *drnic_capture_open(const char *path, const struct drnic_ca
 uint16_t drnic_capture_write(struct drnic_capture *cap, struct rte_mbuf *const *pkts,
 			     uint16_t n, enum drnic_capture_dir dir);
 
+/** Most frames drnic_capture_copy() copies at once. */
+#define DRNIC_CAPTURE_BURST 32
+
+/**
+ * Two-phase writing, for frames that change hands in between (a link's
+ * transmit: once the driver took a frame, the peer may free it at once, and
+ * only the driver knows how many it takes): copy first, then write those
+ * that count.
+ *
+ * Copy up to DRNIC_CAPTURE_BURST frames of @p pkts into @p copies (timestamped
+ * now); copies[i] is NULL where a copy failed. The copies hold buffers of the
+ * capture: pass them to drnic_capture_write_copies() before the next
+ * drnic_capture_copy() or drnic_capture_write() on this capture (same single
+ * writer).
+ *
+ * @return how many entries of @p copies were set (min(n, DRNIC_CAPTURE_BURST));
+ *         0 when an argument is NULL.
+ */
+uint16_t drnic_capture_copy(struct drnic_capture *cap, struct rte_mbuf *const *pkts,
+			    uint16_t n, enum drnic_capture_dir dir, struct rte_mbuf **copies);
+
+/**
+ * Write the first @p nb_write of the @p n copies made by drnic_capture_copy()
+ * (failed copies among them count as dropped), then free all @p n.
+ *
+ * @return the number of frames written.
+ */
+uint16_t drnic_capture_write_copies(struct drnic_capture *cap, struct rte_mbuf **copies,
+				    uint16_t n, uint16_t nb_write);
+
 /**
  * Read the counters of a capture.
  *

@@ -13,6 +13,9 @@
 #include <rte_log.h>
 #include <rte_malloc.h>
 
+#include "drnic_link_capture.h"
+#include "drnic_neigh.h"
+#include "link_capture.h"
 #include "link_fault.h"
 
 RTE_LOG_REGISTER_SUFFIX(link_logtype, link, NOTICE);
@@ -71,7 +74,9 @@ link_create(const char *driver, const struct link_config *cfg)
 	struct drnic_link_faults faults;
 	struct drnic_link *link;
 	bool has_faults = false;
-	char *args, err[256];
+	char *args, *rest, *cap_path = NULL, err[256];
+	uint32_t cap_snaplen;
+	unsigned int i;
 	int rc;
 
 	if (driver == NULL || cfg == NULL || cfg->name == NULL ||
@@ -94,12 +99,30 @@ link_create(const char *driver, const struct link_config *cfg)
 		rte_errno = -rc;
 		return NULL;
 	}
+	/* capture_* keys too (link_capture.c). */
+	rc = link_capture_args_split(args, &cap_path, &cap_snaplen, &rest, err, sizeof(err));
+	free(args);
+	if (rc < 0) {
+		LINK_LOG(ERR, (struct drnic_link *)NULL, "%s: %s", cfg->name,
+			 rc == -ENOMEM ? "no memory" : err);
+		rte_errno = -rc;
+		return NULL;
+	}
+	args = rest;
+	if (cfg->nb_ipv4 + cfg->nb_ipv6 > LINK_MAX_ADDRS ||
+	    (cfg->nb_ipv4 > 0 && cfg->ipv4 == NULL) || (cfg->nb_ipv6 > 0 && cfg->ipv6 == NULL)) {
+		free(args);
+		free(cap_path);
+		rte_errno = EINVAL;
+		return NULL;
+	}
 	if (args[0] != '\0') {
 		kv = rte_kvargs_parse(args, NULL);
 		if (kv == NULL) {
 			LINK_LOG(ERR, (struct drnic_link *)NULL, "bad arguments '%s' for %s",
 				 cfg->args, driver);
 			free(args);
+			free(cap_path);
 			rte_errno = EINVAL;
 			return NULL;
 		}
@@ -109,9 +132,16 @@ link_create(const char *driver, const struct link_config *cfg)
 				  cfg->socket_id);
 	if (link == NULL) {
 		rte_kvargs_free(kv);
+		free(cap_path);
 		rte_errno = ENOMEM;
 		return NULL;
 	}
+	rte_spinlock_init(&link->capture_lock);
+	link->mtu = cfg->mtu;
+	for (i = 0; i < cfg->nb_ipv4; i++)
+		drnic_neigh_gid_from_ipv4(cfg->ipv4[i].s_addr, link->addrs[link->nb_addrs++]);
+	for (i = 0; i < cfg->nb_ipv6; i++)
+		memcpy(link->addrs[link->nb_addrs++], cfg->ipv6[i].s6_addr, 16);
 	link->ops = ops;
 	snprintf(link->name, sizeof(link->name), "%s", cfg->name);
 	link->nb_queues = cfg->nb_queues;
@@ -122,17 +152,25 @@ link_create(const char *driver, const struct link_config *cfg)
 	if (rc < 0) {
 		LINK_LOG(ERR, link, "driver %s refused: %s", driver, strerror(-rc));
 		rte_free(link);
+		free(cap_path);
 		rte_errno = -rc;
 		return NULL;
 	}
-	if (has_faults && (rc = link_fault_attach(link, &faults)) < 0) {
-		ops->destroy(link);
-		rte_free(link);
-		rte_errno = -rc;
-		return NULL;
-	}
+	if (has_faults && (rc = link_fault_attach(link, &faults)) < 0)
+		goto fail;
+	if (cap_path != NULL && (rc = drnic_link_capture_start(link, cap_path, cap_snaplen)) < 0)
+		goto fail;
+	free(cap_path);
 	LINK_LOG(INFO, link, "opened (%s, %u queues)", driver, link->nb_queues);
 	return link;
+
+fail:
+	link_fault_detach(link);
+	ops->destroy(link);
+	rte_free(link);
+	free(cap_path);
+	rte_errno = -rc;
+	return NULL;
 }
 
 void
@@ -141,6 +179,7 @@ link_destroy(struct drnic_link *link)
 	if (link == NULL)
 		return;
 	link_fault_detach(link);
+	(void)drnic_link_capture_stop(link);
 	link->ops->destroy(link);
 	LINK_LOG(INFO, link, "closed");
 	rte_free(link);

@@ -20,16 +20,21 @@
  * took, from the front; the caller still owns the rest and may retry later.
  * rx_burst returns how many frames it stored; the caller owns them.
  *
- * Later (fault injection, ethdev, pcapng mirroring) plug in between the
- * wrappers below and the driver ops.
+ * Between the wrappers below and the driver ops: fault injection
+ * (link_fault.c, per queue) then pcapng mirroring (link_capture.c), so a
+ * capture shows what went on the wire.
  */
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <netinet/in.h>
+
 #include <rte_common.h>
 #include <rte_mbuf.h>
+#include <rte_spinlock.h>
 
+#include "drnic_capture.h"
 #include "drnic_link.h"
 
 #ifdef __cplusplus
@@ -41,13 +46,27 @@ struct rte_kvargs;
 /** Most queues a link may have (= most engines of one device). */
 #define LINK_MAX_QUEUES 16
 
-/** What a link is opened with. */
+/** Most addresses (IPv4 and IPv6 together) a link answers for. */
+#define LINK_MAX_ADDRS 16
+
+/**
+ * What a link is opened with. Only read during link_create(): the arrays
+ * may be the caller's. Zero/NULL/0-count fields are "not set"; drivers then
+ * fall back to their link_args keys (ethdev: ipv4=, ipv6=, mtu=). When both
+ * are given, the addresses of both are used and the configured MTU wins
+ * (a different mtu= in link_args is logged and ignored).
+ */
 struct link_config {
 	const char *name;        /**< link instance name, e.g. "drnic0.loopback" */
 	const char *args;        /**< driver arguments "k=v,k=v" (may be NULL) */
 	uint16_t nb_queues;      /**< 1..LINK_MAX_QUEUES */
 	uint8_t mac[6];          /**< the device's MAC */
 	int socket_id;
+	unsigned int mtu;        /**< the device's Ethernet MTU (IP packet size); 0: unset */
+	const struct in_addr *ipv4;  /**< the device's IPv4 addresses (network order) */
+	unsigned int nb_ipv4;
+	const struct in6_addr *ipv6; /**< the device's IPv6 addresses */
+	unsigned int nb_ipv6;
 };
 
 /** Counters of one queue; written only by the queue's engine. */
@@ -69,10 +88,20 @@ struct drnic_link {
 	uint16_t nb_queues;
 	uint8_t mac[6];
 	int socket_id;
+	/** The device's Ethernet MTU from struct link_config (0: not set). */
+	unsigned int mtu;
+	/** The device's addresses from struct link_config, as 16-byte GIDs
+	 * (IPv4 mapped, ::ffff:a.b.c.d), IPv4 first. */
+	unsigned int nb_addrs;
+	uint8_t addrs[LINK_MAX_ADDRS][16];
 	void *priv;                           /**< driver state */
 	struct link_queue_stats stats[LINK_MAX_QUEUES];
 	/** Fault injectors per queue (link_fault.c); NULL: no faults. */
 	struct link_fault *fault[LINK_MAX_QUEUES];
+	/** pcapng mirror (link_capture.c); NULL: none. Used only under
+	 * capture_lock; read without it only as a hint. */
+	struct drnic_capture *capture;
+	rte_spinlock_t capture_lock;
 };
 
 /** A link driver. Every op but the optional ones must be set. */
@@ -95,7 +124,20 @@ struct link_ops {
 	bool (*is_up)(const struct drnic_link *link);
 	/**
 	 * Optional: the MAC that frames for the 16-byte GID @p gid should be
-	 * sent to. Return 0 and fill @p mac, or -ENOENT.
+	 * sent to. Runs on a control thread (e.g. drnic_modify_qp() to RTR)
+	 * while the engines run; never blocks. Returns:
+	 *  - 0 and @p mac filled: known;
+	 *  - -EAGAIN: not known yet; a question (ARP request / neighbour
+	 *    solicitation) is queued and the link's queue 0 sends it. Call
+	 *    again later (the engine of queue 0 must be running, or with
+	 *    inline progress someone must drive it) until another answer;
+	 *  - -EHOSTUNREACH: asked, and the peer did not answer in time (a
+	 *    later call asks again);
+	 *  - -EADDRNOTAVAIL: the link has no address of @p gid's family (IPv4
+	 *    / IPv6) to ask from;
+	 *  - -ENOENT: nobody to send to (loopback without a peer).
+	 * Without this op (or on -ENOENT) the caller leaves the destination
+	 * MAC as the address vector gave it (possibly zero).
 	 */
 	int (*resolve)(const struct drnic_link *link, const uint8_t gid[16], uint8_t mac[6]);
 };
@@ -134,6 +176,31 @@ void link_destroy(struct drnic_link *link);
 void link_drop(struct drnic_link *link, uint16_t q, enum drnic_link_drop reason,
 	       struct rte_mbuf **pkts, uint16_t n);
 
+/* Mirroring (link_capture.c): transmit @p n frames through the driver and
+ * write those it took to the link's capture. */
+uint16_t link_capture_tx(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint16_t n);
+
+/**
+ * Write frames to the link's capture, if one runs (no-op otherwise). The
+ * caller keeps the frames. For drivers that send or consume frames of their
+ * own (ethdev: ARP / neighbour discovery); never call it from inside the
+ * driver's tx_burst.
+ */
+void link_capture_mirror(struct drnic_link *link, struct rte_mbuf *const *pkts, uint16_t n,
+			 enum drnic_capture_dir dir);
+
+/**
+ * Hand frames to the driver (after fault injection): what goes on the wire.
+ * Mirrors them when a capture runs. Returns how many the driver took.
+ */
+static inline uint16_t
+link_driver_tx(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+{
+	if (unlikely(__atomic_load_n(&link->capture, __ATOMIC_RELAXED) != NULL))
+		return link_capture_tx(link, q, pkts, n);
+	return link->ops->tx_burst(link, q, pkts, n);
+}
+
 struct link_fault;
 /* Transmit through queue @p q's fault injector (link_fault.c). */
 uint16_t link_fault_tx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts,
@@ -158,7 +225,7 @@ link_tx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint1
 	 * read every length first, then take back those not sent. */
 	for (i = 0; i < n; i++)
 		bytes += pkts[i]->pkt_len;
-	sent = link->ops->tx_burst(link, q, pkts, n);
+	sent = link_driver_tx(link, q, pkts, n);
 	for (i = sent; i < n; i++)
 		bytes -= pkts[i]->pkt_len;
 	st->tx_bytes += bytes;
@@ -184,6 +251,8 @@ link_rx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint1
 	for (i = 0; i < got; i++)
 		st->rx_bytes += pkts[i]->pkt_len;
 	st->rx_packets += got;
+	if (unlikely(got > 0 && __atomic_load_n(&link->capture, __ATOMIC_RELAXED) != NULL))
+		link_capture_mirror(link, pkts, got, DRNIC_CAPTURE_DIR_RX);
 	return got;
 }
 

@@ -797,7 +797,7 @@ link_fault_tx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts,
 		bytes = 0;
 		for (i = 0; i < due; i++)
 			bytes += out[i]->pkt_len;
-		sent = link->ops->tx_burst(link, q, out, due);
+		sent = link_driver_tx(link, q, out, due);
 		for (i = sent; i < due; i++)
 			bytes -= out[i]->pkt_len;
 		link_fault_consume(f, sent);

@@ -114,14 +114,50 @@ pair() {
 	[ "$rs" = 0 ] && [ "$rc" = 0 ] || fail "$case: exit status server $rs client $rc"
 }
 
+# check_capture FILE MIN: the pcapng mirror of a link: tshark reads every
+# frame and decodes it as RoCE, ARP or ICMPv6 with nothing malformed; at
+# least MIN RoCE frames, every ICRC valid (roce_pcap_check.py reads classic
+# pcap: converted with editcap).
+CHECKER=${DRNIC_ROCE_PCAP_CHECK:-/work/shared/tools/roce_pcap_check.py}
+check_capture() {
+	local f=$1 min=$2 total roce other bad res
+	[ -s "$f" ] || { fail "no capture file $f"; return; }
+	if ! command -v tshark >/dev/null; then
+		echo "no tshark: capture check of $f skipped"
+		return
+	fi
+	local ts=(tshark -r "$f" --disable-protocol rpcordma -T fields -e frame.number)
+	total=$("${ts[@]}" 2>/dev/null | wc -l)
+	roce=$("${ts[@]}" -Y infiniband 2>/dev/null | wc -l)
+	other=$("${ts[@]}" -Y '!(infiniband || arp || icmpv6)' 2>/dev/null | wc -l)
+	bad=$("${ts[@]}" -Y '_ws.malformed || _ws.expert.severity >= 8388608' 2>/dev/null | wc -l)
+	echo "capture $(basename "$f"): $total frames, $roce RoCE, $other undecoded, $bad malformed"
+	[ "$total" -gt 0 ] && [ "$other" = 0 ] && [ "$bad" = 0 ] && [ "$roce" -ge "$min" ] ||
+		fail "capture $f: tshark does not decode every frame ($total frames, $roce RoCE >= $min?, $other other, $bad malformed)"
+	if [ ! -r "$CHECKER" ] || ! command -v editcap >/dev/null; then
+		echo "no $CHECKER or editcap: ICRC check of $f skipped"
+		return
+	fi
+	editcap -F pcap "$f" "$f.pcap" || { fail "editcap $f"; return; }
+	res=$(python3 "$CHECKER" "$f.pcap" | grep -o "{'rocev2.*}" | head -1)
+	echo "  roce_pcap_check: $res"
+	python3 -c "import ast,sys; d=ast.literal_eval(sys.argv[1]); sys.exit(0 if d.get('rocev2',0)==$roce and d.get('icrc_ok',0)==$roce and not d.get('icrc_bad') else 1)" "$res" ||
+		fail "capture $f: not every ICRC valid ($res, tshark RoCE $roce)"
+}
+
 AFP="blocksz=65536,framesz=8192,qpairs=1"
 SLINK="dev=net_af_packet0,iface=$VB,$AFP,ipv4=10.231.0.12"
 CLINK="dev=net_af_packet0,iface=$VA,$AFP,ipv4=10.231.0.11"
 N=500
-pair afp.pingpong "$NSB" "$NSA" 10.231.0.2 "$SLINK" "$CLINK" 18515 -s 4096 -n $N -m 4096 -c
+# Both sides mirror the ping-pong into pcapng files (capture= of lib/link).
+pair afp.pingpong "$NSB" "$NSA" 10.231.0.2 "$SLINK,capture=$TMP/afp.server.pcapng" \
+	"$CLINK,capture=$TMP/afp.client.pcapng" 18515 -s 4096 -n $N -m 4096 -c
 grep -q "data check: $N messages of 4096 bytes verified" "$TMP/afp.pingpong.server.log" &&
 grep -q "data check: $N messages of 4096 bytes verified" "$TMP/afp.pingpong.client.log" ||
 	fail "afp.pingpong: data not verified on both sides"
+# N messages each way, each seen leaving one side and arriving at the other.
+check_capture "$TMP/afp.server.pcapng" $((2 * N))
+check_capture "$TMP/afp.client.pcapng" $((2 * N))
 pair afp.write "$NSB" "$NSA" 10.231.0.2 "$SLINK" "$CLINK" 18516 -w -s 65536 -n $N -m 4096
 grep -q "write check: $N writes of 65536 bytes" "$TMP/afp.write.server.log" ||
 	fail "afp.write: server did not verify the data"

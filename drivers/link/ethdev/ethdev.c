@@ -12,9 +12,15 @@
  *                      (e.g. from --vdev) it is used as it is and never removed.
  *   port=ID            use the existing ethdev port ID instead.
  *   ipv4=A, ipv6=A     addresses answered in ARP / neighbour discovery and
- *                      used as source of requests (repeat for several).
- *   mtu=N              set the port's MTU (default: leave it as it is); with
- *                      af_packet this sets the kernel interface's MTU.
+ *                      used as source of requests (repeat for several), on
+ *                      top of the device's (struct link_config).
+ *   mtu=N              set the port's MTU when the device gives none (the
+ *                      device's MTU, struct link_config, wins; without either
+ *                      the port's MTU is left as it is); with af_packet this
+ *                      sets the kernel interface's MTU. A port refusing the
+ *                      device's MTU (af_packet above 1500 in DPDK 22.11) is
+ *                      left as it is (notice logged); mtu= failing fails the
+ *                      open.
  *   port_mac=0|1       1 (default): the link's MAC is the port's; 0: keep the
  *                      configured MAC and put the port in promiscuous mode.
  *   promisc=0|1        promiscuous mode (default 0, or 1 when port_mac=0).
@@ -337,10 +343,28 @@ ethl_setup_port(struct drnic_link *link, struct ethl_port *ep, const struct ethl
 	ep->nb_hw_txq = RTE_MIN(link->nb_queues, info.max_tx_queues);
 	ep->tx_shared = ep->nb_hw_txq < link->nb_queues;
 
-	if (a->mtu != 0)
+	if (link->mtu != 0) {
+		/* The device's MTU wins over link_args mtu=. */
+		uint32_t cap = info.max_mtu != 0 ? info.max_mtu : UINT16_MAX;
+		uint32_t overhead = RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
+
+		if (a->mtu != 0 && a->mtu != link->mtu)
+			ETHL_LOG(WARNING, link, "link_args mtu=%u ignored: the device's MTU is %u",
+				 a->mtu, link->mtu);
+		if (info.max_mtu != UINT16_MAX && info.max_mtu != 0 &&
+		    info.max_rx_pktlen > info.max_mtu)
+			overhead = info.max_rx_pktlen - info.max_mtu;
+		if (info.max_rx_pktlen > overhead)
+			cap = RTE_MIN(cap, info.max_rx_pktlen - overhead);
+		/* What rte_eth_dev_configure() accepts (af_packet claims
+		 * 1518-byte frames whatever its frame size); the device's MTU
+		 * is then asked for with rte_eth_dev_set_mtu() below. */
+		mtu = (uint16_t)RTE_MIN(RTE_MIN(link->mtu, 65535u), cap);
+	} else if (a->mtu != 0) {
 		mtu = (uint16_t)a->mtu;
-	else if (rte_eth_dev_get_mtu(ep->port_id, &mtu) < 0 || mtu == 0)
+	} else if (rte_eth_dev_get_mtu(ep->port_id, &mtu) < 0 || mtu == 0) {
 		mtu = RTE_ETHER_MTU;
+	}
 	if ((info.max_mtu != 0 && mtu > info.max_mtu) || mtu < info.min_mtu) {
 		ETHL_LOG(ERR, link, "MTU %u outside the port's %u..%u", mtu, info.min_mtu,
 			 info.max_mtu);
@@ -371,13 +395,22 @@ ethl_setup_port(struct drnic_link *link, struct ethl_port *ep, const struct ethl
 		ETHL_LOG(ERR, link, "configure port %u: %s", ep->port_id, strerror(-rc));
 		return rc;
 	}
-	if (a->mtu != 0) {
-		rc = rte_eth_dev_set_mtu(ep->port_id, mtu);
-		if (rc == -ENOTSUP) {
+	if (a->mtu != 0 || link->mtu != 0) {
+		uint16_t target = link->mtu != 0 ? (uint16_t)RTE_MIN(link->mtu, 65535u) : mtu;
+
+		rc = rte_eth_dev_set_mtu(ep->port_id, target);
+		if (rc == 0) {
+			mtu = target;
+		} else if (rc == -ENOTSUP) {
 			/* No MTU to set (net_ring, net_null): frames of any
 			 * size pass. */
 			ETHL_LOG(INFO, link, "port %u has no MTU setting", ep->port_id);
-		} else if (rc < 0) {
+		} else if (link->mtu != 0) {
+			/* The device's MTU is a wish (af_packet refuses more
+			 * than 1500, memif has no setting); mtu= is an order. */
+			ETHL_LOG(NOTICE, link, "port %u refuses MTU %u (%s): left as it is",
+				 ep->port_id, target, strerror(-rc));
+		} else {
 			ETHL_LOG(ERR, link, "set MTU %u on port %u: %s", mtu, ep->port_id,
 				 strerror(-rc));
 			return rc;
@@ -500,6 +533,14 @@ ethl_create(struct drnic_link *link, const struct rte_kvargs *kv)
 		rc = -rte_errno;
 		goto fail;
 	}
+	/* The device's addresses, then those of link_args (duplicates once). */
+	for (i = 0; i < link->nb_addrs; i++) {
+		rc = drnic_neigh_addr_add(ep->neigh, link->addrs[i]);
+		if (rc < 0 && rc != -EEXIST) {
+			ETHL_LOG(ERR, link, "device address %u: %s", i, strerror(-rc));
+			goto fail;
+		}
+	}
 	for (i = 0; i < a->nb_addr; i++) {
 		rc = drnic_neigh_addr_add(ep->neigh, a->addr[i]);
 		if (rc < 0 && rc != -EEXIST) {
@@ -510,7 +551,7 @@ ethl_create(struct drnic_link *link, const struct rte_kvargs *kv)
 	ETHL_LOG(INFO, link, "port %u (%s), MTU %u, %u tx queue(s)%s, MAC %02x:%02x:%02x:%02x:%02x:%02x, %u address(es)",
 		 ep->port_id, ep->devname, ep->mtu, ep->nb_hw_txq, ep->tx_shared ? " shared" : "",
 		 link->mac[0], link->mac[1], link->mac[2], link->mac[3], link->mac[4], link->mac[5],
-		 a->nb_addr);
+		 link->nb_addrs + a->nb_addr);
 	free(a);
 	return 0;
 
@@ -518,6 +559,42 @@ fail:
 	ethl_destroy(link);
 	free(a);
 	return rc;
+}
+
+/*
+ * Closing a port, in this order: stop it (no more rx/tx), then — only when
+ * we probed it — close it (queues and PMD state freed) and remove the device
+ * (hotplug). A port we did not probe (port=, or one that existed) is only
+ * stopped; its owner closes it.
+ *
+ * Known issues, DPDK 22.11 net_memif, when the peer disconnects while this
+ * process polls or closes its port (both ends closing at once):
+ *  - the peer's disconnect is handled in the EAL interrupt thread
+ *    (memif_disconnect() unmaps the rings) while this thread may still poll
+ *    them or close the port: crashes in librte_net_memif;
+ *  - closing the last device of a server socket never unregisters the
+ *    listener's interrupt callback (memif_socket_remove_device() only frees
+ *    it); the interrupt thread keeps a source whose handle lives in hugepage
+ *    memory and crashes (rte_intr_fd_get()) if it rebuilds its epoll set
+ *    after rte_eal_cleanup() unmapped it.
+ * Closing after the peer is gone avoids both in practice (drnic-pingpong's
+ * server waits for the client); the second needs the interrupt thread
+ * stopped before rte_eal_cleanup(), as later DPDK releases do. Running this
+ * teardown in the interrupt thread (an alarm callback) was tried: it made
+ * the second crash more frequent.
+ */
+static void
+ethl_port_teardown(struct ethl_port *ep)
+{
+	if (ep->started)
+		(void)rte_eth_dev_stop(ep->port_id);
+	if (ep->probed) {
+		(void)rte_eth_dev_close(ep->port_id);
+		if (ep->device != NULL)
+			(void)rte_dev_remove(ep->device);
+		else
+			(void)rte_eal_hotplug_remove("vdev", ep->devname);
+	}
 }
 
 static void
@@ -536,15 +613,7 @@ ethl_destroy(struct drnic_link *link)
 			rte_pktmbuf_free_bulk(m, n);
 		rte_ring_free(ep->disp[i]);
 	}
-	if (ep->started)
-		(void)rte_eth_dev_stop(ep->port_id);
-	if (ep->probed) {
-		(void)rte_eth_dev_close(ep->port_id);
-		if (ep->device != NULL)
-			(void)rte_dev_remove(ep->device);
-		else
-			(void)rte_eal_hotplug_remove("vdev", ep->devname);
-	}
+	ethl_port_teardown(ep);
 	if (ep->claimed)
 		(void)ethl_claim_port(ep->port_id, false);
 	drnic_neigh_free(ep->neigh);
@@ -639,7 +708,8 @@ ethl_neigh_tx(struct ethl_port *ep, struct rte_mbuf **m, uint16_t n)
 
 /* Queue 0: the neighbour frames of a burst, and the questions that are due. */
 static void
-ethl_neigh_run(struct ethl_port *ep, struct rte_mbuf **in, uint16_t nin)
+ethl_neigh_run(struct drnic_link *link, struct ethl_port *ep, struct rte_mbuf **in,
+	       uint16_t nin)
 {
 	struct rte_mbuf *out[ETHL_BURST];
 	uint64_t now = ethl_now_ns();
@@ -661,6 +731,9 @@ ethl_neigh_run(struct ethl_port *ep, struct rte_mbuf **in, uint16_t nin)
 	}
 	rte_spinlock_unlock(&ep->neigh_lock);
 	ep->cnt.neigh_rx += nin;
+	/* Mirror our own frames too (a capture shows ARP / ND). */
+	link_capture_mirror(link, in, nin, DRNIC_CAPTURE_DIR_RX);
+	link_capture_mirror(link, out, nout, DRNIC_CAPTURE_DIR_TX);
 	ethl_neigh_tx(ep, out, nout);
 }
 
@@ -699,7 +772,7 @@ ethl_rx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint1
 		}
 	}
 	if (unlikely(nn > 0 || atomic_load_explicit(&ep->neigh_pending, memory_order_relaxed))) {
-		ethl_neigh_run(ep, neigh, nn);
+		ethl_neigh_run(link, ep, neigh, nn);
 		rte_pktmbuf_free_bulk(neigh, nn);
 	}
 	return keep;

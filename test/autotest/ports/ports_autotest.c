@@ -11,12 +11,15 @@
  *  - ethdev_arp_autotest: each end resolves the other's MAC through ARP and
  *    neighbour discovery with only addresses configured;
  *  - ethdev_probe_autotest: dev=net_ring... is probed at run time, used
- *    (frames loop back on its single ring) and removed on close.
+ *    (frames loop back on its single ring) and removed on close;
+ *  - ethdev_config_autotest: the device's addresses and MTU given in struct
+ *    link_config are used (ARP and ND from them), capture= mirrors ARP / ND.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 
 #include <rte_cycles.h>
@@ -26,6 +29,8 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "drnic_capture.h"
+#include "drnic_link_capture.h"
 #include "drnic_neigh.h"
 #include "drnic_wire.h"
 #include "link_driver.h"
@@ -319,6 +324,82 @@ test_ethdev_arp(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * The device's addresses and MTU (struct link_config) reach the driver: a
+ * answers and asks from its configured IPv4 and IPv6 addresses (no ipv4= in
+ * link_args), b from a mix; a capture= mirrors the ARP / ND exchange.
+ */
+static int
+test_ethdev_config(void)
+{
+	struct in_addr a4[1], b4[1];
+	struct in6_addr a6[1], b6[1];
+	struct link_config c = { .nb_queues = 1, .socket_id = SOCKET_ID_ANY };
+	struct drnic_capture_stats cs;
+	struct drnic_link *la, *lb;
+	uint8_t gid[16], mac[6], bmac[6];
+	uint16_t pa, pb;
+	char args[192], file[96];
+
+	TEST_ASSERT_SUCCESS(pt_init(), "mbuf pool");
+	if (pt_ring_pair("c", &pa, &pb) < 0)
+		TEST_SKIP("net_ring PMD not loadable");
+	inet_pton(AF_INET, "192.0.2.1", a4);
+	inet_pton(AF_INET, "192.0.2.2", b4);
+	inet_pton(AF_INET6, "2001:db8::1", a6);
+	inet_pton(AF_INET6, "2001:db8::2", b6);
+	snprintf(file, sizeof(file), "/tmp/drnic-ptcfg-%d.pcapng", (int)getpid());
+
+	/* Too many addresses. */
+	c.name = "pc.x";
+	c.args = "port=0";
+	c.ipv4 = a4;
+	c.nb_ipv4 = LINK_MAX_ADDRS + 1;
+	TEST_ASSERT(link_create("ethdev", &c) == NULL && rte_errno == EINVAL, "too many");
+
+	snprintf(args, sizeof(args), "port=%u,capture=%s", pa, file);
+	c.name = "pc.a";
+	c.args = args;
+	c.mac[5] = 1;
+	c.mtu = 1500;
+	c.nb_ipv4 = 1;
+	c.ipv6 = a6;
+	c.nb_ipv6 = 1;
+	la = link_create("ethdev", &c);
+	TEST_ASSERT(la != NULL, "link a: %s", rte_strerror(rte_errno));
+	TEST_ASSERT(la->mtu == 1500 && la->nb_addrs == 2, "a: MTU and addresses recorded");
+	snprintf(args, sizeof(args), "port=%u,ipv4=192.0.2.2,mtu=1400", pb);
+	c.name = "pc.b";
+	c.mac[5] = 2;
+	c.mtu = 0;
+	c.ipv4 = NULL;
+	c.nb_ipv4 = 0;
+	c.ipv6 = b6;
+	lb = link_create("ethdev", &c);
+	TEST_ASSERT(lb != NULL, "link b: %s", rte_strerror(rte_errno));
+	TEST_ASSERT(lb->mtu == 0 && lb->nb_addrs == 1, "b: no MTU, one address");
+	TEST_ASSERT_SUCCESS(drnic_link_mac(lb, bmac), "b's MAC");
+
+	drnic_neigh_gid_from_ipv4(b4[0].s_addr, gid);
+	TEST_ASSERT_SUCCESS(pt_resolve(la, lb, gid, mac), "b's IPv4 (link_args) from a's (config)");
+	TEST_ASSERT(memcmp(mac, bmac, 6) == 0, "IPv4: b's MAC");
+	memcpy(gid, b6, 16);
+	TEST_ASSERT_SUCCESS(pt_resolve(la, lb, gid, mac), "b's IPv6 (config) from a's (config)");
+	TEST_ASSERT(memcmp(mac, bmac, 6) == 0, "IPv6: b's MAC");
+	drnic_neigh_gid_from_ipv4(a4[0].s_addr, gid);
+	TEST_ASSERT_SUCCESS(lb->ops->resolve(lb, gid, mac), "b learned a's IPv4");
+
+	TEST_ASSERT_SUCCESS(drnic_link_capture_stats(la, &cs), "a's capture");
+	printf("capture of a: %" PRIu64 " frames\n", cs.packets);
+	/* Two requests out, two replies in at least. */
+	TEST_ASSERT(cs.packets >= 4, "ARP / ND frames mirrored (%" PRIu64 ")", cs.packets);
+	link_destroy(la);
+	link_destroy(lb);
+	TEST_ASSERT(access(file, R_OK) == 0, "capture file written");
+	unlink(file);
+	return TEST_SUCCESS;
+}
+
 static int
 test_ethdev_probe(void)
 {
@@ -353,3 +434,4 @@ DRNIC_TEST_REGISTER(ethdev_ring_autotest, DRNIC_TEST_FAST, test_ethdev_ring);
 DRNIC_TEST_REGISTER(ethdev_steer_autotest, DRNIC_TEST_FAST, test_ethdev_steer);
 DRNIC_TEST_REGISTER(ethdev_arp_autotest, DRNIC_TEST_FAST, test_ethdev_arp);
 DRNIC_TEST_REGISTER(ethdev_probe_autotest, DRNIC_TEST_FAST, test_ethdev_probe);
+DRNIC_TEST_REGISTER(ethdev_config_autotest, DRNIC_TEST_FAST, test_ethdev_config);

@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pcapng mirroring of links: two devices on a loopback wire, device A with
+ * capture=FILE in its link_args (and duplication injected, so the capture
+ * must show what went on the wire), device B captured through the API; a few
+ * SENDs, WRITEs and READs; then the files are checked:
+ *  - the capture counters match the link counters (tx + rx), per direction;
+ *  - tshark reads every frame, finds no malformed one, sees the opcodes and
+ *    the direction flags (skipped, with a message, without tshark);
+ *  - /work/shared/tools/roce_pcap_check.py (classic pcap: converted with
+ *    editcap -F pcap) finds every ICRC valid (skipped without the tool).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_errno.h>
+
+#include "test.h"
+#include "drnic_capture.h"
+#include "drnic_link.h"
+#include "drnic_link_capture.h"
+#include "drnic_link_fault.h"
+#include "drnic_verbs.h"
+#include "../rnic/rnic_fixture.h"
+
+#define CAPL_CHECKER "/work/shared/tools/roce_pcap_check.py"
+
+static int
+capl_side_open(struct rnic_side *s, const char *name, const char *link_args, uint8_t last)
+{
+	struct drnic_config cfg;
+	struct drnic_cq_attr ca = { 0 };
+	struct drnic_qp_init_attr qa = { 0 };
+	char v[64];
+
+	drnic_config_init(&cfg);
+	snprintf(cfg.name, sizeof(cfg.name), "%s", name);
+	if (drnic_config_set(&cfg, "progress", "inline") < 0 ||
+	    drnic_config_set(&cfg, "link_args", link_args) < 0)
+		return -EINVAL;
+	snprintf(v, sizeof(v), "02:00:00:00:00:%02x", last);
+	drnic_config_set(&cfg, "mac", v);
+	snprintf(v, sizeof(v), "10.0.0.%u", last);
+	drnic_config_set(&cfg, "ipv4", v);
+	s->dev = drnic_device_open(&cfg);
+	if (s->dev == NULL)
+		return -rte_errno;
+	s->pd = drnic_alloc_pd(s->dev);
+	ca.cqe = 1024;
+	ca.socket_id = -1;
+	ca.async_queue = drnic_device_async_queue(s->dev);
+	s->cq = drnic_cq_create(&ca);
+	if (s->pd == NULL || s->cq == NULL)
+		return -ENOMEM;
+	qa.send_cq = s->cq;
+	qa.recv_cq = s->cq;
+	qa.qp_type = DRNIC_QPT_RC;
+	qa.cap.max_send_wr = 64;
+	qa.cap.max_recv_wr = 64;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	s->qp = drnic_create_qp(s->pd, &qa);
+	if (s->qp == NULL)
+		return -rte_errno;
+	s->buf = drnic_alloc(RNIC_BUF_SIZE, 4096, -1);
+	if (s->buf == NULL)
+		return -ENOMEM;
+	s->mr = drnic_reg_mr(s->pd, s->buf, RNIC_BUF_SIZE,
+			     DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_WRITE |
+			     DRNIC_ACCESS_REMOTE_READ);
+	return s->mr == NULL ? -ENOMEM : 0;
+}
+
+static int
+capl_post(struct rnic_side *s, struct rnic_side *peer, enum drnic_wr_opcode op, uint64_t id,
+	  uint32_t off, uint32_t len)
+{
+	struct drnic_sge sge = { (uintptr_t)(s->buf + off), len, drnic_mr_lkey(s->mr) };
+	struct drnic_send_wr wr, *bad;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = op;
+	wr.send_flags = DRNIC_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)(peer->buf + off);
+	wr.wr.rdma.rkey = drnic_mr_rkey(peer->mr);
+	return drnic_post_send(s->qp, &wr, &bad);
+}
+
+/* Run @p cmd; its first output line in @p out. Returns its exit status or -1. */
+static int
+capl_run(const char *cmd, char *out, size_t len)
+{
+	FILE *f = popen(cmd, "r");
+	size_t n = 0;
+	int st;
+
+	out[0] = '\0';
+	if (f == NULL)
+		return -1;
+	while (n + 1 < len && fgets(out + n, (int)(len - n), f) != NULL)
+		n = strlen(out);
+	while (fgetc(f) != EOF)
+		;
+	st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static bool
+capl_have(const char *prog)
+{
+	char cmd[128], out[256];
+
+	snprintf(cmd, sizeof(cmd), "command -v %s", prog);
+	return capl_run(cmd, out, sizeof(out)) == 0;
+}
+
+/*
+ * Check @p file: @p tx outbound and @p rx inbound frames, none malformed,
+ * the opcodes of SEND, WRITE, READ and ACK present, every ICRC valid.
+ */
+static int
+capl_check_file(const char *file, uint64_t tx, uint64_t rx)
+{
+	char cmd[1024], out[4096];
+	unsigned long n_tx = 0, n_rx = 0, n_bad = 0, n_roce = 0, ok = 0, roce = 0;
+	int rc;
+
+	if (!capl_have("tshark")) {
+		printf("no tshark: file checks of %s skipped\n", file);
+		return TEST_SUCCESS;
+	}
+	/* Direction flags: 1 inbound, 2 outbound (pcapng epb_flags bits 0-1). */
+	snprintf(cmd, sizeof(cmd),
+		 "tshark -r %s --disable-protocol rpcordma -T fields -e frame.packet_flags_direction "
+		 "-e infiniband.bth.opcode -e _ws.malformed 2>&1 | awk -F'\\t' "
+		 "'{ if ($1 == \"2\" || $1 == \"0x00000002\") t++; else if ($1 == \"1\" || $1 == \"0x00000001\") r++; "
+		 "if ($2 != \"\") roce++; if ($3 != \"\") bad++ } "
+		 "END { printf \"%%d %%d %%d %%d\\n\", t, r, bad, roce }'", file);
+	rc = capl_run(cmd, out, sizeof(out));
+	TEST_ASSERT(rc == 0 && sscanf(out, "%lu %lu %lu %lu", &n_tx, &n_rx, &n_bad, &n_roce) == 4,
+		    "tshark fields of %s: %s", file, out);
+	printf("%s: tshark: %lu outbound, %lu inbound, %lu RoCE, %lu malformed\n", file, n_tx,
+	       n_rx, n_roce, n_bad);
+	TEST_ASSERT_EQUAL(n_tx, tx, "outbound frames in %s", file);
+	TEST_ASSERT_EQUAL(n_rx, rx, "inbound frames in %s", file);
+	TEST_ASSERT_EQUAL(n_roce, tx + rx, "every frame decoded as RoCE in %s", file);
+	TEST_ASSERT_EQUAL(n_bad, 0, "malformed frames in %s", file);
+	/* Expert info of error severity (e.g. bad lengths) would show here. */
+	snprintf(cmd, sizeof(cmd),
+		 "tshark -r %s --disable-protocol rpcordma -Y '_ws.expert.severity >= 8388608' "
+		 "2>/dev/null | wc -l", file);
+	TEST_ASSERT(capl_run(cmd, out, sizeof(out)) == 0 && strtoul(out, NULL, 10) == 0,
+		    "frames with expert errors in %s: %s", file, out);
+	snprintf(cmd, sizeof(cmd),
+		 "tshark -r %s --disable-protocol rpcordma -T fields -e infiniband.bth.opcode "
+		 "2>/dev/null | sort -u | tr '\\n' ' '", file);
+	TEST_ASSERT(capl_run(cmd, out, sizeof(out)) == 0, "tshark opcodes");
+	printf("%s: opcodes %s\n", file, out);
+	/* RC SEND only 4, WRITE only 10, READ request 12, READ response only
+	 * 16, ACK 17 (printed in decimal). */
+	TEST_ASSERT(strstr(out, "4 ") != NULL && strstr(out, "10 ") != NULL &&
+		    strstr(out, "12 ") != NULL && strstr(out, "16 ") != NULL &&
+		    strstr(out, "17 ") != NULL, "SEND, WRITE, READ and ACK opcodes in %s: %s",
+		    file, out);
+
+	if (access(CAPL_CHECKER, R_OK) != 0 || !capl_have("editcap") || !capl_have("python3")) {
+		printf("no %s or editcap: ICRC check skipped\n", CAPL_CHECKER);
+		return TEST_SUCCESS;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "editcap -F pcap %s %s.pcap && python3 %s %s.pcap | grep -o \"{.*}\"; rm -f %s.pcap",
+		 file, file, CAPL_CHECKER, file, file);
+	rc = capl_run(cmd, out, sizeof(out));
+	printf("%s: roce_pcap_check: %s", file, out);
+	TEST_ASSERT(strstr(out, "icrc_bad") == NULL, "bad ICRC in %s: %s", file, out);
+	{
+		const char *p = strstr(out, "'rocev2': "), *q = strstr(out, "'icrc_ok': ");
+
+		TEST_ASSERT(p != NULL && q != NULL, "checker output: %s", out);
+		roce = strtoul(p + 10, NULL, 10);
+		ok = strtoul(q + 11, NULL, 10);
+	}
+	TEST_ASSERT(roce == tx + rx && ok == roce, "every ICRC valid (%lu of %lu, %" PRIu64 " frames)",
+		    ok, roce, tx + rx);
+	return TEST_SUCCESS;
+}
+
+static int
+capture_link_autotest(void)
+{
+	char fa[128], fb[128], args[256];
+	struct rnic_pair_opts o = { .mode = DRNIC_PROGRESS_INLINE };
+	struct drnic_link_stats la, lb;
+	struct drnic_capture_stats ca, cb;
+	struct drnic_link_fault_stats fs;
+	struct drnic_link *lka, *lkb;
+	struct drnic_recv_wr rwr, *rbad;
+	struct drnic_sge sge;
+	struct drnic_wc wc[16];
+	struct rnic_pair p;
+	static const uint32_t send_len[] = { 16, 700, 1000 };
+	unsigned int i;
+	int rc = TEST_FAILED, got;
+
+	snprintf(fa, sizeof(fa), "/tmp/drnic-capl-%d-a.pcapng", (int)getpid());
+	snprintf(fb, sizeof(fb), "/tmp/drnic-capl-%d-b.pcapng", (int)getpid());
+	memset(&p, 0, sizeof(p));
+	p.mode = DRNIC_PROGRESS_INLINE;
+
+	/* Bad keys are refused at open. */
+	TEST_ASSERT(capl_side_open(&p.a, "capbad", "wire=capbad,capture=", 1) == -EINVAL,
+		    "empty capture= refused");
+	TEST_ASSERT(capl_side_open(&p.a, "capbad", "wire=capbad,capture=/x,capture_snaplen=0",
+				   1) == -EINVAL, "capture_snaplen=0 refused");
+	TEST_ASSERT(capl_side_open(&p.a, "capbad",
+				   "wire=capbad,capture=/nonexistent-dir/x.pcapng", 1) < 0,
+		    "unwritable capture file refused");
+	memset(&p, 0, sizeof(p));
+	p.mode = DRNIC_PROGRESS_INLINE;
+
+	/* A: capture from the configuration, after duplication (every 4th). */
+	snprintf(args, sizeof(args), "wire=capw,capture=%s,fault_dup=0.25,fault_seed=7", fa);
+	if (capl_side_open(&p.a, "capa", args, 1) < 0 ||
+	    capl_side_open(&p.b, "capb", "wire=capw", 2) < 0 ||
+	    rnic_qp_connect(&p.a, &p.b, &o) < 0 || rnic_qp_connect(&p.b, &p.a, &o) < 0) {
+		printf("cannot open the pair\n");
+		goto out;
+	}
+	lka = drnic_device_link(p.a.dev);
+	lkb = drnic_device_link(p.b.dev);
+	/* B: capture from the API. */
+	TEST_ASSERT_SUCCESS(drnic_link_capture_start(lkb, fb, 0), "capture start on B");
+	TEST_ASSERT_EQUAL(drnic_link_capture_start(lkb, fb, 0), -EBUSY, "second start refused");
+	drnic_link_stats_reset(lka);
+	drnic_link_stats_reset(lkb);
+
+	/* SENDs (single packets at path MTU 1024), WRITEs and READs of one
+	 * and of several packets. */
+	for (i = 0; i < RTE_DIM(send_len); i++) {
+		sge = (struct drnic_sge){ (uintptr_t)(p.b.buf + i * 4096), 4096,
+					  drnic_mr_lkey(p.b.mr) };
+		memset(&rwr, 0, sizeof(rwr));
+		rwr.wr_id = 100 + i;
+		rwr.sg_list = &sge;
+		rwr.num_sge = 1;
+		TEST_ASSERT_SUCCESS(drnic_post_recv(p.b.qp, &rwr, &rbad), "post_recv");
+		rnic_fill(p.a.buf + i * 4096, send_len[i], i);
+		TEST_ASSERT_SUCCESS(capl_post(&p.a, &p.b, DRNIC_WR_SEND, i, i * 4096, send_len[i]),
+				    "post send");
+	}
+	rnic_fill(p.a.buf + 65536, 8192, 77);
+	TEST_ASSERT_SUCCESS(capl_post(&p.a, &p.b, DRNIC_WR_RDMA_WRITE, 10, 65536, 100), "write");
+	TEST_ASSERT_SUCCESS(capl_post(&p.a, &p.b, DRNIC_WR_RDMA_WRITE, 11, 65536 + 100, 5000),
+			    "write");
+	rnic_fill(p.b.buf + 131072, 8192, 78);
+	TEST_ASSERT_SUCCESS(capl_post(&p.a, &p.b, DRNIC_WR_RDMA_READ, 20, 131072, 64), "read");
+	TEST_ASSERT_SUCCESS(capl_post(&p.a, &p.b, DRNIC_WR_RDMA_READ, 21, 131072 + 64, 3000),
+			    "read");
+	got = 0;
+	while (got < 7) {
+		int n = rnic_poll(&p.a, wc, 7 - got);
+
+		TEST_ASSERT(n > 0, "requester completions (%d of 7)", got);
+		for (i = 0; i < (unsigned int)n; i++)
+			TEST_ASSERT_EQUAL(wc[i].status, DRNIC_WC_SUCCESS, "wr %" PRIu64,
+					  wc[i].wr_id);
+		got += n;
+	}
+	TEST_ASSERT_EQUAL(rnic_poll(&p.b, wc, 3), 3, "receives");
+	TEST_ASSERT(memcmp(p.a.buf + 65536, p.b.buf + 65536, 5100) == 0, "written bytes");
+	TEST_ASSERT(memcmp(p.a.buf + 131072, p.b.buf + 131072, 3064) == 0, "read bytes");
+	/* Let the last ACKs arrive. */
+	for (i = 0; i < 1000; i++)
+		drnic_device_progress(p.a.dev);
+
+	drnic_link_stats_get(lka, &la);
+	drnic_link_stats_get(lkb, &lb);
+	TEST_ASSERT_SUCCESS(drnic_link_capture_stats(lka, &ca), "stats A");
+	TEST_ASSERT_SUCCESS(drnic_link_capture_stats(lkb, &cb), "stats B");
+	drnic_link_fault_stats(lka, &fs);
+	printf("A: link tx %" PRIu64 " rx %" PRIu64 ", capture %" PRIu64 " (dropped %" PRIu64
+	       "), duplicated %" PRIu64 "\n", la.tx_packets, la.rx_packets, ca.packets,
+	       ca.dropped, fs.duplicated);
+	printf("B: link tx %" PRIu64 " rx %" PRIu64 ", capture %" PRIu64 " (dropped %" PRIu64
+	       ")\n", lb.tx_packets, lb.rx_packets, cb.packets, cb.dropped);
+	TEST_ASSERT(fs.duplicated > 0, "some frames duplicated");
+	/* Frames sent before the stats reset (none: QPs connect without
+	 * traffic) would make these differ. */
+	TEST_ASSERT_EQUAL(ca.packets, la.tx_packets + la.rx_packets, "A: every frame mirrored");
+	TEST_ASSERT_EQUAL(cb.packets, lb.tx_packets + lb.rx_packets, "B: every frame mirrored");
+	TEST_ASSERT_EQUAL(ca.dropped + cb.dropped, 0, "nothing lost by the captures");
+	TEST_ASSERT_EQUAL(la.tx_packets, lb.rx_packets, "A's wire frames all reached B");
+	TEST_ASSERT_SUCCESS(drnic_link_capture_stop(lkb), "stop B");
+	TEST_ASSERT_EQUAL(drnic_link_capture_stop(lkb), -ENOENT, "stop B twice");
+	rnic_pair_close(&p);    /* closes A's capture */
+	memset(&p, 0, sizeof(p));
+
+	rc = capl_check_file(fa, la.tx_packets, la.rx_packets);
+	if (rc == TEST_SUCCESS)
+		rc = capl_check_file(fb, lb.tx_packets, lb.rx_packets);
+out:
+	rnic_pair_close(&p);
+	if (rc == TEST_SUCCESS) {
+		unlink(fa);
+		unlink(fb);
+	} else {
+		printf("files kept: %s %s\n", fa, fb);
+	}
+	return rc;
+}
+
+DRNIC_TEST_REGISTER(capture_link_autotest, DRNIC_TEST_FAST, capture_link_autotest);
