@@ -51,6 +51,7 @@ static void
 comp_progress(struct engine_qp *eq)
 {
 	eq->retry_left = eq->qp->attr.retry_cnt;
+	eq->alive_retries = 0;
 	if (eq->comp_idx != eq->req_idx || eq->req_off > 0)
 		engine_retry_arm(eq);
 	else
@@ -97,7 +98,9 @@ comp_retire(struct engine_qp *eq)
 			return n + 1;
 		}
 		if (w->state == WQE_DONE) {
-			/* READ or atomic with its response. */
+			/* READ or atomic with its response: no longer outstanding
+			 * (the responder may forget it once retired). */
+			eq->rd_outstanding--;
 		} else if (w->state == WQE_SENT && !engine_wqe_is_rd_atomic(w) && eq->any_acked &&
 			   drnic_psn_le(w->last_psn, eq->acked_psn)) {
 			/* SEND or WRITE acknowledged. */
@@ -169,8 +172,6 @@ comp_nak_error(struct engine_qp *eq, uint32_t psn, enum drnic_wc_status status)
 		return;
 	}
 	w = engine_sq_wqe(eq, (uint32_t)idx);
-	if (engine_wqe_is_rd_atomic(w) && w->state == WQE_SENT)
-		eq->rd_outstanding--;
 	w->state = WQE_FAILED;
 	w->status = (uint8_t)status;
 	/* Nothing after the failed WQE is sent again. */
@@ -207,6 +208,8 @@ comp_rnr(struct engine_qp *eq, uint32_t psn, uint8_t timer)
 	engine_qp_activate(eq);
 }
 
+static void comp_implied_nak(struct engine_qp *eq, uint32_t psn);
+
 static void
 comp_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 {
@@ -219,6 +222,7 @@ comp_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 		comp_ack_upto(eq, psn);
 		eq->rnr_retry_left = eq->qp->attr.rnr_retry;
 		comp_retire(eq);
+		comp_implied_nak(eq, psn);
 		break;
 	case DRNIC_AETH_RNR_NAK:
 		eq->stats.rnr_naks_rx++;
@@ -233,9 +237,10 @@ comp_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 
 			comp_ack_upto(eq, drnic_psn_sub(psn, 1));
 			comp_retire(eq);
+			comp_implied_nak(eq, psn);
 			idx = comp_find_wqe(eq, psn);
 			if (idx >= 0) {
-				req_rewind(eq, (uint32_t)idx);
+				req_rewind_psn(eq, (uint32_t)idx, psn);
 				/* An RNR wait in progress still applies. */
 				if (eq->rstate != REQ_WAIT_RNR)
 					eq->rstate = REQ_IDLE;
@@ -291,6 +296,72 @@ comp_scatter(const struct verbs_send_wqe *w, uint32_t off, const struct rte_mbuf
 	return len == 0 ? 0 : -ERANGE;
 }
 
+/*
+ * READ response @p psn is not the one expected. When it is well past the
+ * missing one (not merely reordered), ask for the rest of the READ from the
+ * missing PSN, once per gap, without going back: later requests are not
+ * affected. A lost re-read is recovered by the retransmit timer.
+ */
+static void
+comp_read_gap(struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t psn)
+{
+	struct drnic_wire_pkt pkt;
+	uint32_t from;
+
+	from = engine_read_partial(eq, w) ? eq->rd_psn : w->first_psn;
+	if (drnic_psn_diff(psn, from) < ENGINE_READ_GAP ||
+	    (eq->reread_sent && eq->reread_psn == from) || engine_port_room(eq->port) == 0)
+		return;
+	engine_read_request(eq, w, from, &pkt);
+	if (engine_qp_tx(eq, &pkt) < 0)
+		return;
+	eq->reread_sent = true;
+	eq->reread_psn = from;
+	eq->stats.retransmits++;
+}
+
+/*
+ * A response for PSN @p psn arrived: the responder answers in order, so
+ * every READ or atomic before that PSN was answered before it. One still
+ * waiting with nothing of its response lost it (an implied NAK): ask for it
+ * again at once (an atomic is answered from the responder's saved result),
+ * once per PSN, without going back: later requests are not resent. A lost
+ * re-request is recovered by the retransmit timer.
+ */
+static void
+comp_implied_nak(struct engine_qp *eq, uint32_t psn)
+{
+	struct drnic_wire_pkt pkt;
+	uint32_t i, from;
+
+	for (i = eq->comp_idx; i != eq->req_idx; i++) {
+		const struct verbs_send_wqe *w = engine_sq_wqe(eq, i);
+
+		if (drnic_psn_ge(w->last_psn, psn))
+			return;
+		if (!engine_wqe_is_rd_atomic(w) || w->state != WQE_SENT)
+			continue;
+		/* A READ whose response is partly here is left to the gap
+		 * rule and the timer: asking for its rest on every ACK
+		 * would resend it once per lost packet. */
+		if (engine_read_partial(eq, w))
+			return;
+		from = w->first_psn;
+		if ((eq->reread_sent && eq->reread_psn == from) || engine_port_room(eq->port) == 0)
+			return;
+		if (w->opcode == DRNIC_WR_RDMA_READ)
+			engine_read_request(eq, w, from, &pkt);
+		else
+			engine_atomic_request(eq, w, &pkt);
+		if (engine_qp_tx(eq, &pkt) < 0)
+			return;
+		eq->reread_sent = true;
+		eq->reread_psn = from;
+		eq->stats.retransmits++;
+		return;
+	}
+}
+
 static void
 comp_read_resp(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wire_pkt *pkt)
 {
@@ -303,6 +374,7 @@ comp_read_resp(struct engine_qp *eq, const struct rte_mbuf *m, const struct drni
 		/* Everything before the READ is acknowledged. */
 		comp_ack_upto(eq, drnic_psn_sub(psn, 1));
 		comp_retire(eq);
+		comp_implied_nak(eq, psn);
 	}
 	idx = comp_find_wqe(eq, psn);
 	if (idx < 0) {
@@ -310,10 +382,18 @@ comp_read_resp(struct engine_qp *eq, const struct rte_mbuf *m, const struct drni
 		return;
 	}
 	w = engine_sq_wqe(eq, (uint32_t)idx);
-	if (w->opcode != DRNIC_WR_RDMA_READ || w->state != WQE_SENT ||
-	    ((op->pos & DRNIC_WIRE_POS_FIRST) ? psn != w->first_psn : psn != eq->rd_psn)) {
+	if (w->opcode != DRNIC_WR_RDMA_READ || w->state != WQE_SENT) {
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
 		return;
+	}
+	/* In sequence: a FIRST (ONLY) starts the READ or the rest of it after
+	 * a partial re-read; other packets continue at rd_psn. */
+	if (psn != eq->rd_psn || !engine_read_partial(eq, w)) {
+		if (!(op->pos & DRNIC_WIRE_POS_FIRST) || psn != w->first_psn) {
+			comp_read_gap(eq, w, psn);
+			engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
+			return;
+		}
 	}
 	off = drnic_psn_sub(psn, w->first_psn) * eq->mtu;
 	if ((op->pos & DRNIC_WIRE_POS_LAST) ?
@@ -332,7 +412,6 @@ comp_read_resp(struct engine_qp *eq, const struct rte_mbuf *m, const struct drni
 	comp_progress(eq);
 	if (op->pos & DRNIC_WIRE_POS_LAST) {
 		w->state = WQE_DONE;
-		eq->rd_outstanding--;
 		comp_ack_upto(eq, psn);
 		comp_retire(eq);
 		comp_wake_requester(eq);
@@ -352,6 +431,7 @@ comp_atomic_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	}
 	comp_ack_upto(eq, drnic_psn_sub(psn, 1));
 	comp_retire(eq);
+	comp_implied_nak(eq, psn);
 	idx = comp_find_wqe(eq, psn);
 	if (idx < 0) {
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_GHOST_RESP);
@@ -366,7 +446,6 @@ comp_atomic_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	/* The original value lands in the local buffer in host order. */
 	memcpy((void *)(uintptr_t)w->sge[0].addr, &pkt->atomic_orig, sizeof(uint64_t));
 	w->state = WQE_DONE;
-	eq->rd_outstanding--;
 	comp_ack_upto(eq, psn);
 	comp_retire(eq);
 	comp_wake_requester(eq);
@@ -381,6 +460,7 @@ comp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_QP_STATE);
 		return;
 	}
+	eq->peer_heard = true;
 	if (eq->comp_idx == eq->req_idx && eq->req_off == 0) {
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_GHOST_RESP);
 		return;
@@ -416,10 +496,17 @@ comp_timeout(struct engine_qp *eq)
 		return;
 	}
 	eq->stats.timeouts++;
+	/* A peer that keeps answering (duplicate ACKs, replays) is alive: an
+	 * engine short of CPU, or a long replay, made this timeout, not a
+	 * lost peer. Bounded, so a peer that never makes progress still ends
+	 * the WQE. A gone peer answers nothing: retry_cnt applies exactly. */
+	if (eq->peer_heard && eq->alive_retries < ENGINE_ALIVE_RETRIES) {
+		eq->alive_retries++;
+		eq->retry_left++;     /* taken again below */
+	}
+	eq->peer_heard = false;
 	if (eq->retry_left == 0) {
 		w = engine_sq_wqe(eq, eq->comp_idx);
-		if (engine_wqe_is_rd_atomic(w) && w->state == WQE_SENT)
-			eq->rd_outstanding--;
 		w->state = WQE_FAILED;
 		w->status = DRNIC_WC_RETRY_EXC_ERR;
 		eq->req_idx = eq->comp_idx + 1;
@@ -431,7 +518,15 @@ comp_timeout(struct engine_qp *eq)
 		return;
 	}
 	eq->retry_left--;
-	req_rewind(eq, eq->comp_idx);
+	/* A READ with part of its response asks for the rest only. */
+	w = engine_sq_wqe(eq, eq->comp_idx);
+	eq->rd_resume = w->state == WQE_SENT && engine_read_partial(eq, w);
+	eq->reread_sent = false;
+	/* A SEND or WRITE resumes after what the responder acknowledged. */
+	if (eq->any_acked)
+		req_rewind_psn(eq, eq->comp_idx, drnic_psn_add(eq->acked_psn, 1));
+	else
+		req_rewind(eq, eq->comp_idx);
 	eq->rstate = REQ_IDLE;
 	engine_retry_arm(eq);
 	engine_qp_activate(eq);

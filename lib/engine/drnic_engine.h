@@ -12,6 +12,7 @@
  */
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "drnic_verbs.h"
 #include "drnic_wire.h"
@@ -44,6 +45,9 @@ struct drnic_engine_stats {
 	uint64_t wqes;             /**< send WQEs started */
 	uint64_t cqes;             /**< completions produced */
 	uint64_t nomem;            /**< mbuf allocation failures (retried) */
+	/** QP deadlines (retransmit timeout, end of an RNR wait) that woke a
+	 * QP sleeping in the engine's timer wheel, off the active list. */
+	uint64_t timers;
 	uint64_t wire_drops[DRNIC_WIRE_DROP_MAX];     /**< by enum drnic_wire_drop */
 	uint64_t drops[DRNIC_ENGINE_DROP_MAX];        /**< by enum drnic_engine_drop */
 };
@@ -84,6 +88,25 @@ const char *drnic_engine_drop_name(enum drnic_engine_drop reason);
  */
 int drnic_engine_stats_get(struct drnic_device *dev, unsigned int index,
 			   struct drnic_engine_stats *stats);
+
+/**
+ * Print a QP's transport state (requester, completer, responder: states,
+ * PSNs, indices, timers) to @p f, for diagnosis. Read without the engine's
+ * cooperation: a snapshot that may be torn while the QP is busy.
+ */
+void drnic_qp_dump(const struct drnic_qp *qp, FILE *f);
+
+/**
+ * Count the mbufs of the engines' frame pool (one pool per process, made by
+ * the first drnic_device_open() and kept until exit). Once every device is
+ * closed, @p avail equals @p size: anything else is a leak.
+ *
+ * @param avail  receives the mbufs in the pool (including per-lcore caches).
+ * @param size   receives the pool's size.
+ * @return 0; -EINVAL when an argument is NULL; -ENOENT when no device was
+ *         ever opened (no pool).
+ */
+int drnic_engine_mbuf_count(unsigned int *avail, unsigned int *size);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
  *   completer) -> active QPs (responder output, requester) -> link tx.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -76,6 +77,23 @@ drnic_engine_stats_get(struct drnic_device *dev, unsigned int index,
 		return -EINVAL;
 	eng = dev->eng[index].engine;
 	*stats = eng->stats;
+	return 0;
+}
+
+int
+drnic_engine_mbuf_count(unsigned int *avail, unsigned int *size)
+{
+	struct rte_mempool *mp;
+
+	if (avail == NULL || size == NULL)
+		return -EINVAL;
+	pthread_mutex_lock(&engine_lock);
+	mp = engine_pool;
+	pthread_mutex_unlock(&engine_lock);
+	if (mp == NULL)
+		return -ENOENT;
+	*avail = rte_mempool_avail_count(mp);
+	*size = mp->size;
 	return 0;
 }
 
@@ -205,7 +223,7 @@ engine_qp_build_template(struct engine_qp *eq)
 	unsigned int sgid = ah->grh.sgid_index;
 
 	drnic_wire_pkt_init(p);
-	memcpy(p->eth.src, dev->cfg.mac, 6);
+	memcpy(p->eth.src, dev->link->mac, 6);   /* ethdev links use the port's MAC */
 	memcpy(p->eth.dst, qp->dmac, 6);
 	if (sgid < dev->nb_gids && dev->gid_is_v4[sgid]) {
 		p->ip.version = 4;
@@ -262,23 +280,41 @@ engine_qp_busy(struct engine_qp *eq)
 	if (st == DRNIC_QPS_ERR)
 		return eq->ack_pending || verbs_wq_posted(&qp->sq, eq->comp_idx) != 0 ||
 		       verbs_wq_posted(&qp->rq, eq->rq_idx) != 0;
-	if (eq->ack_pending || eq->rd_head != eq->rd_tail)
+	if (eq->ack_pending || eq->rtx_head != eq->rtx_tail)
 		return true;
-	if (!eq->req_init || (st != DRNIC_QPS_RTS && st != DRNIC_QPS_SQD))
+	if (!eq->req_init || st != DRNIC_QPS_RTS)
 		return false;
-	if (eq->retry_deadline_ns != 0)
-		return true;  /* the retransmit timer runs */
-	if (st != DRNIC_QPS_RTS)
-		return false;
+	/* A QP that waits for an ACK, a retransmit timeout or the end of an
+	 * RNR wait is not busy: the timer wheel or the ACK wakes it. */
 	switch (eq->rstate) {
 	case REQ_SENDING:
-	case REQ_WAIT_RNR:
 		return true;
 	case REQ_IDLE:
 		return atomic_load_explicit(&qp->sq.prod, memory_order_acquire) != eq->req_idx;
 	default:
 		return false;  /* woken by the completer */
 	}
+}
+
+/* The next deadline an idle QP waits for, or 0. */
+static uint64_t
+engine_qp_deadline(const struct engine_qp *eq)
+{
+	uint64_t d = eq->retry_deadline_ns;
+
+	if (eq->rstate == REQ_WAIT_RNR && (d == 0 || eq->rnr_deadline_ns < d))
+		d = eq->rnr_deadline_ns;
+	return d;
+}
+
+/* Timer wheel callback: the QP's deadline came; its step looks at it. */
+static void
+engine_qp_timer_fire(struct engine_timer *t, void *arg)
+{
+	struct engine_qp *eq = container_of(t, struct engine_qp, tmr);
+
+	RTE_SET_USED(arg);
+	engine_qp_activate(eq);
 }
 
 static int
@@ -310,7 +346,8 @@ engine_qp_step(struct engine_qp *eq, uint16_t room)
 			verbs_qp_event(eq->qp, DRNIC_EVENT_SQ_DRAINED);
 	}
 	if (eq->req_init && (st == DRNIC_QPS_RTS || st == DRNIC_QPS_SQD)) {
-		if (eq->retry_deadline_ns != 0 && engine_now_ns(eq->eng) >= eq->retry_deadline_ns) {
+		if (eq->retry_deadline_ns != 0 && !eq->eng->rx_backlog &&
+		    engine_now_ns(eq->eng) >= eq->retry_deadline_ns) {
 			comp_timeout(eq);
 			work++;
 		}
@@ -366,6 +403,7 @@ engine_rx(struct engine *eng)
 {
 	struct rte_mbuf *m[ENGINE_BURST];
 	unsigned int i, total = 0;
+	bool backlog = false;
 	uint16_t n, j;
 
 	for (i = 0; i < eng->nb_ports; i++) {
@@ -379,9 +417,13 @@ engine_rx(struct engine *eng)
 		}
 		if (n > 0)
 			rte_pktmbuf_free_bulk(m, n);
+		if (n == ENGINE_BURST)
+			backlog = true;
 		total += n;
 	}
 	eng->stats.rx_packets += total;
+	eng->rx_backlog_loops = backlog ? eng->rx_backlog_loops + 1 : 0;
+	eng->rx_backlog = backlog && eng->rx_backlog_loops < ENGINE_BACKLOG_LOOPS;
 	return (int)total;
 }
 
@@ -478,6 +520,7 @@ engine_ctrl_handle(struct engine *eng, struct engine_ctrl *c)
 		engine_doorbells(eng, UINT32_MAX);
 		if (eq->on_active)
 			TAILQ_REMOVE(&eng->active, eq, active_next);
+		timer_cancel(&eng->wheel, &eq->tmr);
 		TAILQ_REMOVE(&eng->all, eq, all_next);
 		eng->nb_qp--;
 		break;
@@ -503,6 +546,13 @@ engine_run_once(struct engine *eng)
 	}
 	work += (int)engine_doorbells(eng, ENGINE_BURST * 4);
 	work += engine_rx(eng);
+	if (eng->wheel.armed > 0 && !eng->rx_backlog) {
+		unsigned int fired = timer_wheel_run(&eng->wheel, engine_now_ns(eng),
+						     engine_qp_timer_fire, eng);
+
+		eng->stats.timers += fired;
+		work += (int)fired;
+	}
 
 	for (eq = TAILQ_FIRST(&eng->active); eq != NULL; eq = tmp) {
 		uint16_t room;
@@ -525,6 +575,12 @@ engine_run_once(struct engine *eng)
 		    VERBS_DB_IDLE) {
 			eq->on_active = true;
 			TAILQ_INSERT_TAIL(&eng->active, eq, active_next);
+		} else {
+			uint64_t d = engine_qp_deadline(eq);
+
+			/* Waits for a deadline: sleep in the wheel. */
+			if (d != 0)
+				timer_arm(&eng->wheel, &eq->tmr, d);
 		}
 	}
 	for (i = 0; i < eng->nb_ports; i++)
@@ -652,6 +708,7 @@ engine_new(unsigned int lcore, bool inline_mode, int socket)
 	eng->inline_mode = inline_mode;
 	eng->pool = engine_pool;
 	eng->clock.now_ns = engine_tsc_now_ns;
+	timer_wheel_init(&eng->wheel, engine_now_ns(eng));
 	atomic_flag_clear(&eng->running);
 	atomic_init(&eng->stop, false);
 	TAILQ_INIT(&eng->all);
@@ -810,6 +867,16 @@ engine_qp_attach(struct drnic_qp *qp)
 				qp->dev->cfg.socket_id);
 	if (eq == NULL)
 		return -ENOMEM;
+	eq->rd_mask = rte_align32pow2(2 * RTE_MAX(qp->dev->cfg.max_rd_atomic, 1u)) - 1;
+	eq->rtx_mask = 4 * (eq->rd_mask + 1) - 1;
+	eq->rd = rte_zmalloc_socket("drnic_engine_rd", sizeof(eq->rd[0]) * (eq->rd_mask + 1) +
+				    sizeof(eq->rtx[0]) * (eq->rtx_mask + 1),
+				    RTE_CACHE_LINE_SIZE, qp->dev->cfg.socket_id);
+	if (eq->rd == NULL) {
+		rte_free(eq);
+		return -ENOMEM;
+	}
+	eq->rtx = (struct resp_tx *)(void *)(eq->rd + eq->rd_mask + 1);
 	eq->qp = qp;
 	eq->eng = eng;
 	eq->req_idx = eq->comp_idx = atomic_load(&qp->sq.cons);
@@ -818,6 +885,7 @@ engine_qp_attach(struct drnic_qp *qp)
 	rc = engine_ctrl_call(eng, ENGINE_CTRL_QP_ADD, eq, qp->dev->eng[qp->engine].link_queue);
 	if (rc < 0) {
 		qp->eng_priv = NULL;
+		rte_free(eq->rd);
 		rte_free(eq);
 	}
 	return rc;
@@ -832,6 +900,7 @@ engine_qp_detach(struct drnic_qp *qp)
 		return;
 	engine_ctrl_call(eq->eng, ENGINE_CTRL_QP_DEL, eq, 0);
 	qp->eng_priv = NULL;
+	rte_free(eq->rd);
 	rte_free(eq);
 }
 
@@ -877,6 +946,41 @@ engine_qp_tx(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	engine_port_tx(eq->port, m);
 	eq->stats.tx_packets++;
 	return 0;
+}
+
+void
+drnic_qp_dump(const struct drnic_qp *qp, FILE *f)
+{
+	const struct engine_qp *eq;
+
+	if (qp == NULL || f == NULL)
+		return;
+	eq = qp->eng_priv;
+	fprintf(f, "qp#%u %s sq prod %u cons %u, rq prod %u cons %u, db %u\n", qp->qp_num,
+		drnic_qp_state_str(verbs_qp_state(qp)), atomic_load(&qp->sq.prod),
+		atomic_load(&qp->sq.cons), atomic_load(&qp->rq.prod), atomic_load(&qp->rq.cons),
+		atomic_load(&qp->db));
+	if (eq == NULL)
+		return;
+	fprintf(f, "  req %s idx %u off %u npsn %u rd_out %u retry_left %u rnr_left %u"
+		" retry_deadline %" PRIu64 " rnr_deadline %" PRIu64 " (now %" PRIu64 ")"
+		" on_active %d timer %d@%" PRIu64 "\n",
+		req_state_names[eq->rstate], eq->req_idx, eq->req_off, eq->npsn,
+		eq->rd_outstanding, eq->retry_left, eq->rnr_retry_left, eq->retry_deadline_ns,
+		eq->rnr_deadline_ns, engine_now_ns(eq->eng), eq->on_active, eq->tmr.armed,
+		eq->tmr.deadline_ns);
+	fprintf(f, "  comp %s idx %u acked %u (%d) rd_psn %u\n", comp_state_names[eq->cstate],
+		eq->comp_idx, eq->acked_psn, eq->any_acked, eq->rd_psn);
+	if (eq->comp_idx != eq->req_idx || eq->req_off > 0) {
+		const struct verbs_send_wqe *w = engine_sq_wqe(eq, eq->comp_idx);
+
+		fprintf(f, "  oldest WQE op %u len %u psn %u..%u state %u\n", w->opcode,
+			w->length, w->first_psn, w->last_psn, w->state);
+	}
+	fprintf(f, "  resp %s epsn %u msn %u rq_idx %u ack_pending %d syn 0x%x psn %u"
+		" nak_seq_sent %d rtx %u..%u\n", resp_state_names[eq->sstate], eq->epsn, eq->msn,
+		eq->rq_idx, eq->ack_pending, eq->ack_syn, eq->ack_psn, eq->nak_seq_sent,
+		eq->rtx_head, eq->rtx_tail);
 }
 
 int
@@ -949,6 +1053,7 @@ engine_tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "wqes", st.wqes);
 	rte_tel_data_add_dict_u64(d, "cqes", st.cqes);
 	rte_tel_data_add_dict_u64(d, "nomem", st.nomem);
+	rte_tel_data_add_dict_u64(d, "timers", st.timers);
 	for (i = 1; i < DRNIC_WIRE_DROP_MAX; i++) {
 		snprintf(name, sizeof(name), "drop_%s", drnic_wire_drop_name((enum drnic_wire_drop)i));
 		rte_tel_data_add_dict_u64(d, name, st.wire_drops[i]);

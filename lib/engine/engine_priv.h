@@ -26,6 +26,7 @@
 
 #include "drnic_engine.h"
 #include "drnic_wire.h"
+#include "timer.h"
 #include "verbs_objects.h"
 
 extern int engine_logtype;
@@ -37,11 +38,19 @@ extern int engine_logtype;
 
 #define ENGINE_BURST 32
 #define ENGINE_MAX_PORTS 16
+/* A READ response this many PSNs past a missing one makes the requester
+ * ask again for the rest of the READ from the missing PSN (reordering by
+ * fewer packets is waited out). */
+#define ENGINE_READ_GAP 24
 /* Most PSNs a requester keeps unacknowledged (well inside 2^23). */
 #define ENGINE_MAX_INFLIGHT_PSN 4096
 /* A long message asks for an ACK at least every this many packets, so the
  * requester sees progress (and its retransmit timer restarts). */
 #define ENGINE_ACKREQ_EVERY 64
+/* Timeouts in a row, with the peer answering, that keep retry_cnt whole. */
+#define ENGINE_ALIVE_RETRIES 32
+/* Full receive bursts in a row that hold retransmit timeouts back. */
+#define ENGINE_BACKLOG_LOOPS 64
 /* Packets one QP may produce per visit, for fairness. */
 #define ENGINE_QP_BUDGET 64
 
@@ -98,15 +107,24 @@ enum wqe_state {
 	WQE_FAILED,          /* completed in error (status says why) */
 };
 
-/* A READ or atomic the responder owes a response to. */
+/* A READ or atomic the responder executed (its resource): what it takes to
+ * answer it again when the request comes back. */
 struct resp_rd {
 	uint8_t atomic;      /* 0: READ, 1: atomic */
 	uint32_t psn;        /* first PSN of the request */
 	uint32_t npkts;      /* response packets */
-	uint32_t sent;       /* response packets sent */
 	uint64_t va;
 	uint32_t len;
 	uint64_t orig;       /* atomic: original value */
+};
+
+/* A response to send: packets from @next on of resource @res. */
+struct resp_tx {
+	uint32_t res;        /* resource number (rd_tail when it was made) */
+	uint32_t psn;        /* its PSN, to tell a reused slot */
+	uint32_t start;      /* first packet sent (a FIRST or ONLY) */
+	uint32_t next;       /* next packet */
+	bool is_new;         /* answers a new request (counts in rd_pending) */
 };
 
 struct engine;
@@ -119,6 +137,9 @@ struct engine_qp {
 	struct engine_port *port;
 	TAILQ_ENTRY(engine_qp) all_next;
 	TAILQ_ENTRY(engine_qp) active_next;
+	/* Armed while the QP is off the active list and waits for a
+	 * retransmit timeout or an RNR wait to end. */
+	struct engine_timer tmr;
 	bool on_active;
 	bool req_init;
 	bool resp_init;
@@ -135,12 +156,17 @@ struct engine_qp {
 	uint32_t req_sge;        /* SGE cursor of sq[req_idx] */
 	uint32_t req_sge_off;
 	uint32_t npsn;           /* next PSN to send */
-	uint32_t rd_outstanding; /* READ/atomic WQEs sent, not done */
+	uint32_t rd_outstanding; /* READ/atomic WQEs sent, not retired */
 	uint64_t rnr_deadline_ns;
 	uint8_t rnr_retry_left;
 	uint8_t retry_left;      /* transport retries left (retry_cnt) */
 	/* Retransmit timer: 0 when nothing is outstanding (or timeout 0). */
 	uint64_t retry_deadline_ns;
+	/* The peer answered something since the last timeout (it is alive,
+	 * only slow or busy replaying); such timeouts do not use up
+	 * retry_cnt, ENGINE_ALIVE_RETRIES of them in a row at most. */
+	bool peer_heard;
+	uint8_t alive_retries;
 
 	/* Completer. */
 	enum comp_state cstate;
@@ -148,6 +174,9 @@ struct engine_qp {
 	uint32_t acked_psn;      /* highest PSN acknowledged (valid if any_acked) */
 	bool any_acked;
 	uint32_t rd_psn;         /* next READ response PSN expected */
+	uint32_t reread_psn;     /* a re-read from here was sent (if reread_sent) */
+	bool reread_sent;
+	bool rd_resume;          /* resend the oldest READ from rd_psn only */
 
 	/* Responder. */
 	enum resp_state sstate;
@@ -163,10 +192,21 @@ struct engine_qp {
 	uint8_t ack_syn;         /* syndrome of the pending ACK/NAK */
 	uint32_t ack_psn;
 	bool nak_seq_sent;       /* one PSN-sequence NAK per gap */
-	struct resp_rd rd[VERBS_MAX_RD_ATOMIC];
-	uint32_t rd_head;        /* next to send */
-	uint32_t rd_tail;        /* next free; entries before rd_head stay as
-				  * history for duplicate READ/atomic requests */
+	/* READ/atomic resources: the last rd_mask + 1 executed (twice the
+	 * device's max_rd_atomic, a power of two). A requester keeps at most
+	 * max_rd_atomic <= max_dest_rd_atomic of them unretired, so every
+	 * duplicate it sends is answered from here: READs from memory,
+	 * atomics from their saved result (never executed twice). Only new
+	 * requests take a resource; duplicates never push one out. */
+	struct resp_rd *rd;
+	uint32_t rd_mask;
+	uint32_t rd_tail;        /* resources made */
+	uint32_t rd_pending;     /* new requests not fully answered */
+	/* Responses to send, in order (new ones and replays). */
+	struct resp_tx *rtx;
+	uint32_t rtx_mask;
+	uint32_t rtx_head;
+	uint32_t rtx_tail;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -216,6 +256,14 @@ struct engine {
 	unsigned int nb_ports;
 	TAILQ_HEAD(, engine_qp) all;
 	TAILQ_HEAD(, engine_qp) active;
+	struct engine_wheel wheel;   /* QPs waiting for a deadline */
+	/* The last receive filled a burst: frames wait in our own queues, so
+	 * an ACK may be among them; retransmit timeouts wait for the engine
+	 * to catch up (an engine starved of CPU must not mistake its own
+	 * backlog for loss). Bounded: after ENGINE_BACKLOG_LOOPS full
+	 * receives in a row, timeouts run anyway. */
+	bool rx_backlog;
+	unsigned int rx_backlog_loops;
 
 	struct drnic_engine_stats stats;
 	TAILQ_ENTRY(engine) next;
@@ -236,6 +284,7 @@ void engine_qp_build_template(struct engine_qp *eq);
 int engine_qp_tx(struct engine_qp *eq, const struct drnic_wire_pkt *pkt);
 void engine_retry_arm(struct engine_qp *eq);
 void req_rewind(struct engine_qp *eq, uint32_t idx);
+void req_rewind_psn(struct engine_qp *eq, uint32_t idx, uint32_t psn);
 int resp_send_ack(struct engine_qp *eq);
 
 /* requester.c */
@@ -288,6 +337,52 @@ engine_wqe_is_rd_atomic(const struct verbs_send_wqe *w)
 {
 	return w->opcode == DRNIC_WR_RDMA_READ || w->opcode == DRNIC_WR_ATOMIC_CMP_AND_SWP ||
 	       w->opcode == DRNIC_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* READ @p w has its responses up to rd_psn (exclusive) and no further:
+ * the rest can be asked for from rd_psn (a partial re-read). */
+static inline bool
+engine_read_partial(const struct engine_qp *eq, const struct verbs_send_wqe *w)
+{
+	return w->opcode == DRNIC_WR_RDMA_READ && drnic_psn_gt(eq->rd_psn, w->first_psn) &&
+	       drnic_psn_le(eq->rd_psn, w->last_psn);
+}
+
+/* A READ request packet for @p w from PSN @p psn on (the whole READ when
+ * @p psn is its first PSN; the rest of it otherwise). */
+static inline void
+engine_read_request(const struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t psn,
+		    struct drnic_wire_pkt *pkt)
+{
+	uint32_t off = drnic_psn_sub(psn, w->first_psn) * eq->mtu;
+
+	*pkt = eq->tmpl;
+	pkt->bth.opcode = DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST;
+	pkt->bth.psn = psn;
+	pkt->bth.ackreq = true;
+	pkt->reth.va = w->remote_addr + off;
+	pkt->reth.rkey = w->rkey;
+	pkt->reth.dmalen = w->length - off;
+}
+
+/* The request packet of atomic WQE @p w (at its PSN). */
+static inline void
+engine_atomic_request(const struct engine_qp *eq, const struct verbs_send_wqe *w,
+		      struct drnic_wire_pkt *pkt)
+{
+	*pkt = eq->tmpl;
+	pkt->bth.psn = w->first_psn;
+	pkt->bth.ackreq = true;
+	pkt->atomic.va = w->remote_addr;
+	pkt->atomic.rkey = w->rkey;
+	if (w->opcode == DRNIC_WR_ATOMIC_CMP_AND_SWP) {
+		pkt->bth.opcode = DRNIC_WIRE_OP_RC_COMPARE_SWAP;
+		pkt->atomic.swap_add = w->swap;
+		pkt->atomic.cmp = w->compare_add;
+	} else {
+		pkt->bth.opcode = DRNIC_WIRE_OP_RC_FETCH_ADD;
+		pkt->atomic.swap_add = w->compare_add;
+	}
 }
 
 #endif /* ENGINE_PRIV_H */

@@ -240,26 +240,20 @@ req_send_rd_atomic(struct engine_qp *eq, struct verbs_send_wqe *w)
 	pkt.bth.psn = eq->npsn;
 	pkt.bth.ackreq = true;
 	if (w->opcode == DRNIC_WR_RDMA_READ) {
-		pkt.bth.opcode = DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST;
-		pkt.reth.va = w->remote_addr;
-		pkt.reth.rkey = w->rkey;
-		pkt.reth.dmalen = w->length;
+		/* After a timeout, the oldest READ asks only for what is missing. */
+		bool resume = eq->rd_resume && eq->req_idx == eq->comp_idx &&
+			      engine_read_partial(eq, w);
+
+		engine_read_request(eq, w, resume ? eq->rd_psn : w->first_psn, &pkt);
 	} else {
-		pkt.bth.opcode = w->opcode == DRNIC_WR_ATOMIC_CMP_AND_SWP ?
-				 DRNIC_WIRE_OP_RC_COMPARE_SWAP : DRNIC_WIRE_OP_RC_FETCH_ADD;
-		pkt.atomic.va = w->remote_addr;
-		pkt.atomic.rkey = w->rkey;
-		if (w->opcode == DRNIC_WR_ATOMIC_CMP_AND_SWP) {
-			pkt.atomic.swap_add = w->swap;
-			pkt.atomic.cmp = w->compare_add;
-		} else {
-			pkt.atomic.swap_add = w->compare_add;
-		}
+		engine_atomic_request(eq, w, &pkt);
 	}
 	rc = engine_qp_tx(eq, &pkt);
 	if (rc < 0)
 		return rc;
 	eq->npsn = drnic_psn_add(w->last_psn, 1);
+	if (w->opcode == DRNIC_WR_RDMA_READ)
+		eq->rd_resume = false;
 	w->state = WQE_SENT;
 	eq->rd_outstanding++;
 	eq->req_idx++;
@@ -278,7 +272,7 @@ req_rewind(struct engine_qp *eq, uint32_t idx)
 
 		if (w->state == WQE_FAILED)
 			break;
-		if (engine_wqe_is_rd_atomic(w) && w->state == WQE_SENT)
+		if (engine_wqe_is_rd_atomic(w) && (w->state == WQE_SENT || w->state == WQE_DONE))
 			eq->rd_outstanding--;
 		w->state = WQE_POSTED;
 	}
@@ -288,6 +282,34 @@ req_rewind(struct engine_qp *eq, uint32_t idx)
 	eq->req_off = 0;
 	eq->req_sge = 0;
 	eq->req_sge_off = 0;
+}
+
+/*
+ * Go back to PSN @p psn of WQE @p idx: a SEND or WRITE resumes there (a
+ * MIDDLE or LAST packet: the responder is inside the message, expecting
+ * that PSN); anything else, or the first PSN, restarts the WQE.
+ */
+void
+req_rewind_psn(struct engine_qp *eq, uint32_t idx, uint32_t psn)
+{
+	struct verbs_send_wqe *w = engine_sq_wqe(eq, idx);
+	uint32_t k, off, i;
+
+	req_rewind(eq, idx);
+	if (engine_wqe_is_rd_atomic(w) || w->state != WQE_POSTED ||
+	    !drnic_psn_gt(psn, w->first_psn) || !drnic_psn_le(psn, w->last_psn))
+		return;
+	k = drnic_psn_sub(psn, w->first_psn);
+	off = k * eq->mtu;
+	w->state = WQE_SENDING;
+	eq->npsn = psn;
+	eq->req_off = off;
+	if (w->inl)
+		return;
+	for (i = 0; i < w->num_sge && off >= w->sge[i].length; i++)
+		off -= w->sge[i].length;
+	eq->req_sge = i;
+	eq->req_sge_off = off;
 }
 
 int

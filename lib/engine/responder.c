@@ -10,8 +10,18 @@
  *   IDLE --*_ONLY, READ, atomic--> IDLE;   any --error--> ERROR (QP in ERR)
  *
  * A failed check touches no memory. Receiving a request never needs transmit
- * room: what is owed is recorded on the QP (ACKs coalesce into one) and the
- * QP goes on the active list.
+ * room: what is owed is recorded on the QP and the QP goes on the active
+ * list.
+ *
+ * ACK coalescing: an ACK is owed only for packets with AckReq (the requester
+ * sets it on the last packet of each message and every ENGINE_ACKREQ_EVERY
+ * packets of a long one), and owed ACKs coalesce into one (the highest PSN)
+ * until the QP's step sends it: at most one ACK per QP per received burst.
+ * A NAK owed wins over ACKs; a PSN-sequence NAK is sent once per gap.
+ *
+ * READ and atomic resources (struct resp_rd) are kept for the last
+ * rd_mask + 1 new requests; duplicates are answered from them (see
+ * resp_duplicate()) and queued for sending in struct resp_tx order.
  */
 #include <errno.h>
 #include <string.h>
@@ -252,13 +262,38 @@ resp_write(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wi
 		resp_owe_ack(eq, psn);
 }
 
-/* Room for one more READ/atomic response. */
+/* Room for one more new READ/atomic request (max_dest_rd_atomic). */
 static bool
 resp_rd_room(const struct engine_qp *eq)
 {
 	uint32_t max = eq->qp->attr.max_dest_rd_atomic;
 
-	return eq->rd_tail - eq->rd_head < RTE_MIN(max, (uint32_t)VERBS_MAX_RD_ATOMIC);
+	return eq->rd_pending < RTE_MIN(max, (eq->rd_mask + 1) / 2) &&
+	       eq->rtx_tail - eq->rtx_head <= eq->rtx_mask;
+}
+
+/* Queue the response of resource @p res from packet @p from on. */
+static void
+resp_tx_queue(struct engine_qp *eq, uint32_t res, uint32_t from, bool is_new)
+{
+	struct resp_tx *t = &eq->rtx[eq->rtx_tail & eq->rtx_mask];
+
+	t->res = res;
+	t->psn = eq->rd[res & eq->rd_mask].psn;
+	t->next = from;
+	t->start = from;
+	t->is_new = is_new;
+	eq->rtx_tail++;
+	if (is_new)
+		eq->rd_pending++;
+	engine_qp_activate(eq);
+}
+
+/* A new resource (the oldest one is forgotten). */
+static struct resp_rd *
+resp_rd_new(struct engine_qp *eq)
+{
+	return &eq->rd[eq->rd_tail++ & eq->rd_mask];
 }
 
 static void
@@ -269,6 +304,8 @@ resp_read(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	struct resp_rd *r;
 	uint8_t *va;
 
+	/* More READ/atomics outstanding than max_dest_rd_atomic allows: an
+	 * invalid request (IBA 9.7.5.2.8). */
 	if (!resp_rd_room(eq)) {
 		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
 		return;
@@ -283,17 +320,15 @@ resp_read(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 		resp_fatal(eq, DRNIC_NAK_REMOTE_ACCESS, psn, DRNIC_EVENT_QP_ACCESS_ERR);
 		return;
 	}
-	r = &eq->rd[eq->rd_tail % VERBS_MAX_RD_ATOMIC];
+	r = resp_rd_new(eq);
 	r->atomic = 0;
 	r->psn = psn;
 	r->npkts = engine_npkts(pkt->reth.dmalen, eq->mtu);
-	r->sent = 0;
 	r->va = pkt->reth.va;
 	r->len = pkt->reth.dmalen;
-	eq->rd_tail++;
 	eq->epsn = drnic_psn_add(psn, r->npkts);
 	eq->msn = (eq->msn + 1) & DRNIC_MSN_MASK;
-	engine_qp_activate(eq);
+	resp_tx_queue(eq, eq->rd_tail - 1, 0, true);
 }
 
 static void
@@ -327,69 +362,71 @@ resp_atomic(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	} else {
 		orig = __atomic_fetch_add(p, pkt->atomic.swap_add, __ATOMIC_SEQ_CST);
 	}
-	r = &eq->rd[eq->rd_tail % VERBS_MAX_RD_ATOMIC];
+	r = resp_rd_new(eq);
 	r->atomic = 1;
 	r->psn = psn;
 	r->npkts = 1;
-	r->sent = 0;
 	r->orig = orig;
-	eq->rd_tail++;
 	eq->epsn = drnic_psn_add(psn, 1);
 	eq->msn = (eq->msn + 1) & DRNIC_MSN_MASK;
-	engine_qp_activate(eq);
+	resp_tx_queue(eq, eq->rd_tail - 1, 0, true);
 }
 
 /*
  * A request the responder has seen (the requester went back): SEND/WRITE
  * packets are acknowledged again; a READ is answered again from memory
- * (READs are idempotent); an atomic is answered from its saved result and
- * never executed twice.
+ * (READs are idempotent), from the PSN asked for (a partial re-read from the
+ * middle of an earlier READ too); an atomic is answered from its saved
+ * result and never executed twice. A response still queued restarts there
+ * instead of being queued twice.
  */
 static void
 resp_duplicate(struct engine_qp *eq, const struct drnic_wire_pkt *pkt,
 	       const struct drnic_wire_opinfo *op)
 {
-	uint32_t psn = pkt->bth.psn, i;
-	struct resp_rd *r, *old = NULL;
-	uint8_t *va;
+	uint32_t psn = pkt->bth.psn, i, res = 0, from = 0;
+	bool atomic = (op->flags & DRNIC_WIRE_OPF_ATOMIC) != 0, found = false;
+	struct resp_rd *r;
 
 	if (!(op->flags & (DRNIC_WIRE_OPF_READ | DRNIC_WIRE_OPF_ATOMIC))) {
 		resp_owe_ack(eq, drnic_psn_sub(eq->epsn, 1));
 		return;
 	}
-	for (i = 1; i <= VERBS_MAX_RD_ATOMIC && i <= eq->rd_tail; i++) {
-		r = &eq->rd[(eq->rd_tail - i) % VERBS_MAX_RD_ATOMIC];
-		if (r->psn == psn && r->atomic == ((op->flags & DRNIC_WIRE_OPF_ATOMIC) != 0)) {
-			if (eq->rd_tail - i >= eq->rd_head) {
-				r->sent = 0;   /* still queued: start it over */
-				return;
-			}
-			old = r;
+	for (i = 1; i <= eq->rd_mask + 1 && i <= eq->rd_tail; i++) {
+		r = &eq->rd[(eq->rd_tail - i) & eq->rd_mask];
+		if (r->atomic != atomic)
+			continue;
+		if (r->psn == psn ||
+		    (!atomic && drnic_psn_gt(psn, r->psn) &&
+		     drnic_psn_sub(psn, r->psn) < r->npkts)) {
+			res = eq->rd_tail - i;
+			from = drnic_psn_sub(psn, r->psn);
+			found = true;
 			break;
 		}
 	}
-	if (!resp_rd_room(eq))
-		return;
-	if (op->flags & DRNIC_WIRE_OPF_ATOMIC) {
-		if (old == NULL)
-			return;    /* result forgotten: let the requester time out */
-		r = &eq->rd[eq->rd_tail % VERBS_MAX_RD_ATOMIC];
-		*r = *old;
+	if (found) {
+		for (i = eq->rtx_head; i != eq->rtx_tail; i++) {
+			struct resp_tx *t = &eq->rtx[i & eq->rtx_mask];
+
+			if (t->res == res && t->psn == eq->rd[res & eq->rd_mask].psn) {
+				if (from < t->next)
+					t->next = t->start = from;   /* queued: go back */
+				return;
+			}
+		}
 	} else {
-		if (pkt->reth.dmalen > 0 &&
-		    verbs_mr_check(eq->qp->dev, eq->qp->pd, pkt->reth.rkey, pkt->reth.va,
-				   pkt->reth.dmalen, DRNIC_ACCESS_REMOTE_READ, &va) < 0)
-			return;
-		r = &eq->rd[eq->rd_tail % VERBS_MAX_RD_ATOMIC];
-		r->atomic = 0;
-		r->psn = psn;
-		r->npkts = engine_npkts(pkt->reth.dmalen, eq->mtu);
-		r->va = pkt->reth.va;
-		r->len = pkt->reth.dmalen;
+		/* Older than any request a requester within max_rd_atomic can
+		 * still ask for (a stale copy the network delivered late):
+		 * ignored, and no resource is given up for it. */
+		ENGINE_QP_LOG(DEBUG, eq, "duplicate %s PSN %u older than the resources: ignored",
+			      atomic ? "atomic" : "READ", psn);
+		return;
 	}
-	r->sent = 0;
-	eq->rd_tail++;
-	engine_qp_activate(eq);
+	/* Replays wait while the queue is half full (new requests keep room). */
+	if (eq->rtx_tail - eq->rtx_head > eq->rtx_mask / 2)
+		return;
+	resp_tx_queue(eq, res, from, false);
 }
 
 /* Opcode sequence: what may arrive in each responder state. */
@@ -477,27 +514,28 @@ resp_send_ack(struct engine_qp *eq)
 	return 1;
 }
 
-/* Next response packet of READ/atomic @p r. */
+/* Next response packet of @p t (resource @p r). */
 static int
-resp_send_rd(struct engine_qp *eq, struct resp_rd *r)
+resp_send_rd(struct engine_qp *eq, const struct resp_rd *r, struct resp_tx *t)
 {
 	struct drnic_wire_pkt pkt = eq->tmpl;
 	struct drnic_wire_sge sg;
 	uint8_t pos = 0;
 
-	pkt.bth.psn = drnic_psn_add(r->psn, r->sent);
+	pkt.bth.psn = drnic_psn_add(r->psn, t->next);
 	pkt.aeth.syndrome = RESP_ACK_SYNDROME;
 	pkt.aeth.msn = eq->msn;
 	if (r->atomic) {
 		pkt.bth.opcode = DRNIC_WIRE_OP_RC_ATOMIC_ACKNOWLEDGE;
 		pkt.atomic_orig = r->orig;
 	} else {
-		uint32_t off = r->sent * eq->mtu;
+		uint32_t off = t->next * eq->mtu;
 		uint32_t plen = RTE_MIN(eq->mtu, r->len - off);
 
-		if (r->sent == 0)
+		/* A re-read from the middle starts with a FIRST (ONLY). */
+		if (t->next == t->start)
 			pos |= DRNIC_WIRE_POS_FIRST;
-		if (r->sent + 1 == r->npkts)
+		if (t->next + 1 == r->npkts)
 			pos |= DRNIC_WIRE_POS_LAST;
 		switch (pos) {
 		case DRNIC_WIRE_POS_ONLY:
@@ -520,8 +558,17 @@ resp_send_rd(struct engine_qp *eq, struct resp_rd *r)
 	}
 	if (engine_qp_tx(eq, &pkt) < 0)
 		return -ENOMEM;
-	r->sent++;
+	t->next++;
 	return 0;
+}
+
+/* Response @p t is sent (or its resource was reused). */
+static void
+resp_tx_done(struct engine_qp *eq, const struct resp_tx *t)
+{
+	if (t->is_new)
+		eq->rd_pending--;
+	eq->rtx_head++;
 }
 
 int
@@ -529,14 +576,19 @@ resp_step(struct engine_qp *eq, int budget)
 {
 	int n = 0;
 
-	while (eq->rd_head != eq->rd_tail && n < budget) {
-		struct resp_rd *r = &eq->rd[eq->rd_head % VERBS_MAX_RD_ATOMIC];
+	while (eq->rtx_head != eq->rtx_tail && n < budget) {
+		struct resp_tx *t = &eq->rtx[eq->rtx_head & eq->rtx_mask];
+		const struct resp_rd *r = &eq->rd[t->res & eq->rd_mask];
 
-		if (resp_send_rd(eq, r) < 0)
+		if (r->psn != t->psn || t->next >= r->npkts) {
+			resp_tx_done(eq, t);
+			continue;
+		}
+		if (resp_send_rd(eq, r, t) < 0)
 			return n;
 		n++;
-		if (r->sent == r->npkts)
-			eq->rd_head++;
+		if (t->next == r->npkts)
+			resp_tx_done(eq, t);
 	}
 	if (n < budget)
 		n += resp_send_ack(eq);
@@ -567,7 +619,8 @@ resp_flush(struct engine_qp *eq)
 	}
 	if (n > 0)
 		verbs_wq_retire(&qp->rq, eq->rq_idx);
-	eq->rd_head = eq->rd_tail;
+	eq->rtx_head = eq->rtx_tail;
+	eq->rd_pending = 0;
 	eq->sstate = RESP_ERROR;
 	eq->recv_taken = false;
 	return n;

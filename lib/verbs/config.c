@@ -94,7 +94,7 @@ drnic_config_init(struct drnic_config *cfg)
 	cfg->max_cqe = DRNIC_CQ_MAX_DEPTH;
 	cfg->max_mr = 65536;
 	cfg->max_pd = 65536;
-	cfg->max_rd_atomic = VERBS_MAX_RD_ATOMIC;
+	cfg->max_rd_atomic = VERBS_DEFAULT_RD_ATOMIC;
 	cfg->nb_mbufs = 16384;
 	return 0;
 }

@@ -368,7 +368,7 @@ drnic_query_port(struct drnic_device *dev, uint8_t port_num, struct drnic_port_a
 	a->phys_state = up ? 5 : 3;        /* LinkUp / Disabled */
 	a->link_layer = DRNIC_LINK_LAYER_ETHERNET;
 	a->eth_mtu = dev->cfg.mtu;
-	memcpy(a->mac, dev->cfg.mac, 6);
+	memcpy(a->mac, dev->link->mac, 6);   /* the link may use its port's */
 	return 0;
 }
 

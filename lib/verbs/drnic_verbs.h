@@ -101,7 +101,7 @@ struct drnic_config {
 	unsigned int max_cqe;                /**< CQEs per CQ (advertised) */
 	unsigned int max_mr;                 /**< MRs per device */
 	unsigned int max_pd;                 /**< PDs per device */
-	unsigned int max_rd_atomic;          /**< outstanding READ/atomic per QP */
+	unsigned int max_rd_atomic;          /**< outstanding READ/atomic per QP (1..128) */
 	unsigned int nb_mbufs;               /**< mbufs per engine pool */
 };
 
@@ -514,7 +514,8 @@ struct drnic_ah_attr {
 	uint8_t static_rate;
 	uint8_t is_global;
 	uint8_t port_num;
-	/** Destination MAC; all zero: ask the link (loopback knows its peer). */
+	/** Destination MAC; all zero: ask the link (loopback knows its peer,
+	 * ethdev links resolve the GID with ARP / neighbour discovery). */
 	uint8_t dmac[6];
 };
 
@@ -580,6 +581,10 @@ struct drnic_qp *drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr 
  *         missing, an attribute not allowed in this transition, a value out
  *         of range such as path MTU above the port's, a port other than 1,
  *         a GID index outside the table, CUR_STATE not the current state);
+ *         -EHOSTUNREACH (the address vector has no destination MAC and the
+ *         link could not resolve the destination GID: no ARP / neighbour
+ *         answer within about 3 s; in inline mode the calling thread runs
+ *         the engines while it waits);
  *         nothing is changed on error.
  */
 int drnic_modify_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int attr_mask);

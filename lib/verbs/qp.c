@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_errno.h>
 #include <rte_malloc.h>
@@ -170,8 +171,75 @@ qp_check_values(const struct drnic_qp *qp, const struct drnic_qp_attr *a, int ma
 	return 0;
 }
 
+static bool
+qp_mac_is_zero(const uint8_t mac[6])
+{
+	return (mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]) == 0;
+}
+
+static uint64_t
+qp_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * The destination MAC of address vector @p ah: the one given, or the link's
+ * answer for the destination GID. A link that is still asking (-EAGAIN) is
+ * asked again for up to QP_RESOLVE_MS; in inline mode this thread runs the
+ * engines meanwhile (they send the question and learn the answer), in
+ * dedicated mode the engines do it while we nap. A link that cannot tell
+ * (-ENOENT, e.g. a loopback wire whose other end is not open yet) leaves
+ * the MAC zero, as before.
+ *
+ * Returns 0, or -EHOSTUNREACH when the peer did not answer.
+ */
+#define QP_RESOLVE_MS 3000
+static int
+qp_resolve_dmac(struct drnic_qp *qp, const struct drnic_ah_attr *ah, uint8_t dmac[6])
+{
+	struct drnic_device *dev = qp->dev;
+	struct drnic_link *link = dev->link;
+	uint64_t deadline;
+	int rc;
+
+	memcpy(dmac, ah->dmac, 6);
+	if (!qp_mac_is_zero(dmac) || link->ops->resolve == NULL)
+		return 0;
+	deadline = qp_now_ms() + QP_RESOLVE_MS;
+	for (;;) {
+		rc = link->ops->resolve(link, ah->grh.dgid.raw, dmac);
+		if (rc != -EAGAIN)
+			break;
+		if (qp_now_ms() > deadline) {
+			rc = -EHOSTUNREACH;
+			break;
+		}
+		if (dev->cfg.progress == DRNIC_PROGRESS_INLINE) {
+			drnic_device_progress(dev);
+		} else {
+			struct timespec ts = { .tv_sec = 0, .tv_nsec = 200000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (rc == -EHOSTUNREACH) {
+		VERBS_QP_LOG(NOTICE, qp, "destination GID did not answer: unreachable");
+		memset(dmac, 0, 6);
+		return rc;
+	}
+	if (rc < 0) {
+		VERBS_QP_LOG(DEBUG, qp, "link cannot resolve the destination (%s)", strerror(-rc));
+		memset(dmac, 0, 6);
+	}
+	return 0;
+}
+
 static void
-qp_apply(struct drnic_qp *qp, const struct drnic_qp_attr *a, int mask)
+qp_apply(struct drnic_qp *qp, const struct drnic_qp_attr *a, int mask, const uint8_t dmac[6])
 {
 	struct drnic_qp_attr *q = &qp->attr;
 
@@ -183,11 +251,7 @@ qp_apply(struct drnic_qp *qp, const struct drnic_qp_attr *a, int mask)
 		q->port_num = a->port_num;
 	if (mask & DRNIC_QP_AV) {
 		q->ah_attr = a->ah_attr;
-		memcpy(qp->dmac, a->ah_attr.dmac, 6);
-		if ((qp->dmac[0] | qp->dmac[1] | qp->dmac[2] | qp->dmac[3] | qp->dmac[4] |
-		     qp->dmac[5]) == 0 && qp->dev->link->ops->resolve != NULL)
-			(void)qp->dev->link->ops->resolve(qp->dev->link, a->ah_attr.grh.dgid.raw,
-							  qp->dmac);
+		memcpy(qp->dmac, dmac, 6);
 	}
 	if (mask & DRNIC_QP_PATH_MTU) {
 		q->path_mtu = a->path_mtu;
@@ -253,6 +317,8 @@ drnic_modify_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int mask)
 	const struct verbs_engine_ops *eops = verbs_engine_ops();
 	unsigned int cur;
 	enum drnic_qp_state next;
+	uint8_t dmac[6] = { 0 };
+	bool resolved = false;
 	int rc;
 
 	if (qp == NULL || attr == NULL)
@@ -281,9 +347,17 @@ drnic_modify_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int mask)
 			VERBS_QP_LOG(DEBUG, qp, "%s -> RESET", verbs_qp_state_name(cur));
 			return 0;
 		}
+		/* The peer's MAC, once, before anything changes. */
+		if ((mask & DRNIC_QP_AV) && !resolved) {
+			rc = qp_resolve_dmac(qp, &attr->ah_attr, dmac);
+			if (rc < 0)
+				return rc;
+			resolved = true;
+			continue;  /* the state may have moved meanwhile */
+		}
 		/* Attributes are only read by the engine in states that use them,
 		 * which the state store below publishes. */
-		qp_apply(qp, attr, mask);
+		qp_apply(qp, attr, mask, dmac);
 		if (atomic_compare_exchange_strong_explicit(&qp->state, &cur, (unsigned int)next,
 							    memory_order_acq_rel,
 							    memory_order_acquire))

@@ -47,7 +47,10 @@ extern int verbs_logtype;
 #define VERBS_MAX_INLINE 1024      /* hard ceiling of max_inline_data */
 #define VERBS_MAX_QP_WR 32768      /* hard ceiling of max_qp_wr */
 #define VERBS_MAX_MSG_SZ (1u << 31)
-#define VERBS_MAX_RD_ATOMIC 16
+/* Hard ceiling of max_rd_atomic / max_dest_rd_atomic (configurable up to it). */
+#define VERBS_MAX_RD_ATOMIC 128
+/* Default max_rd_atomic of a device. */
+#define VERBS_DEFAULT_RD_ATOMIC 16
 /* QPNs 0 and 1 are the special QPs; RC QPNs start here. */
 #define VERBS_FIRST_QPN 2
 

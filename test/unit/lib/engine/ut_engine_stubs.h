@@ -95,6 +95,8 @@ static struct drnic_device ut_dev;
 static struct drnic_qp ut_qp;
 static struct engine ut_eng;
 static struct engine_qp ut_eq;
+static struct resp_rd ut_rd[32];   /* device max_rd_atomic 16: 2 x 16 */
+static struct resp_tx ut_rtx[128];
 
 static void
 ut_wq_init(struct verbs_wq *wq, uint32_t size, uint32_t hdr, uint32_t sge)
@@ -138,6 +140,12 @@ ut_qp_reset(uint32_t psn)
 	TAILQ_INIT(&ut_eng.active);
 	TAILQ_INIT(&ut_eng.all);
 	memset(eq, 0, sizeof(*eq));
+	memset(ut_rd, 0, sizeof(ut_rd));
+	eq->rd = ut_rd;
+	eq->rd_mask = RTE_DIM(ut_rd) - 1;
+	memset(ut_rtx, 0, sizeof(ut_rtx));
+	eq->rtx = ut_rtx;
+	eq->rtx_mask = RTE_DIM(ut_rtx) - 1;
 	eq->qp = &ut_qp;
 	eq->eng = &ut_eng;
 	eq->mtu = 1024;

@@ -153,11 +153,22 @@ verbs_engine_ops(void)
 
 /* Fake device: one port, GID 10.0.0.1, active MTU 1024, loopback-ish link
  * whose resolve() answers 02:00:00:00:00:02. */
+static int ut_resolve_eagain;          /* resolve() answers -EAGAIN this many times */
+static int ut_resolve_rc;              /* then this (0: the MAC) */
+static int ut_resolve_calls;
+
 static int
 ut_link_resolve(const struct drnic_link *l, const uint8_t gid[16], uint8_t mac[6])
 {
 	RTE_SET_USED(l);
 	RTE_SET_USED(gid);
+	ut_resolve_calls++;
+	if (ut_resolve_eagain > 0) {
+		ut_resolve_eagain--;
+		return -EAGAIN;
+	}
+	if (ut_resolve_rc != 0)
+		return ut_resolve_rc;
 	memcpy(mac, (const uint8_t[6]){ 2, 0, 0, 0, 0, 2 }, 6);
 	return 0;
 }

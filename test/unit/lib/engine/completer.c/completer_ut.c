@@ -10,6 +10,7 @@
 #include "ut_common.h"
 
 static uint32_t ut_rewound = UINT32_MAX;
+static __rte_unused uint32_t ut_rewound_psn = UINT32_MAX;
 
 int
 engine_push_cqe(struct engine_qp *eq, struct drnic_cq *cq, const struct drnic_wc *wc,
@@ -45,6 +46,20 @@ req_rewind(struct engine_qp *eq, uint32_t idx)
 	eq->npsn = engine_sq_wqe(eq, idx)->first_psn;
 	eq->req_idx = idx;
 	eq->req_off = 0;
+}
+
+uint16_t
+engine_port_room(const struct engine_port *p)
+{
+	RTE_SET_USED(p);
+	return 32;
+}
+
+void
+req_rewind_psn(struct engine_qp *eq, uint32_t idx, uint32_t psn)
+{
+	req_rewind(eq, idx);
+	ut_rewound_psn = psn;
 }
 
 int
@@ -336,6 +351,218 @@ test_rnr_seq_timeout(void)
 	CU_ASSERT_STRING_EQUAL(comp_state_names[COMP_WAIT], "WAIT");
 }
 
+/* A READ response packet @p psn of @p len bytes from rsp + @p off. */
+static void
+ut_read_resp(struct engine_qp *eq, uint8_t opcode, uint32_t psn, uint32_t off, uint32_t len)
+{
+	struct drnic_wire_pkt p;
+
+	memset(&p, 0, sizeof(p));
+	p.bth.opcode = opcode;
+	p.bth.psn = psn;
+	p.payload_len = len;
+	p.aeth.syndrome = drnic_aeth_syndrome(DRNIC_AETH_ACK, 31);
+	comp_rx(eq, (struct rte_mbuf *)(uintptr_t)(rsp + off), &p);
+}
+
+/*
+ * A READ whose responses lose a packet: reordering by a few packets is
+ * waited out; a gap well past the missing PSN asks once for the rest
+ * (a READ request from the missing PSN, the address and length adjusted);
+ * the rest then arrives as FIRST..LAST from that PSN; a timeout asks for
+ * the rest only as well. Every byte lands where it belongs.
+ */
+static void
+test_read_partial(void)
+{
+	struct engine_qp *eq = ut_qp_reset(1000);
+	static uint8_t big[40 * 1024];
+	struct drnic_sge sge = { (uintptr_t)big, sizeof(big), 1 };
+	struct verbs_send_wqe *w;
+	unsigned int i, ntx;
+
+	for (i = 0; i < sizeof(rsp); i++)
+		rsp[i] = (uint8_t)(i * 3 + 1);
+	memset(big, 0, sizeof(big));
+	w = ut_post_send(5, DRNIC_WR_RDMA_READ, &sge, 1, DRNIC_SEND_SIGNALED);
+	w->remote_addr = 0x100000;
+	w->rkey = 77;
+	ut_sent(eq, w);                           /* PSN 1000..1039 */
+	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST, 1000, 0, 1024);
+	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, 1001, 0, 1024);
+	CU_ASSERT_EQUAL(eq->rd_psn, 1002);
+	/* 1002 is missing: 1003..1025 are reordering, no request yet. */
+	ntx = ut_ntx;
+	for (i = 1003; i < 1026; i++)
+		ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, i, 0, 1024);
+	CU_ASSERT_EQUAL(ut_ntx, ntx);
+	/* 24 past it: one READ request for the rest, however many follow. */
+	for (; i < 1039; i++)
+		ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, i, 0, 1024);
+	CU_ASSERT_EQUAL_FATAL(ut_ntx, ntx + 1);
+	CU_ASSERT_EQUAL(ut_tx[ntx].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST);
+	CU_ASSERT_EQUAL(ut_tx[ntx].pkt.bth.psn, 1002);
+	CU_ASSERT_EQUAL(ut_tx[ntx].pkt.reth.va, 0x100000 + 2048);
+	CU_ASSERT_EQUAL(ut_tx[ntx].pkt.reth.dmalen, sizeof(big) - 2048);
+	CU_ASSERT_EQUAL(ut_tx[ntx].pkt.reth.rkey, 77);
+	CU_ASSERT_EQUAL(w->state, WQE_SENT);
+	/* The rest from 1002: FIRST, MIDDLEs, then a timeout (1020 lost). */
+	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST, 1002, 0, 1024);
+	for (i = 1003; i < 1020; i++)
+		ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, i, 0, 1024);
+	CU_ASSERT_EQUAL(eq->rd_psn, 1020);
+	comp_timeout(eq);
+	CU_ASSERT_TRUE(eq->rd_resume);            /* the requester asks from 1020 */
+	CU_ASSERT_EQUAL(ut_rewound, 0);
+	w->state = WQE_SENT;                      /* resent (requester stub) */
+	eq->req_idx = 1;
+	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST, 1020, 0, 1024);
+	for (i = 1021; i < 1039; i++)
+		ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, i, 0, 1024);
+	CU_ASSERT_EQUAL(ut_nwc, 0);
+	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_LAST, 1039, 0, 1024);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 5);
+	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_SUCCESS);
+	CU_ASSERT_EQUAL(ut_wc[0].byte_len, sizeof(big));
+	for (i = 0; i < 40; i++)
+		CU_ASSERT_EQUAL(memcmp(big + i * 1024, rsp, 1024), 0);
+	CU_ASSERT_EQUAL(eq->rd_outstanding, 0);
+}
+
+/* An ACK for a later PSN while a READ or an atomic before it has no response
+ * (the responder answers in order: it was lost): asked again at once, once;
+ * the replayed responses complete them. */
+static void
+test_implied_nak(void)
+{
+	struct engine_qp *eq = ut_qp_reset(500);
+	static uint8_t r8[8], rb[100];
+	struct drnic_sge s8 = { (uintptr_t)r8, 8, 1 }, sb = { (uintptr_t)rb, 100, 1 };
+	struct verbs_send_wqe *rd, *fa, *wr;
+	struct drnic_wire_pkt p;
+	unsigned int ntx;
+
+	ut_qp.sq_sig_all = 1;
+	rd = ut_post_send(1, DRNIC_WR_RDMA_READ, &sb, 1, 0);              /* 500 */
+	rd->remote_addr = 0x7000;
+	fa = ut_post_send(2, DRNIC_WR_ATOMIC_FETCH_AND_ADD, &s8, 1, 0);  /* 501 */
+	fa->remote_addr = 0x8000;
+	fa->compare_add = 3;
+	wr = ut_post_send(3, DRNIC_WR_RDMA_WRITE, &s8, 1, 0);            /* 502 */
+	ut_sent(eq, rd);
+	ut_sent(eq, fa);
+	ut_sent(eq, wr);
+	ntx = ut_ntx;
+	p = ut_ack(502, DRNIC_AETH_ACK, 31);
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL_FATAL(ut_ntx, ntx + 1);
+	CU_ASSERT_EQUAL(ut_tx[ntx].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST);
+	CU_ASSERT_EQUAL(ut_tx[ntx].pkt.bth.psn, 500);
+	CU_ASSERT_EQUAL(ut_tx[ntx].pkt.reth.va, 0x7000);
+	CU_ASSERT_EQUAL(ut_tx[ntx].pkt.reth.dmalen, 100);
+	comp_rx(eq, NULL, &p);                    /* the same again: once */
+	CU_ASSERT_EQUAL(ut_ntx, ntx + 1);
+	CU_ASSERT_EQUAL(ut_nwc, 0);
+	/* The READ's response: it completes; the atomic is asked again. */
+	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_ONLY, 500, 0, 100);
+	CU_ASSERT_EQUAL(ut_nwc, 1);
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL_FATAL(ut_ntx, ntx + 2);
+	CU_ASSERT_EQUAL(ut_tx[ntx + 1].pkt.bth.opcode, DRNIC_WIRE_OP_RC_FETCH_ADD);
+	CU_ASSERT_EQUAL(ut_tx[ntx + 1].pkt.bth.psn, 501);
+	CU_ASSERT_EQUAL(ut_tx[ntx + 1].pkt.atomic.va, 0x8000);
+	CU_ASSERT_EQUAL(ut_tx[ntx + 1].pkt.atomic.swap_add, 3);
+	memset(&p, 0, sizeof(p));
+	p.bth.opcode = DRNIC_WIRE_OP_RC_ATOMIC_ACKNOWLEDGE;
+	p.bth.psn = 501;
+	p.aeth.syndrome = drnic_aeth_syndrome(DRNIC_AETH_ACK, 31);
+	p.atomic_orig = 42;
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL(ut_nwc, 3);               /* FAA, then the WRITE */
+	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 2);
+	CU_ASSERT_EQUAL(ut_wc[2].wr_id, 3);
+	CU_ASSERT_EQUAL(eq->rd_outstanding, 0);
+}
+
+/* Timeouts: retries exhausted complete the oldest with RETRY_EXC_ERR, the
+ * QP goes to ERR, and the rest is flushed with WR_FLUSH_ERR; a SEND acked
+ * halfway resumes after the acknowledged PSN. */
+static void
+test_timeout_exhaust_flush(void)
+{
+	struct engine_qp *eq = ut_qp_reset(50);
+	static uint8_t b4[4096];
+	struct drnic_sge sge = { (uintptr_t)b4, sizeof(b4), 1 };
+	struct drnic_wire_pkt p;
+	struct verbs_send_wqe *w[3];
+	unsigned int i;
+
+	ut_qp.sq_sig_all = 1;
+	for (i = 0; i < 3; i++) {
+		w[i] = ut_post_send(20 + i, DRNIC_WR_SEND, &sge, 1, 0);  /* 4 PSNs each */
+		ut_sent(eq, w[i]);
+	}
+	/* The first two packets of the first SEND acknowledged. */
+	p = ut_ack(51, DRNIC_AETH_ACK, 31);
+	comp_rx(eq, NULL, &p);
+	ut_rewound_psn = UINT32_MAX;
+	comp_timeout(eq);
+	CU_ASSERT_EQUAL(ut_rewound, 0);
+	CU_ASSERT_EQUAL(ut_rewound_psn, 52);      /* resume after the ACK */
+	/* The peer answered since: that timeout keeps retry_cnt whole. */
+	CU_ASSERT_EQUAL(eq->retry_left, 2);
+	CU_ASSERT_EQUAL(eq->alive_retries, 1);
+	for (i = 0; i < 3; i++)
+		ut_sent(eq, w[i]);
+	comp_timeout(eq);                         /* silence: counted */
+	CU_ASSERT_EQUAL(eq->retry_left, 1);
+	for (i = 0; i < 3; i++)
+		ut_sent(eq, w[i]);
+	comp_timeout(eq);
+	for (i = 0; i < 3; i++)
+		ut_sent(eq, w[i]);
+	CU_ASSERT_EQUAL(ut_nwc, 0);
+	comp_timeout(eq);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 20);
+	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_RETRY_EXC_ERR);
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_ERR);
+	CU_ASSERT_EQUAL(comp_flush(eq), 2);
+	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 21);
+	CU_ASSERT_EQUAL(ut_wc[1].status, DRNIC_WC_WR_FLUSH_ERR);
+	CU_ASSERT_EQUAL(ut_wc[2].wr_id, 22);
+	CU_ASSERT_EQUAL(ut_wc[2].status, DRNIC_WC_WR_FLUSH_ERR);
+	CU_ASSERT_EQUAL(atomic_load(&ut_qp.sq.cons), 3);
+	CU_ASSERT_EQUAL(eq->retry_deadline_ns, 0);
+}
+
+/* A peer that answers every retransmission with the same old ACK (alive,
+ * no progress) still ends the WQE: after ENGINE_ALIVE_RETRIES lenient
+ * timeouts, retry_cnt more. */
+static void
+test_timeout_alive_bound(void)
+{
+	struct engine_qp *eq = ut_qp_reset(70);
+	struct drnic_sge sge = { (uintptr_t)lbuf, 2000, 1 };
+	struct verbs_send_wqe *w;
+	struct drnic_wire_pkt p;
+	unsigned int n = 0;
+
+	w = ut_post_send(1, DRNIC_WR_SEND, &sge, 1, DRNIC_SEND_SIGNALED);  /* 70..71 */
+	ut_sent(eq, w);
+	p = ut_ack(70, DRNIC_AETH_ACK, 31);
+	while (ut_nwc == 0 && n < 1000) {
+		comp_rx(eq, NULL, &p);            /* the same ACK again */
+		comp_timeout(eq);
+		if (ut_nwc == 0)
+			ut_sent(eq, w);
+		n++;
+	}
+	CU_ASSERT_EQUAL(n, ENGINE_ALIVE_RETRIES + 2 + 1);
+	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_RETRY_EXC_ERR);
+}
+
 int
 main(void)
 {
@@ -347,5 +574,9 @@ main(void)
 	CU_ADD_TEST(s, test_read_and_atomic);
 	CU_ADD_TEST(s, test_naks);
 	CU_ADD_TEST(s, test_rnr_seq_timeout);
+	CU_ADD_TEST(s, test_read_partial);
+	CU_ADD_TEST(s, test_implied_nak);
+	CU_ADD_TEST(s, test_timeout_alive_bound);
+	CU_ADD_TEST(s, test_timeout_exhaust_flush);
 	return ut_run_all();
 }

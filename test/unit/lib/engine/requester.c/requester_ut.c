@@ -290,6 +290,65 @@ test_budget_nomem_rewind(void)
 	CU_ASSERT_STRING_EQUAL(req_state_names[REQ_WAIT_RNR], "WAIT_RNR");
 }
 
+/* Going back to a PSN inside a SEND or WRITE resumes there (MIDDLE/LAST
+ * packets with the right bytes, across SGEs); a READ after a timeout asks
+ * for the part not yet received only. */
+static void
+test_rewind_psn(void)
+{
+	struct engine_qp *eq = ut_qp_reset(200);
+	struct drnic_sge sge[2] = { { (uintptr_t)src, 1500, 1 }, { (uintptr_t)src + 1500, 2000, 1 } };
+	struct drnic_sge rs = { (uintptr_t)src + 4096, 3000, 1 };
+	struct verbs_send_wqe *w, *r;
+
+	ut_fill();
+	w = ut_post_send(1, DRNIC_WR_RDMA_WRITE, sge, 2, 0);   /* 3500 bytes: PSN 200..203 */
+	w->remote_addr = 0x5000;
+	CU_ASSERT_EQUAL(req_step(eq, 32), 4);
+	req_rewind_psn(eq, 0, 202);
+	CU_ASSERT_EQUAL(eq->npsn, 202);
+	CU_ASSERT_EQUAL(eq->stats.retransmits, 1);
+	ut_ntx = 0;
+	CU_ASSERT_EQUAL(req_step(eq, 32), 2);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_WRITE_MIDDLE);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.psn, 202);
+	CU_ASSERT_EQUAL(ut_tx[0].len, 1024);
+	CU_ASSERT_EQUAL(memcmp(ut_tx[0].data, src + 2048, 1024), 0);
+	CU_ASSERT_EQUAL(ut_tx[1].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST);
+	CU_ASSERT_EQUAL(ut_tx[1].len, 3500 - 3072);
+	CU_ASSERT_EQUAL(memcmp(ut_tx[1].data, src + 3072, 3500 - 3072), 0);
+	CU_ASSERT_EQUAL(w->state, WQE_SENT);
+	CU_ASSERT_EQUAL(w->first_psn, 200);
+	/* The first PSN: the whole WQE again, from FIRST. */
+	req_rewind_psn(eq, 0, 200);
+	ut_ntx = 0;
+	CU_ASSERT_EQUAL(req_step(eq, 32), 4);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_WRITE_FIRST);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.reth.va, 0x5000);
+
+	/* READ of 3 packets, the first received: asks from the second. */
+	eq = ut_qp_reset(300);
+	r = ut_post_send(2, DRNIC_WR_RDMA_READ, &rs, 1, 0);
+	r->remote_addr = 0x9000;
+	r->rkey = 9;
+	CU_ASSERT_EQUAL(req_step(eq, 32), 1);
+	CU_ASSERT_EQUAL(eq->rd_outstanding, 1);
+	eq->rd_psn = 301;                 /* the completer got PSN 300 */
+	req_rewind(eq, 0);
+	CU_ASSERT_EQUAL(eq->rd_outstanding, 0);
+	eq->rd_resume = true;
+	ut_ntx = 0;
+	CU_ASSERT_EQUAL(req_step(eq, 32), 1);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.psn, 301);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.reth.va, 0x9000 + 1024);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.reth.dmalen, 3000 - 1024);
+	CU_ASSERT_FALSE(eq->rd_resume);
+	CU_ASSERT_EQUAL(eq->npsn, 303);
+	CU_ASSERT_EQUAL(r->first_psn, 300);
+	CU_ASSERT_EQUAL(r->last_psn, 302);
+}
+
 int
 main(void)
 {
@@ -303,6 +362,7 @@ main(void)
 	CU_ADD_TEST(s, test_fence_and_limits);
 	CU_ADD_TEST(s, test_local_failures);
 	CU_ADD_TEST(s, test_budget_nomem_rewind);
+	CU_ADD_TEST(s, test_rewind_psn);
 	CU_ADD_TEST(s, test_ackreq_every);
 	return ut_run_all();
 }

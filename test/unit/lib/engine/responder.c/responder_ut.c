@@ -364,7 +364,8 @@ test_read(void)
 	p.reth.dmalen = 2500;
 	rx(eq, &p, NULL);
 	CU_ASSERT_EQUAL(eq->epsn, 23);            /* 3 response PSNs */
-	CU_ASSERT_EQUAL(eq->rd_tail - eq->rd_head, 1);
+	CU_ASSERT_EQUAL(eq->rtx_tail - eq->rtx_head, 1);
+	CU_ASSERT_EQUAL(eq->rd_pending, 1);
 	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST, 23, 0);
 	p.reth.va = (uintptr_t)mem;
 	p.reth.dmalen = 0;
@@ -479,6 +480,143 @@ test_atomic(void)
 	CU_ASSERT_STRING_EQUAL(resp_state_names[RESP_IN_WRITE], "IN_WRITE");
 }
 
+/* READ resources: duplicates answered again (the exact bytes, also a
+ * partial re-read from the middle), a queued response restarted rather than
+ * queued twice, max_dest_rd_atomic enforced with an invalid request NAK. */
+static void
+test_read_replay(void)
+{
+	struct engine_qp *eq = ut_setup_qp(20);
+	struct drnic_wire_pkt p;
+
+	memcpy(mem, payload, sizeof(payload));
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST, 20, 0);
+	p.reth.va = (uintptr_t)mem + 1;
+	p.reth.dmalen = 2500;                     /* PSN 20..22 */
+	rx(eq, &p, NULL);
+	CU_ASSERT_EQUAL(resp_step(eq, 32), 3);
+	CU_ASSERT_EQUAL(ut_ntx, 3);
+	/* The requester lost PSN 21 and asks for the rest from there. */
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST, 21, 0);
+	p.reth.va = (uintptr_t)mem + 1 + 1024;
+	p.reth.dmalen = 2500 - 1024;
+	rx(eq, &p, NULL);
+	CU_ASSERT_EQUAL(eq->epsn, 23);            /* a duplicate: nothing new */
+	CU_ASSERT_EQUAL(eq->rd_tail, 1);          /* no new resource */
+	CU_ASSERT_EQUAL(resp_step(eq, 32), 2);
+	CU_ASSERT_EQUAL_FATAL(ut_ntx, 5);
+	CU_ASSERT_EQUAL(ut_tx[3].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST);
+	CU_ASSERT_EQUAL(ut_tx[3].pkt.bth.psn, 21);
+	CU_ASSERT_EQUAL(ut_tx[3].len, 1024);
+	CU_ASSERT_EQUAL(memcmp(ut_tx[3].data, payload + 1 + 1024, 1024), 0);
+	CU_ASSERT_EQUAL(ut_tx[4].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_LAST);
+	CU_ASSERT_EQUAL(ut_tx[4].pkt.bth.psn, 22);
+	CU_ASSERT_EQUAL(ut_tx[4].len, 2500 - 2048);
+	CU_ASSERT_EQUAL(memcmp(ut_tx[4].data, payload + 1 + 2048, 2500 - 2048), 0);
+	/* The whole READ again: the same bytes as the first time. */
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST, 20, 0);
+	p.reth.va = (uintptr_t)mem + 1;
+	p.reth.dmalen = 2500;
+	rx(eq, &p, NULL);
+	CU_ASSERT_EQUAL(resp_step(eq, 32), 3);
+	CU_ASSERT_EQUAL(ut_tx[5].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST);
+	CU_ASSERT_EQUAL(memcmp(ut_tx[5].data, ut_tx[0].data, 1024), 0);
+	CU_ASSERT_EQUAL(memcmp(ut_tx[6].data, ut_tx[1].data, 1024), 0);
+	CU_ASSERT_EQUAL(memcmp(ut_tx[7].data, ut_tx[2].data, ut_tx[2].len), 0);
+	/* A duplicate of a response still being sent restarts it. */
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST, 23, 0);
+	p.reth.va = (uintptr_t)mem;
+	p.reth.dmalen = 4096;                     /* PSN 23..26 */
+	rx(eq, &p, NULL);
+	CU_ASSERT_EQUAL(resp_step(eq, 2), 2);     /* 23, 24 */
+	rx(eq, &p, NULL);
+	CU_ASSERT_EQUAL(eq->rtx_tail - eq->rtx_head, 1);
+	CU_ASSERT_EQUAL(resp_step(eq, 32), 4);    /* 23 (FIRST) .. 26 */
+	CU_ASSERT_EQUAL(ut_tx[10].pkt.bth.psn, 23);
+	CU_ASSERT_EQUAL(ut_tx[10].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST);
+	CU_ASSERT_EQUAL(ut_tx[13].pkt.bth.psn, 26);
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_RTS);
+
+	/* max_dest_rd_atomic 2: a third READ before the first is answered
+	 * is an invalid request; the QP goes to ERR. */
+	eq = ut_setup_qp(0);
+	ut_qp.attr.max_dest_rd_atomic = 2;
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST, 0, 0);
+	p.reth.va = (uintptr_t)mem;
+	p.reth.dmalen = 8;
+	rx(eq, &p, NULL);
+	p.bth.psn = 1;
+	rx(eq, &p, NULL);
+	CU_ASSERT_EQUAL(eq->rd_pending, 2);
+	p.bth.psn = 2;
+	rx(eq, &p, NULL);
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_ERR);
+	CU_ASSERT_EQUAL(ut_last_event, DRNIC_EVENT_QP_REQ_ERR);
+	CU_ASSERT_EQUAL(eq->rd_tail, 2);
+	CU_ASSERT_EQUAL(resp_step(eq, 32), 3);    /* two responses, then the NAK */
+	CU_ASSERT_EQUAL(ut_tx[2].pkt.bth.opcode, DRNIC_WIRE_OP_RC_ACKNOWLEDGE);
+	CU_ASSERT_EQUAL(ut_tx[2].pkt.aeth.syndrome,
+			drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_INVALID_REQ));
+	CU_ASSERT_EQUAL(ut_tx[2].pkt.bth.psn, 2);
+}
+
+/* Atomics: 16 executed (max_dest_rd_atomic 16), then every one of them
+ * asked again, interleaved with READ duplicates: all answered from the
+ * saved results, memory changed exactly once per atomic. */
+static void
+test_atomic_replay_window(void)
+{
+	struct engine_qp *eq = ut_setup_qp(100);
+	struct drnic_wire_pkt p, rd;
+	uint64_t v = 0, orig[16];
+	unsigned int i, k;
+
+	ut_qp.attr.max_dest_rd_atomic = 16;
+	memcpy(mem + 64, &v, 8);
+	for (i = 0; i < 16; i++) {
+		p = ut_req(DRNIC_WIRE_OP_RC_FETCH_ADD, 100 + i, 0);
+		p.atomic.va = (uintptr_t)mem + 64;
+		p.atomic.swap_add = 1u << i;
+		rx(eq, &p, NULL);
+		CU_ASSERT_EQUAL(resp_step(eq, 32), 1);
+		orig[i] = ut_tx[ut_ntx - 1].pkt.atomic_orig;
+		CU_ASSERT_EQUAL(orig[i], (1ull << i) - 1);
+	}
+	rd = ut_req(DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST, 116, 0);
+	rd.reth.va = (uintptr_t)mem;
+	rd.reth.dmalen = 8;
+	rx(eq, &rd, NULL);                        /* a READ takes a resource */
+	CU_ASSERT_EQUAL(resp_step(eq, 32), 1);
+	for (k = 0; k < 3; k++)
+		for (i = 0; i < 16; i++) {
+			ut_ntx = 0;
+			rx(eq, &rd, NULL);            /* READ duplicates */
+			p = ut_req(DRNIC_WIRE_OP_RC_FETCH_ADD, 100 + i, 0);
+			p.atomic.va = (uintptr_t)mem + 64;
+			p.atomic.swap_add = 1u << i;
+			rx(eq, &p, NULL);
+			CU_ASSERT_EQUAL(resp_step(eq, 32), 2);
+			CU_ASSERT_EQUAL(ut_tx[1].pkt.bth.opcode,
+					DRNIC_WIRE_OP_RC_ATOMIC_ACKNOWLEDGE);
+			CU_ASSERT_EQUAL(ut_tx[1].pkt.bth.psn, 100 + i);
+			CU_ASSERT_EQUAL(ut_tx[1].pkt.atomic_orig, orig[i]);
+		}
+	memcpy(&v, mem + 64, 8);
+	CU_ASSERT_EQUAL(v, 0xFFFF);               /* each added once */
+	CU_ASSERT_EQUAL(eq->rd_tail, 17);
+	CU_ASSERT_EQUAL(eq->epsn, 117);
+	/* A stale copy older than every resource: ignored, nothing given up. */
+	ut_ntx = 0;
+	rd.bth.psn = 90;
+	rx(eq, &rd, NULL);
+	p = ut_req(DRNIC_WIRE_OP_RC_FETCH_ADD, 99, 0);
+	p.atomic.va = (uintptr_t)mem + 64;
+	rx(eq, &p, NULL);
+	CU_ASSERT_EQUAL(resp_step(eq, 32), 0);
+	CU_ASSERT_EQUAL(eq->rd_tail, 17);
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_RTS);
+}
+
 int
 main(void)
 {
@@ -492,5 +630,7 @@ main(void)
 	CU_ADD_TEST(s, test_write);
 	CU_ADD_TEST(s, test_read);
 	CU_ADD_TEST(s, test_atomic);
+	CU_ADD_TEST(s, test_read_replay);
+	CU_ADD_TEST(s, test_atomic_replay_window);
 	return ut_run_all();
 }

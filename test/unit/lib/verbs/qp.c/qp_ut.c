@@ -10,6 +10,15 @@
 #include "ut_common.h"
 
 static struct drnic_device *dev;
+static int ut_dev_progress_calls;
+
+int
+drnic_device_progress(struct drnic_device *d)
+{
+	RTE_SET_USED(d);
+	ut_dev_progress_calls++;
+	return 0;
+}
 static struct drnic_pd pd;
 static struct ut_cq cq0 = { .vector = 0 }, cq1 = { .vector = 1 };
 
@@ -395,6 +404,62 @@ test_inline_progress_hook(void)
 	CU_ASSERT_EQUAL(ut_live, 0);
 }
 
+/* The destination MAC: asked again while the link is resolving (inline:
+ * running the engines meanwhile); an unreachable peer fails the modify and
+ * changes nothing; a link that cannot tell leaves the MAC zero. */
+static void
+test_resolve(void)
+{
+	struct drnic_qp *qp = ut_qp_new();
+	struct drnic_qp_attr a;
+
+	CU_ASSERT_FATAL(qp != NULL);
+	a = ut_attr(DRNIC_QPS_INIT);
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_INIT), 0);
+	/* Three -EAGAIN, then the answer; inline: progress between tries. */
+	dev->cfg.progress = DRNIC_PROGRESS_INLINE;
+	ut_dev_progress_calls = 0;
+	ut_resolve_calls = 0;
+	ut_resolve_eagain = 3;
+	a = ut_attr(DRNIC_QPS_RTR);
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_RTR), 0);
+	CU_ASSERT_EQUAL(ut_resolve_calls, 4);
+	CU_ASSERT_EQUAL(ut_dev_progress_calls, 3);
+	CU_ASSERT_EQUAL(qp->dmac[5], 2);
+	CU_ASSERT_EQUAL(drnic_qp_state(qp), DRNIC_QPS_RTR);
+	/* Unreachable: -EHOSTUNREACH, state and MAC unchanged. */
+	a = ut_attr(DRNIC_QPS_RESET);
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, DRNIC_QP_STATE), 0);
+	a = ut_attr(DRNIC_QPS_INIT);
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_INIT), 0);
+	dev->cfg.progress = DRNIC_PROGRESS_DEDICATED;
+	ut_resolve_eagain = 2;
+	ut_resolve_rc = -EHOSTUNREACH;
+	a = ut_attr(DRNIC_QPS_RTR);
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_RTR), -EHOSTUNREACH);
+	CU_ASSERT_EQUAL(drnic_qp_state(qp), DRNIC_QPS_INIT);
+	CU_ASSERT_EQUAL(qp->dmac[5], 0);
+	/* A link that cannot tell: the modify goes on with a zero MAC. */
+	ut_resolve_rc = -ENOENT;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_RTR), 0);
+	CU_ASSERT_EQUAL(drnic_qp_state(qp), DRNIC_QPS_RTR);
+	CU_ASSERT_EQUAL(qp->dmac[5], 0);
+	/* A MAC in the address vector is used as it is. */
+	ut_resolve_rc = 0;
+	ut_resolve_calls = 0;
+	a = ut_attr(DRNIC_QPS_RESET);
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, DRNIC_QP_STATE), 0);
+	a = ut_attr(DRNIC_QPS_INIT);
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_INIT), 0);
+	a = ut_attr(DRNIC_QPS_RTR);
+	a.ah_attr.dmac[0] = 0x0A;
+	a.ah_attr.dmac[5] = 0x55;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, M_RTR), 0);
+	CU_ASSERT_EQUAL(ut_resolve_calls, 0);
+	CU_ASSERT_EQUAL(qp->dmac[5], 0x55);
+	CU_ASSERT_EQUAL(drnic_destroy_qp(qp), 0);
+}
+
 int
 main(void)
 {
@@ -408,5 +473,6 @@ main(void)
 	CU_ADD_TEST(s, test_create_errors);
 	CU_ADD_TEST(s, test_engines);
 	CU_ADD_TEST(s, test_inline_progress_hook);
+	CU_ADD_TEST(s, test_resolve);
 	return ut_run_all();
 }

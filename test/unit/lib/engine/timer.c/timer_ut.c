@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests for lib/engine/timer.c with a fake clock: timers expire at
+ * their deadline (never before), in any order of arming, across many turns
+ * of the wheel and after long gaps; moving and cancelling; re-arming from
+ * the callback; an empty wheel does nothing.
+ */
+#include "lib/engine/timer.c"
+
+#include <string.h>
+
+#include "ut_common.h"
+
+static struct engine_wheel wheel;
+static struct engine_timer tm[8];
+static uint64_t fired_at[8];
+static unsigned int nfired;
+static uint64_t now;
+static int rearm_idx = -1;
+static uint64_t rearm_delta;
+
+static void
+fire(struct engine_timer *t, void *arg)
+{
+	unsigned int i = (unsigned int)(t - tm);
+
+	CU_ASSERT_PTR_EQUAL(arg, &wheel);
+	CU_ASSERT_FALSE(t->armed);
+	fired_at[i] = now;
+	nfired++;
+	if ((int)i == rearm_idx) {
+		rearm_idx = -1;
+		timer_arm(&wheel, t, now + rearm_delta);
+	}
+}
+
+static unsigned int
+run_to(uint64_t t)
+{
+	now = t;
+	return timer_wheel_run(&wheel, now, fire, &wheel);
+}
+
+static void
+reset(uint64_t start)
+{
+	memset(tm, 0, sizeof(tm));
+	memset(fired_at, 0, sizeof(fired_at));
+	nfired = 0;
+	now = start;
+	timer_wheel_init(&wheel, start);
+}
+
+static void
+test_expiry_order(void)
+{
+	uint64_t t0 = 123456789;
+
+	reset(t0);
+	CU_ASSERT_EQUAL(run_to(t0 + 1000000), 0);     /* empty: nothing */
+	t0 = now;
+	timer_arm(&wheel, &tm[0], t0 + 50000);         /* 50 us */
+	timer_arm(&wheel, &tm[1], t0 + 10000);         /* 10 us */
+	timer_arm(&wheel, &tm[2], t0 + 20000000);      /* 20 ms: several turns */
+	timer_arm(&wheel, &tm[3], t0 - 5);             /* already due */
+	CU_ASSERT_EQUAL(wheel.armed, 4);
+	CU_ASSERT_EQUAL(run_to(t0), 1);
+	CU_ASSERT_EQUAL(fired_at[3], t0);
+	CU_ASSERT_EQUAL(run_to(t0 + 9999), 0);         /* never early */
+	CU_ASSERT_EQUAL(run_to(t0 + 10000), 1);
+	CU_ASSERT_TRUE(fired_at[1] == t0 + 10000);
+	CU_ASSERT_EQUAL(run_to(t0 + 49999), 0);
+	CU_ASSERT_EQUAL(run_to(t0 + 60000), 1);
+	CU_ASSERT_EQUAL(fired_at[0], t0 + 60000);
+	/* Step through many turns in small steps: fires once, on time. */
+	while (now < t0 + 19990000)
+		CU_ASSERT_EQUAL(run_to(now + 3000), 0);
+	while (nfired < 4)
+		run_to(now + 3000);
+	CU_ASSERT_TRUE(fired_at[2] >= t0 + 20000000 && fired_at[2] < t0 + 20003000);
+	CU_ASSERT_EQUAL(wheel.armed, 0);
+	CU_ASSERT_EQUAL(wheel.fired, 4);
+}
+
+static void
+test_gap_move_cancel(void)
+{
+	uint64_t t0 = 5000;
+
+	reset(t0);
+	timer_arm(&wheel, &tm[0], t0 + 1000000);
+	timer_arm(&wheel, &tm[1], t0 + 2000000);
+	timer_arm(&wheel, &tm[2], t0 + 3000000000ull); /* 3 s */
+	/* Move 0 later, cancel 1. */
+	timer_arm(&wheel, &tm[0], t0 + 5000000);
+	timer_cancel(&wheel, &tm[1]);
+	timer_cancel(&wheel, &tm[1]);                  /* twice: harmless */
+	CU_ASSERT_EQUAL(wheel.armed, 2);
+	CU_ASSERT_EQUAL(run_to(t0 + 4000000), 0);
+	/* A long gap (the engine napped): everything due fires at once. */
+	CU_ASSERT_EQUAL(run_to(t0 + 10000000000ull), 2);
+	CU_ASSERT_EQUAL(nfired, 2);
+	CU_ASSERT_EQUAL(fired_at[1], 0);
+	CU_ASSERT_EQUAL(wheel.armed, 0);
+}
+
+static void
+test_rearm_in_callback(void)
+{
+	uint64_t t0 = 0;
+
+	reset(t0);
+	timer_arm(&wheel, &tm[4], 8192);
+	rearm_idx = 4;
+	rearm_delta = 0;                               /* due again at once */
+	CU_ASSERT_EQUAL(run_to(8192), 1);              /* not run twice in one go */
+	CU_ASSERT_TRUE(tm[4].armed);
+	CU_ASSERT_EQUAL(run_to(8192), 1);
+	CU_ASSERT_FALSE(tm[4].armed);
+	rearm_idx = 4;
+	rearm_delta = 100000;
+	timer_arm(&wheel, &tm[4], 9000);
+	CU_ASSERT_EQUAL(run_to(9000), 1);
+	CU_ASSERT_EQUAL(run_to(9000 + 99999), 0);
+	CU_ASSERT_EQUAL(run_to(9000 + 100000), 1);
+	CU_ASSERT_EQUAL(wheel.armed, 0);
+}
+
+int
+main(void)
+{
+	CU_pSuite s;
+
+	CU_initialize_registry();
+	s = CU_add_suite("engine_timer", NULL, NULL);
+	CU_ADD_TEST(s, test_expiry_order);
+	CU_ADD_TEST(s, test_gap_move_cancel);
+	CU_ADD_TEST(s, test_rearm_in_callback);
+	return ut_run_all();
+}
