@@ -484,6 +484,7 @@ engine_ctrl_handle(struct engine *eng, struct engine_ctrl *c)
 		p->dev = dev;
 		p->link = dev->link;
 		p->queue = c->queue;
+		p->up = (int8_t)link_is_up(p->link);
 		eng->nb_ports++;
 		break;
 	case ENGINE_CTRL_PORT_DEL:
@@ -531,6 +532,44 @@ engine_ctrl_handle(struct engine *eng, struct engine_ctrl *c)
 /* ------------------------------------------------------------------------ */
 /* The step and the loop                                                    */
 /* ------------------------------------------------------------------------ */
+
+/* How often an engine looks at its links' state (port events). */
+#define ENGINE_LINK_CHECK_LOOPS 1024
+#define ENGINE_LINK_CHECK_NS (10 * 1000 * 1000)
+
+/*
+ * Port state events: the engine of a device's link queue 0 raises
+ * PORT_ACTIVE / PORT_ERR on the device's async queue when the link goes up
+ * or down. Looked at every ENGINE_LINK_CHECK_NS at most, so it costs one
+ * counter test per loop.
+ */
+static void
+engine_ports_watch(struct engine *eng)
+{
+	uint64_t now = engine_now_ns(eng);
+	unsigned int i;
+
+	if (now < eng->link_check_ns)
+		return;
+	eng->link_check_ns = now + ENGINE_LINK_CHECK_NS;
+	for (i = 0; i < eng->nb_ports; i++) {
+		struct engine_port *p = &eng->port[i];
+		struct drnic_async_event ev = { 0 };
+		int8_t up;
+
+		if (p->queue != 0)
+			continue;
+		up = (int8_t)link_is_up(p->link);
+		if (up == p->up)
+			continue;
+		p->up = up;
+		ev.event_type = up ? DRNIC_EVENT_PORT_ACTIVE : DRNIC_EVENT_PORT_ERR;
+		ev.element.port_num = 1;
+		ENGINE_LOG(NOTICE, eng, "%s: port 1 %s", drnic_device_name(p->dev),
+			   up ? "up" : "down");
+		(void)async_raise(drnic_device_async_queue(p->dev), &ev);  /* counted if lost */
+	}
+}
 
 int
 engine_run_once(struct engine *eng)
@@ -585,6 +624,8 @@ engine_run_once(struct engine *eng)
 	}
 	for (i = 0; i < eng->nb_ports; i++)
 		work += engine_port_flush(eng, &eng->port[i]);
+	if (unlikely(eng->stats.loops % ENGINE_LINK_CHECK_LOOPS == 0))
+		engine_ports_watch(eng);
 	eng->stats.loops++;
 	if (work > 0)
 		eng->stats.busy_loops++;

@@ -218,6 +218,7 @@ struct engine_port {
 	struct drnic_device *dev;
 	struct drnic_link *link;
 	uint16_t queue;
+	int8_t up;                   /* link state last seen (queue 0 reports changes) */
 	uint16_t tx_n;
 	struct rte_mbuf *tx[ENGINE_BURST * 4];
 };
@@ -264,6 +265,7 @@ struct engine {
 	 * receives in a row, timeouts run anyway. */
 	bool rx_backlog;
 	unsigned int rx_backlog_loops;
+	uint64_t link_check_ns;      /* next look at the links' state */
 
 	struct drnic_engine_stats stats;
 	TAILQ_ENTRY(engine) next;

@@ -31,7 +31,9 @@
 
 #include "drnic_capture.h"
 #include "drnic_link_capture.h"
+#include "drnic_event.h"
 #include "drnic_neigh.h"
+#include "drnic_verbs.h"
 #include "drnic_wire.h"
 #include "link_driver.h"
 #include "test.h"
@@ -430,8 +432,76 @@ test_ethdev_probe(void)
 	return TEST_SUCCESS;
 }
 
+/* Drive the device until its async queue yields one event; 0 and @p ev, or -ETIMEDOUT. */
+static int
+pt_async_event(struct drnic_device *dev, struct drnic_async_event *ev)
+{
+	struct drnic_async_queue *q = drnic_device_async_queue(dev);
+	uint64_t end = rte_get_timer_cycles() + 2 * rte_get_timer_hz();
+
+	while (rte_get_timer_cycles() < end) {
+		drnic_device_progress(dev);
+		if (drnic_try_get_async_event(q, ev) == 0) {
+			drnic_ack_async_event(q, ev);
+			return 0;
+		}
+	}
+	return -ETIMEDOUT;
+}
+
+/*
+ * Port state events: the ethdev port's link going down and coming back
+ * reaches the device's async queue as PORT_ERR then PORT_ACTIVE (port 1),
+ * and drnic_query_port() tells the same.
+ */
+static int
+test_ethdev_port_event(void)
+{
+	struct drnic_async_event ev;
+	struct drnic_port_attr attr;
+	struct drnic_config cfg;
+	struct drnic_device *dev;
+	uint16_t pa, pb;
+	char args[64];
+
+	TEST_ASSERT_SUCCESS(pt_init(), "mbuf pool");
+	if (pt_ring_pair("e", &pa, &pb) < 0)
+		TEST_SKIP("net_ring PMD not loadable");
+	drnic_config_init(&cfg);
+	snprintf(args, sizeof(args), "port=%u", pa);
+	TEST_ASSERT_SUCCESS(drnic_config_set(&cfg, "name", "pt_event") |
+			    drnic_config_set(&cfg, "progress", "inline") |
+			    drnic_config_set(&cfg, "link", "ethdev") |
+			    drnic_config_set(&cfg, "link_args", args), "config");
+	dev = drnic_device_open(&cfg);
+	TEST_ASSERT(dev != NULL, "device over port %u: %s", pa, rte_strerror(rte_errno));
+	TEST_ASSERT_SUCCESS(drnic_query_port(dev, 1, &attr), "query port");
+	TEST_ASSERT_EQUAL(attr.state, DRNIC_PORT_ACTIVE, "port state at open");
+	/* Nothing to report while nothing changes. */
+	TEST_ASSERT_EQUAL(pt_async_event(dev, &ev), -ETIMEDOUT, "event %s without a change",
+			  drnic_event_type_str(ev.event_type));
+
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_link_down(pa), "set link down");
+	TEST_ASSERT_SUCCESS(pt_async_event(dev, &ev), "no event after link down");
+	TEST_ASSERT_EQUAL(ev.event_type, DRNIC_EVENT_PORT_ERR, "event %s",
+			  drnic_event_type_str(ev.event_type));
+	TEST_ASSERT_EQUAL(ev.element.port_num, 1, "port number");
+	TEST_ASSERT_SUCCESS(drnic_query_port(dev, 1, &attr), "query port");
+	TEST_ASSERT_EQUAL(attr.state, DRNIC_PORT_DOWN, "port state when down");
+
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_link_up(pa), "set link up");
+	TEST_ASSERT_SUCCESS(pt_async_event(dev, &ev), "no event after link up");
+	TEST_ASSERT_EQUAL(ev.event_type, DRNIC_EVENT_PORT_ACTIVE, "event %s",
+			  drnic_event_type_str(ev.event_type));
+	TEST_ASSERT_SUCCESS(drnic_query_port(dev, 1, &attr), "query port");
+	TEST_ASSERT_EQUAL(attr.state, DRNIC_PORT_ACTIVE, "port state when up again");
+	TEST_ASSERT_SUCCESS(drnic_device_close(dev), "close");
+	return TEST_SUCCESS;
+}
+
 DRNIC_TEST_REGISTER(ethdev_ring_autotest, DRNIC_TEST_FAST, test_ethdev_ring);
 DRNIC_TEST_REGISTER(ethdev_steer_autotest, DRNIC_TEST_FAST, test_ethdev_steer);
 DRNIC_TEST_REGISTER(ethdev_arp_autotest, DRNIC_TEST_FAST, test_ethdev_arp);
 DRNIC_TEST_REGISTER(ethdev_probe_autotest, DRNIC_TEST_FAST, test_ethdev_probe);
 DRNIC_TEST_REGISTER(ethdev_config_autotest, DRNIC_TEST_FAST, test_ethdev_config);
+DRNIC_TEST_REGISTER(ethdev_port_event_autotest, DRNIC_TEST_FAST, test_ethdev_port_event);
