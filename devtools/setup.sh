@@ -28,7 +28,7 @@ PACKAGES=(
 	libibverbs-dev meson ninja-build pkg-config python3-pyelftools gcc
 	clang libclang-rt-14-dev libhugetlbfs-bin tshark iproute2
 	ibverbs-utils perftest gnuplot-nox sockperf
-	qemu-system-x86 qemu-utils mmdebstrap tcpdump nftables
+	qemu-system-x86 qemu-utils mmdebstrap tcpdump
 )
 
 say() { printf '[setup] %s\n' "$*"; }

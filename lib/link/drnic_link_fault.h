@@ -5,13 +5,23 @@
 /**
  * @file
  * Fault injection on links: drop, duplicate, reorder, corrupt and delay the
- * frames a link sends, seeded and reproducible, with counters of what was
- * injected. The kernel has no netem here: this is how loss is tested.
+ * frames a link sends or receives, seeded and reproducible, with counters of
+ * what was injected. The kernel has no netem here: this is how loss is
+ * tested.
  *
- * Faults apply to transmitted frames, per link queue (one injector per
- * queue, seeded with the seed and the queue number), in this order: drop;
- * duplicate (a deep copy follows the original); then for each copy
- * independently corrupt, reorder, delay.
+ * Faults apply to transmitted frames (fault_dir=tx, the default), received
+ * frames (fault_dir=rx) or both (fault_dir=both, the same configuration on
+ * each side, decided independently). One injector per link queue and
+ * direction, seeded with the seed and a stream: the queue number q on
+ * transmit, q + 16 on receive. In this order: drop; duplicate (a deep copy
+ * follows the original); then for each copy independently corrupt, reorder,
+ * delay.
+ *
+ * Receive side: the frames the driver returns (counted in the link's rx
+ * counters and mirrored to a capture as they came off the wire) go through
+ * the queue's receive injector; link_rx_burst() hands the engine the frames
+ * that are due. Frames the hold queue cannot take are freed (counted
+ * refused: for the peer they are lost).
  *
  * Link arguments (link_args, next to the driver's own; a link with any
  * fault_ key gets injectors, and the driver never sees these keys):
@@ -28,11 +38,13 @@
  * | fault_jitter_us=T          | plus a uniform 0..T us (order kept)         | 0       |
  * | fault_seed=N               | seed of the decisions                       | 1       |
  * | fault_queue=N              | frames held per queue (power of two)        | 4096    |
+ * | fault_dir=D                | tx, rx or both: which frames are faulted    | tx      |
  *
  * P is a number in [0, 1] or a percentage ("0.5%"); N an integer; T a
  * decimal number of microseconds. N for fault_reorder_depth is 1..64;
  * fault_queue is a power of two in 64..65536. Example:
- * `wire=lb0,fault_drop=0.01,fault_reorder=0.01,fault_corrupt=0.001,fault_seed=42`.
+ * `wire=lb0,fault_drop=0.01,fault_reorder=0.01,fault_corrupt=0.001,fault_seed=42`;
+ * `fault_dir=rx,fault_drop=0.05` loses 5% of the frames the link receives.
  *
  * Corruption flips bits beyond the Ethernet header, inside the IP packet and
  * outside the fields the ICRC leaves out (IPv4 TOS, TTL and checksum; IPv6
@@ -42,7 +54,7 @@
  * external buffer) is copied before it is corrupted: the sender's own copy
  * (kept for retransmission) is never changed. Mbuf metadata is not touched.
  *
- * Frames held for reordering or delay leave from the sender's engine loop
+ * Frames held for reordering or delay leave from the queue's engine loop
  * (the link's transmit and receive calls of the queue); closing the link
  * frees those still held.
  */
@@ -59,6 +71,13 @@ struct drnic_link;
 /** Most frames a reordered frame may be overtaken by. */
 #define DRNIC_LINK_FAULT_MAX_DEPTH 64
 
+/** Which frames a fault configuration applies to (fault_dir=). */
+enum drnic_link_fault_dir {
+	DRNIC_LINK_FAULT_DIR_TX = 0,    /**< frames sent (the default; 0 for zeroed structs) */
+	DRNIC_LINK_FAULT_DIR_RX = 1,    /**< frames received */
+	DRNIC_LINK_FAULT_DIR_BOTH = 2,  /**< both, each side decided independently */
+};
+
 /** Fault configuration of a link (all queues). */
 struct drnic_link_faults {
 	double drop;                  /**< probability a frame is lost, [0, 1] */
@@ -71,9 +90,11 @@ struct drnic_link_faults {
 	uint64_t jitter_ns;           /**< extra uniform delay 0..jitter_ns, <= 10 s */
 	uint64_t seed;                /**< queue q's decisions are seeded with (seed, q) */
 	unsigned int queue;           /**< frames held per queue; fixed when created */
+	enum drnic_link_fault_dir dir; /**< which frames (fault_dir=); default tx */
 };
 
-/** Counters of injected faults, summed over a link's queues. */
+/** Counters of injected faults, summed over a link's queues (and, from
+ * drnic_link_fault_stats(), over both directions). */
 struct drnic_link_fault_stats {
 	uint64_t dropped;         /**< frames lost on purpose */
 	uint64_t duplicated;      /**< extra copies sent */
@@ -117,12 +138,14 @@ int drnic_link_faults_parse(const char *args, struct drnic_link_faults *cfg,
 int drnic_link_faults_check(const struct drnic_link_faults *cfg, char *err, size_t err_len);
 
 /**
- * Set a link's faults at run time. Each queue picks the new configuration
- * up at its next transmit or receive call and reseeds from cfg->seed.
- * Frames already held keep their schedule. A link opened without faults
- * gets injectors (they are freed when it closes); an all-zero
- * configuration turns injection off. cfg->queue only counts the first time.
- * Call from a control thread, not from the link's engines.
+ * Set a link's faults at run time, in direction cfg->dir. Each queue picks
+ * the new configuration up at its next transmit or receive call and
+ * reseeds from cfg->seed. Frames already held keep their schedule. A link
+ * opened without faults (or without faults in that direction) gets
+ * injectors (they are freed when it closes); injectors of the other
+ * direction, if any, are turned off (they pass frames on unchanged); an
+ * all-zero configuration turns injection off. cfg->queue only counts the
+ * first time. Call from a control thread, not from the link's engines.
  *
  * @return 0; -EINVAL when an argument is NULL or @p cfg fails
  *         drnic_link_faults_check(); -ENOMEM.
@@ -137,10 +160,20 @@ int drnic_link_set_faults(struct drnic_link *link, const struct drnic_link_fault
 int drnic_link_get_faults(const struct drnic_link *link, struct drnic_link_faults *cfg);
 
 /**
- * Read a link's fault counters (a snapshot; zeros when it has no faults).
+ * Read a link's fault counters, both directions summed (a snapshot; zeros
+ * when it has no faults).
  * @return 0; -EINVAL when an argument is NULL.
  */
 int drnic_link_fault_stats(const struct drnic_link *link, struct drnic_link_fault_stats *st);
+
+/**
+ * Read a link's fault counters of one direction: DRNIC_LINK_FAULT_DIR_TX
+ * (the transmit injectors), DRNIC_LINK_FAULT_DIR_RX (the receive ones) or
+ * DRNIC_LINK_FAULT_DIR_BOTH (summed, as drnic_link_fault_stats()).
+ * @return 0; -EINVAL when an argument is NULL or @p dir is not one of those.
+ */
+int drnic_link_fault_stats_dir(const struct drnic_link *link, enum drnic_link_fault_dir dir,
+			       struct drnic_link_fault_stats *st);
 
 #ifdef __cplusplus
 }

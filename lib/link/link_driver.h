@@ -21,8 +21,9 @@
  * rx_burst returns how many frames it stored; the caller owns them.
  *
  * Between the wrappers below and the driver ops: fault injection
- * (link_fault.c, per queue) then pcapng mirroring (link_capture.c), so a
- * capture shows what went on the wire.
+ * (link_fault.c, per queue and direction) then pcapng mirroring
+ * (link_capture.c), so a capture shows what went on the wire (on receive:
+ * what the driver returned, before the receive injector).
  */
 
 #include <stdbool.h>
@@ -96,8 +97,10 @@ struct drnic_link {
 	uint8_t addrs[LINK_MAX_ADDRS][16];
 	void *priv;                           /**< driver state */
 	struct link_queue_stats stats[LINK_MAX_QUEUES];
-	/** Fault injectors per queue (link_fault.c); NULL: no faults. */
+	/** Transmit fault injectors per queue (link_fault.c); NULL: none. */
 	struct link_fault *fault[LINK_MAX_QUEUES];
+	/** Receive fault injectors per queue (fault_dir=rx|both); NULL: none. */
+	struct link_fault *fault_rx[LINK_MAX_QUEUES];
 	/** pcapng mirror (link_capture.c); NULL: none. Used only under
 	 * capture_lock; read without it only as a hint. */
 	struct drnic_capture *capture;
@@ -205,6 +208,10 @@ struct link_fault;
 /* Transmit through queue @p q's fault injector (link_fault.c). */
 uint16_t link_fault_tx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts,
 			     uint16_t n);
+/* Receive through queue @p q's receive fault injector (link_fault.c):
+ * counts and mirrors what the driver returned, then returns the due frames. */
+uint16_t link_fault_rx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts,
+			     uint16_t n);
 
 /**
  * Send a burst on queue @p q and count what was taken. Caller: the engine
@@ -247,6 +254,8 @@ link_rx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint1
 	/* Same thread as queue q's transmit: release frames faults held. */
 	if (unlikely(__atomic_load_n(&link->fault[q], __ATOMIC_RELAXED) != NULL))
 		link_fault_tx_burst(link, q, NULL, 0);
+	if (unlikely(__atomic_load_n(&link->fault_rx[q], __ATOMIC_RELAXED) != NULL))
+		return link_fault_rx_burst(link, q, pkts, n);
 	got = link->ops->rx_burst(link, q, pkts, n);
 	for (i = 0; i < got; i++)
 		st->rx_bytes += pkts[i]->pkt_len;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fault injection on links: seeded drop, duplicate, reorder, corrupt and
- * delay of transmitted frames (see drnic_link_fault.h for the keys and
+ * delay of transmitted and/or received frames (see drnic_link_fault.h for the keys and
  * link_fault.h for the injector's contract).
  */
 #include <errno.h>
@@ -40,6 +40,7 @@ enum link_fault_kind {
 	LINK_FAULT_UINT,   /* unsigned int */
 	LINK_FAULT_U64,    /* uint64_t */
 	LINK_FAULT_US,     /* microseconds (decimal) into a uint64_t of ns */
+	LINK_FAULT_DIR,    /* tx | rx | both into an enum drnic_link_fault_dir */
 };
 
 struct link_fault_key {
@@ -60,6 +61,13 @@ static const struct link_fault_key link_fault_keys[] = {
 	LINK_FAULT_KEY("fault_jitter_us", LINK_FAULT_US, jitter_ns),
 	LINK_FAULT_KEY("fault_seed", LINK_FAULT_U64, seed),
 	LINK_FAULT_KEY("fault_queue", LINK_FAULT_UINT, queue),
+	LINK_FAULT_KEY("fault_dir", LINK_FAULT_DIR, dir),
+};
+
+static const char *const link_fault_dir_names[] = {
+	[DRNIC_LINK_FAULT_DIR_TX] = "tx",
+	[DRNIC_LINK_FAULT_DIR_RX] = "rx",
+	[DRNIC_LINK_FAULT_DIR_BOTH] = "both",
 };
 
 #define LINK_FAULT_PREFIX "fault_"
@@ -74,6 +82,7 @@ drnic_link_faults_init(struct drnic_link_faults *cfg)
 	cfg->reorder_timeout_ns = 100 * 1000;
 	cfg->seed = 1;
 	cfg->queue = LINK_FAULT_DEFAULT_QUEUE;
+	cfg->dir = DRNIC_LINK_FAULT_DIR_TX;
 }
 
 static void
@@ -138,6 +147,11 @@ drnic_link_faults_check(const struct drnic_link_faults *cfg, char *err, size_t e
 			       cfg->queue, LINK_FAULT_MIN_QUEUE, LINK_FAULT_MAX_QUEUE);
 		return -EINVAL;
 	}
+	if ((unsigned int)cfg->dir > DRNIC_LINK_FAULT_DIR_BOTH) {
+		link_fault_err(err, err_len, "fault_dir=%u: not tx (0), rx (1) or both (2)",
+			       (unsigned int)cfg->dir);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -163,7 +177,7 @@ link_fault_parse_kv(const char *key, size_t key_len, const char *value,
 			       "%.*s: unknown fault_ key (known: fault_drop, fault_dup, "
 			       "fault_reorder, fault_reorder_depth, fault_reorder_timeout_us, "
 			       "fault_corrupt, fault_delay_us, fault_jitter_us, fault_seed, "
-			       "fault_queue)", (int)key_len, key);
+			       "fault_queue, fault_dir)", (int)key_len, key);
 		return -EINVAL;
 	}
 	if (value == NULL || *value == '\0') {
@@ -172,6 +186,17 @@ link_fault_parse_kv(const char *key, size_t key_len, const char *value,
 	}
 	errno = 0;
 	switch (k->kind) {
+	case LINK_FAULT_DIR:
+		for (i = 0; i < RTE_DIM(link_fault_dir_names); i++)
+			if (strcmp(value, link_fault_dir_names[i]) == 0)
+				break;
+		if (i == RTE_DIM(link_fault_dir_names)) {
+			link_fault_err(err, err_len, "%s=%s: not tx, rx or both", k->name, value);
+			return -EINVAL;
+		}
+		memcpy((char *)cfg + k->off, &(enum drnic_link_fault_dir){
+			       (enum drnic_link_fault_dir)i }, sizeof(enum drnic_link_fault_dir));
+		break;
 	case LINK_FAULT_PROB:
 		d = strtod(value, &end);
 		if (end != value && *end == '%') {
@@ -807,35 +832,97 @@ link_fault_tx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts,
 	return taken;
 }
 
-int
-link_fault_attach(struct drnic_link *link, const struct drnic_link_faults *cfg)
+uint16_t
+link_fault_rx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct link_fault *f = __atomic_load_n(&link->fault_rx[q], __ATOMIC_ACQUIRE);
+	struct link_queue_stats *st = &link->stats[q];
+	uint16_t got, taken, i;
+
+	got = link->ops->rx_burst(link, q, pkts, n);
+	if (got > 0) {
+		for (i = 0; i < got; i++)
+			st->rx_bytes += pkts[i]->pkt_len;
+		st->rx_packets += got;
+		if (unlikely(__atomic_load_n(&link->capture, __ATOMIC_RELAXED) != NULL))
+			link_capture_mirror(link, pkts, got, DRNIC_CAPTURE_DIR_RX);
+		/* The frames are the injector's now; those it refuses (counted
+		 * refused) are lost. */
+		taken = link_fault_enqueue(f, pkts, got, link_fault_now_ns());
+		for (i = taken; i < got; i++)
+			rte_pktmbuf_free(pkts[i]);
+	}
+	/* Also without new frames: held ones become due. */
+	return link_fault_poll(f, pkts, n, link_fault_now_ns());
+}
+
+static bool
+link_fault_dir_has(enum drnic_link_fault_dir dir, enum drnic_link_fault_dir side)
+{
+	return dir == DRNIC_LINK_FAULT_DIR_BOTH || dir == side;
+}
+
+/* Queue injectors of one side: create those missing, update the others. */
+static int
+link_fault_attach_side(struct drnic_link *link, struct link_fault **side,
+		       const struct drnic_link_faults *cfg, unsigned int stream0)
 {
 	struct link_fault *f;
 	uint16_t q;
+
+	for (q = 0; q < link->nb_queues; q++) {
+		if (side[q] != NULL) {
+			link_fault_update(side[q], cfg);
+			continue;
+		}
+		f = link_fault_create(cfg, stream0 + q, link->socket_id);
+		if (f == NULL)
+			return -rte_errno;
+		__atomic_store_n(&side[q], f, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+/* Turn off a side's existing injectors (they pass frames on unchanged). */
+static void
+link_fault_off_side(struct drnic_link *link, struct link_fault **side,
+		    const struct drnic_link_faults *cfg)
+{
+	struct drnic_link_faults off;
+	uint16_t q;
+
+	drnic_link_faults_init(&off);
+	off.dir = cfg->dir;
+	off.seed = cfg->seed;
+	for (q = 0; q < link->nb_queues; q++)
+		if (side[q] != NULL)
+			link_fault_update(side[q], &off);
+}
+
+int
+link_fault_attach(struct drnic_link *link, const struct drnic_link_faults *cfg)
+{
 	int rc = 0;
 
 	if (drnic_link_faults_check(cfg, NULL, 0) < 0)
 		return -EINVAL;
 	pthread_mutex_lock(&link_fault_lock);
-	for (q = 0; q < link->nb_queues; q++) {
-		if (link->fault[q] != NULL) {
-			link_fault_update(link->fault[q], cfg);
-			continue;
-		}
-		f = link_fault_create(cfg, q, link->socket_id);
-		if (f == NULL) {
-			rc = -rte_errno;
-			break;
-		}
-		__atomic_store_n(&link->fault[q], f, __ATOMIC_RELEASE);
-	}
+	if (link_fault_dir_has(cfg->dir, DRNIC_LINK_FAULT_DIR_TX))
+		rc = link_fault_attach_side(link, link->fault, cfg, 0);
+	else
+		link_fault_off_side(link, link->fault, cfg);
+	if (rc == 0 && link_fault_dir_has(cfg->dir, DRNIC_LINK_FAULT_DIR_RX))
+		rc = link_fault_attach_side(link, link->fault_rx, cfg, LINK_MAX_QUEUES);
+	else if (rc == 0)
+		link_fault_off_side(link, link->fault_rx, cfg);
 	pthread_mutex_unlock(&link_fault_lock);
 	if (rc == 0)
 		LINK_FAULT_LOG(INFO, link->name,
-			       "faults: drop %g dup %g reorder %g (depth %u) corrupt %g "
+			       "faults (%s): drop %g dup %g reorder %g (depth %u) corrupt %g "
 			       "delay %.3f+%.3f us seed %" PRIu64,
-			       cfg->drop, cfg->dup, cfg->reorder, cfg->reorder_depth, cfg->corrupt,
-			       (double)cfg->delay_ns / 1e3, (double)cfg->jitter_ns / 1e3, cfg->seed);
+			       link_fault_dir_names[cfg->dir], cfg->drop, cfg->dup, cfg->reorder,
+			       cfg->reorder_depth, cfg->corrupt, (double)cfg->delay_ns / 1e3,
+			       (double)cfg->jitter_ns / 1e3, cfg->seed);
 	return rc;
 }
 
@@ -848,6 +935,8 @@ link_fault_detach(struct drnic_link *link)
 	for (q = 0; q < LINK_MAX_QUEUES; q++) {
 		link_fault_free(link->fault[q]);
 		link->fault[q] = NULL;
+		link_fault_free(link->fault_rx[q]);
+		link->fault_rx[q] = NULL;
 	}
 	pthread_mutex_unlock(&link_fault_lock);
 }
@@ -875,7 +964,11 @@ drnic_link_get_faults(const struct drnic_link *link, struct drnic_link_faults *c
 
 	if (link == NULL || cfg == NULL)
 		return -EINVAL;
+	/* Every injector holds the last configuration's direction; the side
+	 * it names holds the configuration itself (the other one "off"). */
 	f = __atomic_load_n(&link->fault[0], __ATOMIC_ACQUIRE);
+	if (f == NULL)
+		f = __atomic_load_n(&link->fault_rx[0], __ATOMIC_ACQUIRE);
 	if (f == NULL) {
 		drnic_link_faults_init(cfg);
 		return -ENOENT;
@@ -883,22 +976,42 @@ drnic_link_get_faults(const struct drnic_link *link, struct drnic_link_faults *c
 	rte_spinlock_lock(&f->lock);
 	*cfg = f->pending;
 	rte_spinlock_unlock(&f->lock);
+	if (cfg->dir == DRNIC_LINK_FAULT_DIR_RX && f != link->fault_rx[0]) {
+		f = __atomic_load_n(&link->fault_rx[0], __ATOMIC_ACQUIRE);
+		rte_spinlock_lock(&f->lock);
+		*cfg = f->pending;
+		rte_spinlock_unlock(&f->lock);
+	}
+	return 0;
+}
+
+int
+drnic_link_fault_stats_dir(const struct drnic_link *link, enum drnic_link_fault_dir dir,
+			   struct drnic_link_fault_stats *st)
+{
+	struct link_fault *f;
+	uint16_t q;
+
+	if (link == NULL || st == NULL || (unsigned int)dir > DRNIC_LINK_FAULT_DIR_BOTH)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	for (q = 0; q < link->nb_queues; q++) {
+		if (link_fault_dir_has(dir, DRNIC_LINK_FAULT_DIR_TX)) {
+			f = __atomic_load_n(&link->fault[q], __ATOMIC_ACQUIRE);
+			if (f != NULL)
+				link_fault_stats_add(f, st);
+		}
+		if (link_fault_dir_has(dir, DRNIC_LINK_FAULT_DIR_RX)) {
+			f = __atomic_load_n(&link->fault_rx[q], __ATOMIC_ACQUIRE);
+			if (f != NULL)
+				link_fault_stats_add(f, st);
+		}
+	}
 	return 0;
 }
 
 int
 drnic_link_fault_stats(const struct drnic_link *link, struct drnic_link_fault_stats *st)
 {
-	struct link_fault *f;
-	uint16_t q;
-
-	if (link == NULL || st == NULL)
-		return -EINVAL;
-	memset(st, 0, sizeof(*st));
-	for (q = 0; q < link->nb_queues; q++) {
-		f = __atomic_load_n(&link->fault[q], __ATOMIC_ACQUIRE);
-		if (f != NULL)
-			link_fault_stats_add(f, st);
-	}
-	return 0;
+	return drnic_link_fault_stats_dir(link, DRNIC_LINK_FAULT_DIR_BOTH, st);
 }

@@ -3,8 +3,8 @@
 #define LINK_FAULT_H
 
 /*
- * Fault injectors (private to lib/link). One injector per link queue, on the
- * transmit side, owned by the queue's engine thread like the queue itself;
+ * Fault injectors (private to lib/link). One injector per link queue and
+ * direction (fault[q] on transmit, fault_rx[q] on receive), owned by the queue's engine thread like the queue itself;
  * only link_fault_update() runs on another (control) thread.
  *
  * An injector is pure and deterministic: its decisions come from its own
@@ -77,7 +77,8 @@ int link_fault_args_split(const char *args, struct drnic_link_faults *cfg, bool 
 			  char **rest, char *err, size_t err_len);
 
 /* A new injector; NULL and rte_errno (EINVAL, ENOMEM). Stream @p stream
- * (the queue number) varies the seed. */
+ * (the queue number q on transmit, q + LINK_MAX_QUEUES on receive) varies
+ * the seed. */
 struct link_fault *link_fault_create(const struct drnic_link_faults *cfg, unsigned int stream,
 				     int socket_id);
 
@@ -122,6 +123,12 @@ void link_fault_detach(struct drnic_link *link);
  * queue q; n == 0 only releases due frames). Returns how many of @p pkts
  * were taken; the frames the driver refuses stay in the injector. */
 uint16_t link_fault_tx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts,
+			     uint16_t n);
+
+/* The link's receive path through queue @p q's receive injector (the engine
+ * of queue q): the driver's frames go in (those refused are freed), up to
+ * @p n due frames come out into @p pkts. */
+uint16_t link_fault_rx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts,
 			     uint16_t n);
 
 #endif /* LINK_FAULT_H */

@@ -66,7 +66,6 @@ rig_net_down() {
 	ip link del "$RIG_VETH" 2>/dev/null
 	ip link del "$RIG_TAP" 2>/dev/null
 	ip link del "$RIG_BR" 2>/dev/null
-	command -v nft >/dev/null && nft delete table bridge drnic_interop 2>/dev/null
 	return 0
 }
 

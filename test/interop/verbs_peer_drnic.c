@@ -8,9 +8,12 @@
  *                       [--prefix EAL_FILE_PREFIX] [--lcores L] [--rounds N]
  *
  * Each round is two phases: rxe requests (even phase), drnic requests (odd).
+ * At the end it prints the link's fault counters per direction (fault_ keys
+ * in LINK_ARGS, e.g. fault_dir=rx,fault_drop=0.1) and the QP's retransmits.
  */
 #include <arpa/inet.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -19,6 +22,8 @@
 #include <rte_errno.h>
 
 #include "drnic_env.h"
+#include "drnic_engine.h"
+#include "drnic_link_fault.h"
 #include "drnic_verbs.h"
 
 #include "verbs_peer.h"
@@ -448,6 +453,17 @@ main(int argc, char **argv)
 	for (int i = 0; i < 2000; i++) {
 		drnic_device_progress(dev);
 		usleep(100);
+	}
+	{
+		struct drnic_link_fault_stats ft, fr;
+		struct drnic_qp_stats qs = { 0 };
+
+		drnic_link_fault_stats_dir(drnic_device_link(dev), DRNIC_LINK_FAULT_DIR_TX, &ft);
+		drnic_link_fault_stats_dir(drnic_device_link(dev), DRNIC_LINK_FAULT_DIR_RX, &fr);
+		drnic_qp_stats_get(qp, &qs);
+		printf("drnic faults: tx dropped %" PRIu64 ", rx dropped %" PRIu64
+		       " refused %" PRIu64 "; qp retransmits %" PRIu64 " timeouts %" PRIu64 "\n",
+		       ft.dropped, fr.dropped, fr.refused, qs.retransmits, qs.timeouts);
 	}
 	close(fd);
 	drnic_destroy_qp(qp);

@@ -3,7 +3,7 @@
  * Fault injection on a loopback pair: fault_ keys in link_args, RC SEND and
  * WRITE through loss, duplication, reordering and corruption; every
  * corrupted frame dropped by the receiver's parser; runtime set/get; bad
- * keys refused at open.
+ * keys refused at open; loss of received frames (fault_dir=rx) on one side.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -82,12 +82,12 @@ fault_side_open(struct rnic_side *s, const char *name, const char *link_args, ui
 	return s->mr == NULL ? -ENOMEM : 0;
 }
 
-/* Open a pair; @p faults (may be "") is appended to both sides' link_args. */
+/* Open a pair; @p fa / @p fb (may be "") are appended to A's / B's link_args. */
 static int
-fault_pair_open(struct rnic_pair *p, const char *faults)
+fault_pair_open2(struct rnic_pair *p, const char *fa, const char *fb)
 {
 	struct rnic_pair_opts o = { .mode = DRNIC_PROGRESS_INLINE };
-	char args[256], na[32], nb[32];
+	char args[256], argb[256], na[32], nb[32];
 	unsigned int seq = fault_seq++;
 	int rc;
 
@@ -95,19 +95,27 @@ fault_pair_open(struct rnic_pair *p, const char *faults)
 	p->mode = DRNIC_PROGRESS_INLINE;
 	snprintf(na, sizeof(na), "fault%ua", seq);
 	snprintf(nb, sizeof(nb), "fault%ub", seq);
-	snprintf(args, sizeof(args), "wire=faultw%u%s%s", seq, faults[0] ? "," : "", faults);
+	snprintf(args, sizeof(args), "wire=faultw%u%s%s", seq, fa[0] ? "," : "", fa);
+	snprintf(argb, sizeof(argb), "wire=faultw%u%s%s", seq, fb[0] ? "," : "", fb);
 	rc = fault_side_open(&p->a, na, args, 1);
 	if (rc == 0)
-		rc = fault_side_open(&p->b, nb, args, 2);
+		rc = fault_side_open(&p->b, nb, argb, 2);
 	if (rc == 0)
 		rc = rnic_qp_connect(&p->a, &p->b, &o);
 	if (rc == 0)
 		rc = rnic_qp_connect(&p->b, &p->a, &o);
 	if (rc < 0) {
-		printf("fault_pair_open(%s): %s\n", args, strerror(-rc));
+		printf("fault_pair_open(%s | %s): %s\n", args, argb, strerror(-rc));
 		rnic_pair_close(p);
 	}
 	return rc;
+}
+
+/* Open a pair; @p faults (may be "") is appended to both sides' link_args. */
+static int
+fault_pair_open(struct rnic_pair *p, const char *faults)
+{
+	return fault_pair_open2(p, faults, faults);
 }
 
 /* Poll @p n completions within @p ms, driving both (inline) devices. */
@@ -353,5 +361,52 @@ fault_runtime_autotest(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * B loses 5% of the frames it receives (its own injector, fault_dir=rx); A's
+ * link is clean. A's requests that B lost are retransmitted by A, and the
+ * transfer completes intact.
+ */
+static int
+fault_rx_autotest(void)
+{
+	static const char faults[] = "fault_dir=rx,fault_drop=0.05,fault_seed=7";
+	struct drnic_link_fault_stats rx, tx, sa;
+	struct drnic_qp_stats qa = { 0 };
+	uint64_t drops[DRNIC_WIRE_DROP_MAX];
+	struct drnic_link_faults cfg;
+	struct rnic_pair p;
+	struct drnic_link *lb;
+	int rc;
+
+	TEST_ASSERT_SUCCESS(fault_pair_open2(&p, "", faults), "open");
+	lb = drnic_device_link(p.b.dev);
+	TEST_ASSERT_SUCCESS(drnic_link_get_faults(lb, &cfg), "get");
+	TEST_ASSERT(cfg.dir == DRNIC_LINK_FAULT_DIR_RX && cfg.drop == 0.05 && cfg.seed == 7,
+		    "parsed");
+	TEST_ASSERT_EQUAL(drnic_link_get_faults(drnic_device_link(p.a.dev), &cfg), -ENOENT,
+			  "A has no faults");
+	rc = fault_traffic(&p, "lossy receiver");
+	fault_quiesce(&p);
+	drnic_link_fault_stats_dir(lb, DRNIC_LINK_FAULT_DIR_RX, &rx);
+	drnic_link_fault_stats_dir(lb, DRNIC_LINK_FAULT_DIR_TX, &tx);
+	drnic_link_fault_stats(drnic_device_link(p.a.dev), &sa);
+	drnic_qp_stats_get(p.a.qp, &qa);
+	fault_wire_drops(&p, drops);
+	printf("B receive side: ");
+	fault_print(&rx, drops);
+	printf("A (sender): retransmits %" PRIu64 " timeouts %" PRIu64 " naks_rx %" PRIu64
+	       " tx_packets %" PRIu64 "\n", qa.retransmits, qa.timeouts, qa.naks_rx,
+	       qa.tx_packets);
+	rnic_pair_close(&p);
+	if (rc != TEST_SUCCESS)
+		return rc;
+	TEST_ASSERT(rx.dropped > 0, "B's receive injector dropped frames");
+	TEST_ASSERT_EQUAL(rx.refused + rx.held, 0, "none refused, none left held");
+	TEST_ASSERT_EQUAL(tx.dropped + tx.held + sa.dropped, 0, "no transmit faults");
+	TEST_ASSERT(qa.retransmits > 0, "A retransmitted what B lost");
+	return TEST_SUCCESS;
+}
+
 DRNIC_TEST_REGISTER(fault_rc_autotest, DRNIC_TEST_FAST, fault_rc_autotest);
 DRNIC_TEST_REGISTER(fault_runtime_autotest, DRNIC_TEST_FAST, fault_runtime_autotest);
+DRNIC_TEST_REGISTER(fault_rx_autotest, DRNIC_TEST_FAST, fault_rx_autotest);

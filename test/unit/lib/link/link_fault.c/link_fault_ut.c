@@ -4,7 +4,7 @@
  * fault rates against their probabilities, reproducibility from the seed,
  * the reorder bound, deep duplicates, corruption that lib/wire always
  * rejects, delay on a fake clock, flushing, and the link glue on a fake
- * driver. A real mempool (cache 0) shows every mbuf going back.
+ * driver, both directions (fault_dir=tx|rx|both). A real mempool (cache 0) shows every mbuf going back.
  */
 #include "lib/link/link_fault.c"
 
@@ -19,6 +19,16 @@ uint16_t
 link_capture_tx(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
 {
 	return link->ops->tx_burst(link, q, pkts, n);
+}
+
+/* Stub: counts the frames a capture would have been shown. */
+static unsigned int ut_mirrored;
+
+void
+link_capture_mirror(struct drnic_link *link __rte_unused, struct rte_mbuf *const *pkts __rte_unused,
+		    uint16_t n, enum drnic_capture_dir dir __rte_unused)
+{
+	ut_mirrored += n;
 }
 
 #define UT_NB_MBUF 8192
@@ -141,6 +151,13 @@ test_parse(void)
 	CU_ASSERT_EQUAL(c.reorder_timeout_ns, 20000);
 	CU_ASSERT_EQUAL(c.seed, 42);
 	CU_ASSERT_EQUAL(c.queue, 1024);
+	CU_ASSERT_EQUAL(c.dir, DRNIC_LINK_FAULT_DIR_TX);   /* the default */
+	CU_ASSERT_EQUAL(drnic_link_faults_parse("fault_dir=rx", &c, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(c.dir, DRNIC_LINK_FAULT_DIR_RX);
+	CU_ASSERT_EQUAL(drnic_link_faults_parse("fault_dir=both", &c, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(c.dir, DRNIC_LINK_FAULT_DIR_BOTH);
+	CU_ASSERT_EQUAL(drnic_link_faults_parse("fault_dir=tx", &c, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(c.dir, DRNIC_LINK_FAULT_DIR_TX);
 
 #define UT_BAD(str, want)                                                       \
 	do {                                                                    \
@@ -168,6 +185,10 @@ test_parse(void)
 	UT_BAD("fault_delay_us=-5", "fault_delay_us=-5: out of [0, 10 s]");
 	UT_BAD("fault_delay_us=20000000", "fault_delay_us=20000000: out of [0, 10 s]");
 	UT_BAD("wire=lb0", "wire: not a fault_ key");
+	UT_BAD("fault_dir=up", "fault_dir=up: not tx, rx or both");
+	UT_BAD("fault_dir=RX", "fault_dir=RX: not tx, rx or both");
+	UT_BAD("fault_dir=", "fault_dir: no value");
+	UT_BAD("fault_dirs=rx", "fault_dirs: unknown fault_ key");
 #undef UT_BAD
 	/* A failed parse leaves the configuration as it was. */
 	ut_cfg(&c);
@@ -202,6 +223,16 @@ test_parse(void)
 	CU_ASSERT_EQUAL(link_fault_args_split("wire=x,fault_depth=2", &c, &present, &rest, err,
 					      sizeof(err)), -EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "fault_depth: unknown fault_ key"));
+	ut_cfg(&c);
+	CU_ASSERT_EQUAL(link_fault_args_split("wire=x,fault_dir=rx,fault_drop=0.05", &c, &present,
+					      &rest, err, sizeof(err)), 0);
+	CU_ASSERT_TRUE(present);
+	CU_ASSERT_STRING_EQUAL(rest, "wire=x");
+	CU_ASSERT_EQUAL(c.dir, DRNIC_LINK_FAULT_DIR_RX);
+	free(rest);
+	CU_ASSERT_EQUAL(link_fault_args_split("wire=x,fault_dir=in", &c, &present, &rest, err,
+					      sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "fault_dir=in: not tx, rx or both"));
 
 	/* check() on a struct. */
 	ut_cfg(&c);
@@ -209,6 +240,11 @@ test_parse(void)
 	c.corrupt = 1.01;
 	CU_ASSERT_EQUAL(drnic_link_faults_check(&c, err, sizeof(err)), -EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "fault_corrupt"));
+	ut_cfg(&c);
+	c.dir = (enum drnic_link_fault_dir)3;
+	CU_ASSERT_EQUAL(drnic_link_faults_check(&c, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "fault_dir=3: not tx (0), rx (1) or both (2)"));
+	c.corrupt = 1.01;
 	CU_ASSERT_EQUAL(drnic_link_faults_check(NULL, NULL, 0), -EINVAL);
 	CU_ASSERT_PTR_NULL(link_fault_create(&c, 0, SOCKET_ID_ANY));
 	CU_ASSERT_EQUAL(rte_errno, EINVAL);
@@ -875,6 +911,170 @@ test_link_glue(void)
 	rte_free(link);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The receive side: a fake driver that hands out ut_rx_total frames.       */
+
+static uint32_t ut_rx_next, ut_rx_total;
+
+static uint16_t
+ut_drv_rx(struct drnic_link *link __rte_unused, uint16_t q __rte_unused,
+	  struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t i;
+
+	for (i = 0; i < n && ut_rx_next < ut_rx_total; i++) {
+		pkts[i] = ut_frame(ut_rx_next++);
+		CU_ASSERT_FATAL(pkts[i] != NULL);
+	}
+	return i;
+}
+
+/* Receive until the driver is dry and nothing is held; check the order of
+ * the frames that come out (ids rising). Returns how many came out. */
+static uint64_t
+ut_rx_drain(struct drnic_link *link, uint16_t q)
+{
+	struct rte_mbuf *out[32];
+	uint64_t nb = 0;
+	uint32_t last = 0, id;
+	unsigned int spins = 0;
+	uint16_t got, i;
+
+	for (;;) {
+		got = link_rx_burst(link, q, out, RTE_DIM(out));
+		for (i = 0; i < got; i++) {
+			id = ut_id(out[i]);
+			CU_ASSERT(id != UINT32_MAX && (nb == 0 || id > last));
+			last = id;
+		}
+		nb += got;
+		ut_free_all(out, got);
+		if (got > 0)
+			continue;
+		if (ut_rx_next >= ut_rx_total &&
+		    (link->fault_rx[q] == NULL || link_fault_held_count(link->fault_rx[q]) == 0))
+			break;
+		if (++spins > 1000000)   /* delayed frames become due in time */
+			break;
+		rte_delay_us_block(1);
+	}
+	return nb;
+}
+
+static void
+test_link_rx(void)
+{
+	static struct link_ops ops = { .name = "ut", .tx_burst = ut_drv_tx, .rx_burst = ut_drv_rx };
+	struct drnic_link_fault_stats st, tx, rx;
+	struct drnic_link_faults c, g;
+	struct drnic_link *link;
+	struct rte_mbuf *out[64];
+	const uint32_t n = 20000;
+	uint64_t nb;
+	uint16_t got;
+
+	link = rte_zmalloc("ut_link", sizeof(*link), RTE_CACHE_LINE_SIZE);
+	CU_ASSERT_FATAL(link != NULL);
+	link->ops = &ops;
+	link->nb_queues = 2;
+	snprintf(link->name, sizeof(link->name), "ut1");
+
+	/* fault_dir=rx: receive injectors only, seeded apart from transmit. */
+	ut_cfg(&c);
+	c.dir = DRNIC_LINK_FAULT_DIR_RX;
+	c.drop = 0.05;
+	c.seed = 9;
+	CU_ASSERT_EQUAL(drnic_link_set_faults(link, &c), 0);
+	CU_ASSERT_PTR_NULL(link->fault[0]);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(link->fault_rx[0]);
+	CU_ASSERT_PTR_NOT_NULL(link->fault_rx[1]);
+	CU_ASSERT_PTR_NULL(link->fault_rx[2]);
+	CU_ASSERT_EQUAL(link->fault_rx[1]->stream, LINK_MAX_QUEUES + 1);
+	CU_ASSERT_EQUAL(drnic_link_get_faults(link, &g), 0);
+	CU_ASSERT_EQUAL(g.dir, DRNIC_LINK_FAULT_DIR_RX);
+	CU_ASSERT_DOUBLE_EQUAL(g.drop, 0.05, 1e-12);
+
+	/* Drops at the rate, order kept, the link counts what the driver gave. */
+	ut_rx_next = 0;
+	ut_rx_total = n;
+	ut_mirrored = 0;
+	nb = ut_rx_drain(link, 1);
+	CU_ASSERT_EQUAL(drnic_link_fault_stats_dir(link, DRNIC_LINK_FAULT_DIR_RX, &rx), 0);
+	CU_ASSERT_EQUAL(drnic_link_fault_stats_dir(link, DRNIC_LINK_FAULT_DIR_TX, &tx), 0);
+	CU_ASSERT_EQUAL(drnic_link_fault_stats(link, &st), 0);
+	CU_ASSERT_TRUE(ut_near(rx.dropped, n, c.drop));
+	CU_ASSERT_EQUAL(nb + rx.dropped, n);
+	CU_ASSERT_EQUAL(rx.refused, 0);
+	CU_ASSERT_EQUAL(rx.held, 0);
+	CU_ASSERT_EQUAL(tx.dropped, 0);
+	CU_ASSERT_EQUAL(st.dropped, rx.dropped);
+	CU_ASSERT_EQUAL(link->stats[1].rx_packets, n);
+	CU_ASSERT_EQUAL(link->stats[0].rx_packets, 0);
+	CU_ASSERT_EQUAL(ut_mirrored, 0);    /* no capture runs */
+	CU_ASSERT_EQUAL(ut_in_use(), 0);
+	CU_ASSERT_EQUAL(drnic_link_fault_stats_dir(link, (enum drnic_link_fault_dir)3, &st),
+			-EINVAL);
+
+	/* A full hold queue: the frames it refuses are freed and counted. */
+	c.drop = 0;
+	c.delay_ns = 1000 * UT_US;   /* 1 ms */
+	CU_ASSERT_EQUAL(drnic_link_set_faults(link, &c), 0);
+	c.queue = 64;
+	link_fault_free(link->fault_rx[0]);
+	link->fault_rx[0] = link_fault_create(&c, LINK_MAX_QUEUES, SOCKET_ID_ANY);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(link->fault_rx[0]);
+	ut_rx_next = 0;
+	ut_rx_total = 200;
+	got = link_rx_burst(link, 0, out, 64);
+	got += link_rx_burst(link, 0, out + got, (uint16_t)(64 - got));
+	CU_ASSERT_EQUAL(got, 0);             /* none due yet */
+	CU_ASSERT_EQUAL(link_fault_held_count(link->fault_rx[0]), 63);
+	CU_ASSERT_EQUAL(link->fault_rx[0]->stats.refused, 128 - 63);
+	CU_ASSERT_EQUAL(ut_in_use(), 63);
+	/* The driver is dry (ut_rx_total reached below): due frames still come. */
+	ut_rx_total = ut_rx_next;
+	rte_delay_us_block(1500);
+	got = link_rx_burst(link, 0, out, 64);
+	CU_ASSERT_EQUAL(got, 63);
+	ut_free_all(out, got);
+	CU_ASSERT_EQUAL(ut_in_use(), 0);
+
+	/* Runtime switch to tx: the receive injectors pass frames unchanged. */
+	ut_cfg(&c);
+	c.drop = 1;
+	c.seed = 3;
+	CU_ASSERT_EQUAL(drnic_link_set_faults(link, &c), 0);
+	CU_ASSERT_PTR_NOT_NULL(link->fault[0]);
+	CU_ASSERT_EQUAL(drnic_link_get_faults(link, &g), 0);
+	CU_ASSERT_EQUAL(g.dir, DRNIC_LINK_FAULT_DIR_TX);
+	CU_ASSERT_EQUAL(g.drop, 1);
+	CU_ASSERT_EQUAL(drnic_link_fault_stats_dir(link, DRNIC_LINK_FAULT_DIR_RX, &st), 0);
+	ut_rx_next = 0;
+	ut_rx_total = 500;
+	nb = ut_rx_drain(link, 1);
+	CU_ASSERT_EQUAL(nb, 500);
+	CU_ASSERT_EQUAL(drnic_link_fault_stats_dir(link, DRNIC_LINK_FAULT_DIR_RX, &rx), 0);
+	CU_ASSERT_EQUAL(rx.dropped, st.dropped);
+
+	/* both: each side drops everything; detach frees both sides. */
+	c.dir = DRNIC_LINK_FAULT_DIR_BOTH;
+	CU_ASSERT_EQUAL(drnic_link_set_faults(link, &c), 0);
+	ut_rx_next = 0;
+	ut_rx_total = 100;
+	CU_ASSERT_EQUAL(ut_rx_drain(link, 0), 0);
+	out[0] = ut_frame(1);
+	ut_drv_n = 0;
+	CU_ASSERT_EQUAL(link_tx_burst(link, 0, out, 1), 1);
+	CU_ASSERT_EQUAL(ut_drv_n, 0);
+	CU_ASSERT_EQUAL(drnic_link_fault_stats_dir(link, DRNIC_LINK_FAULT_DIR_TX, &tx), 0);
+	CU_ASSERT_EQUAL(tx.dropped, 1);
+	link_fault_detach(link);
+	CU_ASSERT_PTR_NULL(link->fault_rx[0]);
+	CU_ASSERT_PTR_NULL(link->fault[0]);
+	CU_ASSERT_EQUAL(ut_in_use(), 0);
+	rte_free(link);
+}
+
 static int
 ut_eal(void)
 {
@@ -914,5 +1114,6 @@ main(void)
 	CU_add_test(s, "delay", test_delay);
 	CU_add_test(s, "flush_and_full", test_flush_and_full);
 	CU_add_test(s, "link_glue", test_link_glue);
+	CU_add_test(s, "link_rx", test_link_rx);
 	return ut_run_all();
 }
