@@ -28,50 +28,13 @@
 
 #define CAPL_CHECKER "/work/shared/tools/roce_pcap_check.py"
 
+/* Open the pair with @p ea / @p eb appended to A's / B's link_args. */
 static int
-capl_side_open(struct rnic_side *s, const char *name, const char *link_args, uint8_t last)
+capl_pair_open(struct rnic_pair *p, const char *ea, const char *eb)
 {
-	struct drnic_config cfg;
-	struct drnic_cq_attr ca = { 0 };
-	struct drnic_qp_init_attr qa = { 0 };
-	char v[64];
+	struct rnic_pair_opts o = { .mode = DRNIC_PROGRESS_INLINE, .link_extra = { ea, eb } };
 
-	drnic_config_init(&cfg);
-	snprintf(cfg.name, sizeof(cfg.name), "%s", name);
-	if (drnic_config_set(&cfg, "progress", "inline") < 0 ||
-	    drnic_config_set(&cfg, "link_args", link_args) < 0)
-		return -EINVAL;
-	snprintf(v, sizeof(v), "02:00:00:00:00:%02x", last);
-	drnic_config_set(&cfg, "mac", v);
-	snprintf(v, sizeof(v), "10.0.0.%u", last);
-	drnic_config_set(&cfg, "ipv4", v);
-	s->dev = drnic_device_open(&cfg);
-	if (s->dev == NULL)
-		return -rte_errno;
-	s->pd = drnic_alloc_pd(s->dev);
-	ca.cqe = 1024;
-	ca.socket_id = -1;
-	ca.async_queue = drnic_device_async_queue(s->dev);
-	s->cq = drnic_cq_create(&ca);
-	if (s->pd == NULL || s->cq == NULL)
-		return -ENOMEM;
-	qa.send_cq = s->cq;
-	qa.recv_cq = s->cq;
-	qa.qp_type = DRNIC_QPT_RC;
-	qa.cap.max_send_wr = 64;
-	qa.cap.max_recv_wr = 64;
-	qa.cap.max_send_sge = 1;
-	qa.cap.max_recv_sge = 1;
-	s->qp = drnic_create_qp(s->pd, &qa);
-	if (s->qp == NULL)
-		return -rte_errno;
-	s->buf = drnic_alloc(RNIC_BUF_SIZE, 4096, -1);
-	if (s->buf == NULL)
-		return -ENOMEM;
-	s->mr = drnic_reg_mr(s->pd, s->buf, RNIC_BUF_SIZE,
-			     DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_WRITE |
-			     DRNIC_ACCESS_REMOTE_READ);
-	return s->mr == NULL ? -ENOMEM : 0;
+	return rnic_pair_open(p, &o);
 }
 
 static int
@@ -195,7 +158,6 @@ static int
 capture_link_autotest(void)
 {
 	char fa[128], fb[128], args[256];
-	struct rnic_pair_opts o = { .mode = DRNIC_PROGRESS_INLINE };
 	struct drnic_link_stats la, lb;
 	struct drnic_capture_stats ca, cb;
 	struct drnic_link_fault_stats fs;
@@ -214,21 +176,15 @@ capture_link_autotest(void)
 	p.mode = DRNIC_PROGRESS_INLINE;
 
 	/* Bad keys are refused at open. */
-	TEST_ASSERT(capl_side_open(&p.a, "capbad", "wire=capbad,capture=", 1) == -EINVAL,
-		    "empty capture= refused");
-	TEST_ASSERT(capl_side_open(&p.a, "capbad", "wire=capbad,capture=/x,capture_snaplen=0",
-				   1) == -EINVAL, "capture_snaplen=0 refused");
-	TEST_ASSERT(capl_side_open(&p.a, "capbad",
-				   "wire=capbad,capture=/nonexistent-dir/x.pcapng", 1) < 0,
+	TEST_ASSERT(capl_pair_open(&p, "capture=", NULL) == -EINVAL, "empty capture= refused");
+	TEST_ASSERT(capl_pair_open(&p, "capture=/x,capture_snaplen=0", NULL) == -EINVAL,
+		    "capture_snaplen=0 refused");
+	TEST_ASSERT(capl_pair_open(&p, "capture=/nonexistent-dir/x.pcapng", NULL) < 0,
 		    "unwritable capture file refused");
-	memset(&p, 0, sizeof(p));
-	p.mode = DRNIC_PROGRESS_INLINE;
 
 	/* A: capture from the configuration, after duplication (every 4th). */
-	snprintf(args, sizeof(args), "wire=capw,capture=%s,fault_dup=0.25,fault_seed=7", fa);
-	if (capl_side_open(&p.a, "capa", args, 1) < 0 ||
-	    capl_side_open(&p.b, "capb", "wire=capw", 2) < 0 ||
-	    rnic_qp_connect(&p.a, &p.b, &o) < 0 || rnic_qp_connect(&p.b, &p.a, &o) < 0) {
+	snprintf(args, sizeof(args), "capture=%s,fault_dup=0.25,fault_seed=7", fa);
+	if (capl_pair_open(&p, args, NULL) < 0) {
 		printf("cannot open the pair\n");
 		goto out;
 	}

@@ -25,8 +25,6 @@
 #define FAULT_WRITE_LEN 8192u
 #define FAULT_WRITE_OFF (1u << 20)
 
-static unsigned int fault_seq;
-
 static uint64_t
 fault_now_ms(void)
 {
@@ -36,79 +34,13 @@ fault_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static int
-fault_side_open(struct rnic_side *s, const char *name, const char *link_args, uint8_t last)
-{
-	struct drnic_config cfg;
-	struct drnic_cq_attr ca = { 0 };
-	struct drnic_qp_init_attr qa = { 0 };
-	char v[64];
-
-	drnic_config_init(&cfg);
-	snprintf(cfg.name, sizeof(cfg.name), "%s", name);
-	if (drnic_config_set(&cfg, "progress", "inline") < 0 ||
-	    drnic_config_set(&cfg, "link_args", link_args) < 0)
-		return -EINVAL;
-	snprintf(v, sizeof(v), "02:00:00:00:00:%02x", last);
-	drnic_config_set(&cfg, "mac", v);
-	snprintf(v, sizeof(v), "10.0.0.%u", last);
-	drnic_config_set(&cfg, "ipv4", v);
-	s->dev = drnic_device_open(&cfg);
-	if (s->dev == NULL)
-		return -rte_errno;
-	s->pd = drnic_alloc_pd(s->dev);
-	ca.cqe = 4096;
-	ca.socket_id = -1;
-	ca.async_queue = drnic_device_async_queue(s->dev);
-	s->cq = drnic_cq_create(&ca);
-	if (s->pd == NULL || s->cq == NULL)
-		return -ENOMEM;
-	qa.send_cq = s->cq;
-	qa.recv_cq = s->cq;
-	qa.qp_type = DRNIC_QPT_RC;
-	qa.cap.max_send_wr = 256;
-	qa.cap.max_recv_wr = 256;
-	qa.cap.max_send_sge = 1;
-	qa.cap.max_recv_sge = 1;
-	s->qp = drnic_create_qp(s->pd, &qa);
-	if (s->qp == NULL)
-		return -rte_errno;
-	s->buf = drnic_alloc(RNIC_BUF_SIZE, 4096, -1);
-	if (s->buf == NULL)
-		return -ENOMEM;
-	s->mr = drnic_reg_mr(s->pd, s->buf, RNIC_BUF_SIZE,
-			     DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_WRITE |
-			     DRNIC_ACCESS_REMOTE_READ);
-	return s->mr == NULL ? -ENOMEM : 0;
-}
-
 /* Open a pair; @p fa / @p fb (may be "") are appended to A's / B's link_args. */
 static int
 fault_pair_open2(struct rnic_pair *p, const char *fa, const char *fb)
 {
-	struct rnic_pair_opts o = { .mode = DRNIC_PROGRESS_INLINE };
-	char args[256], argb[256], na[32], nb[32];
-	unsigned int seq = fault_seq++;
-	int rc;
+	struct rnic_pair_opts o = { .mode = DRNIC_PROGRESS_INLINE, .link_extra = { fa, fb } };
 
-	memset(p, 0, sizeof(*p));
-	p->mode = DRNIC_PROGRESS_INLINE;
-	snprintf(na, sizeof(na), "fault%ua", seq);
-	snprintf(nb, sizeof(nb), "fault%ub", seq);
-	snprintf(args, sizeof(args), "wire=faultw%u%s%s", seq, fa[0] ? "," : "", fa);
-	snprintf(argb, sizeof(argb), "wire=faultw%u%s%s", seq, fb[0] ? "," : "", fb);
-	rc = fault_side_open(&p->a, na, args, 1);
-	if (rc == 0)
-		rc = fault_side_open(&p->b, nb, argb, 2);
-	if (rc == 0)
-		rc = rnic_qp_connect(&p->a, &p->b, &o);
-	if (rc == 0)
-		rc = rnic_qp_connect(&p->b, &p->a, &o);
-	if (rc < 0) {
-		printf("fault_pair_open(%s | %s): %s\n", args, argb, strerror(-rc));
-		rnic_pair_close(p);
-	}
-	return rc;
+	return rnic_pair_open(p, &o);
 }
 
 /* Open a pair; @p faults (may be "") is appended to both sides' link_args. */
@@ -330,9 +262,9 @@ fault_runtime_autotest(void)
 
 	memset(&p, 0, sizeof(p));
 	/* Bad keys are refused when the device opens, naming the key in the log. */
-	rc = fault_side_open(&p.a, "faultbad", "wire=faultbad,fault_drop=1.5", 1);
+	rc = fault_pair_open2(&p, "fault_drop=1.5", "");
 	TEST_ASSERT(rc == -EINVAL && p.a.dev == NULL, "fault_drop=1.5 refused (%d)", rc);
-	rc = fault_side_open(&p.a, "faultbad", "wire=faultbad,fault_dorp=0.1", 1);
+	rc = fault_pair_open2(&p, "fault_dorp=0.1", "");
 	TEST_ASSERT(rc == -EINVAL && p.a.dev == NULL, "fault_dorp refused (%d)", rc);
 
 	TEST_ASSERT_SUCCESS(fault_pair_open(&p, ""), "open");

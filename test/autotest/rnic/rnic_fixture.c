@@ -36,10 +36,11 @@ static int
 rnic_side_open(struct rnic_side *s, const char *name, const char *wire, uint8_t last,
 	       const struct rnic_pair_opts *o)
 {
+	const char *extra = o->link_extra[last - 1];
 	struct drnic_config cfg;
 	struct drnic_cq_attr ca = { 0 };
 	struct drnic_qp_init_attr qa = { 0 };
-	char v[64];
+	char v[64], args[256];
 
 	drnic_config_init(&cfg);
 	snprintf(cfg.name, sizeof(cfg.name), "%s", name);
@@ -50,8 +51,10 @@ rnic_side_open(struct rnic_side *s, const char *name, const char *wire, uint8_t 
 		snprintf(v, sizeof(v), "%u", o->engines);
 		drnic_config_set(&cfg, "engines", v);
 	}
-	snprintf(v, sizeof(v), "wire=%s", wire);
-	drnic_config_set(&cfg, "link_args", v);
+	snprintf(args, sizeof(args), "wire=%s%s%s", wire, extra != NULL && *extra ? "," : "",
+		 extra != NULL ? extra : "");
+	if (drnic_config_set(&cfg, "link_args", args) < 0)
+		return -EINVAL;
 	snprintf(v, sizeof(v), "02:00:00:00:00:%02x", last);
 	drnic_config_set(&cfg, "mac", v);
 	snprintf(v, sizeof(v), "10.0.0.%u", last);

@@ -43,6 +43,8 @@ struct rnic_pair_opts {
 	unsigned int engines;       /* default 1 (inline mode only for more) */
 	int rnr_retry;              /* 0 means 7; -1 means 0 */
 	uint8_t timeout;            /* default 14 (67 ms) */
+	/* Appended to side A's / B's link_args ("fault_drop=...", "capture=..."); may be NULL. */
+	const char *link_extra[2];
 };
 
 int rnic_pair_open(struct rnic_pair *p, const struct rnic_pair_opts *o);
