@@ -1037,6 +1037,9 @@ pp_teardown(struct pp_ctx *ctx)
 	struct drnic_port_attr pa;
 	uint64_t end;
 
+	/* The results are printed: keep them whatever the teardown does. */
+	fflush(stdout);
+	fflush(stderr);
 	if (ctx->cm != NULL && ctx->o->server == NULL && ctx->dev != NULL) {
 		(void)drnic_cm_wait_close(ctx->cm);
 		end = pp_now_us() + 200000;

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+
+#include <rte_alarm.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_log.h>
@@ -27,6 +30,23 @@ struct env_argv {
 };
 
 static bool env_started;
+
+/*
+ * The EAL interrupt thread. DPDK 22.11's rte_eal_cleanup() leaves it running
+ * while it unmaps memory, and a PMD callback still registered there (memif's
+ * listener after its peer left) then reads freed memory: we stop it first.
+ * Its id is learnt from an alarm callback, which runs on that thread.
+ */
+static pthread_t env_intr_thread;
+static int env_intr_known;
+
+static void
+env_intr_whoami(void *arg)
+{
+	RTE_SET_USED(arg);
+	env_intr_thread = pthread_self();
+	__atomic_store_n(&env_intr_known, 1, __ATOMIC_RELEASE);
+}
 /* The EAL keeps pointers into its argv for the process lifetime. */
 static struct env_argv *env_args;
 
@@ -224,6 +244,8 @@ drnic_env_init(const struct drnic_env_opts *opts, struct drnic_env_info *info)
 	}
 	env_args = a;
 	env_started = true;
+	__atomic_store_n(&env_intr_known, 0, __ATOMIC_RELAXED);
+	(void)rte_eal_alarm_set(1, env_intr_whoami, NULL);
 	return 0;
 }
 
@@ -234,6 +256,10 @@ drnic_env_fini(void)
 
 	if (!env_started)
 		return 0;
+	if (__atomic_load_n(&env_intr_known, __ATOMIC_ACQUIRE) &&
+	    !pthread_equal(env_intr_thread, pthread_self()) &&
+	    pthread_cancel(env_intr_thread) == 0)
+		(void)pthread_join(env_intr_thread, NULL);
 	rc = rte_eal_cleanup();
 	env_started = false;
 	free(env_args);
