@@ -22,7 +22,6 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_pause.h>
-#include <rte_telemetry.h>
 
 #include "engine_priv.h"
 
@@ -43,9 +42,6 @@ static _Atomic(struct engine *) engine_inline[ENGINE_MAX_INLINE];
 static atomic_uint engine_inline_top;
 static unsigned int engine_seq;
 static struct rte_mempool *engine_pool;
-/* Every engine, for telemetry; under engine_lock. */
-#define ENGINE_MAX_ALL (RTE_MAX_LCORE + ENGINE_MAX_INLINE)
-static struct engine *engine_all[ENGINE_MAX_ALL];
 
 static const char *const engine_drop_names[DRNIC_ENGINE_DROP_MAX] = {
 	[DRNIC_ENGINE_DROP_NO_QP] = "no_qp",
@@ -724,11 +720,6 @@ engine_pool_get(const struct drnic_config *cfg)
 static void
 engine_free(struct engine *eng)
 {
-	unsigned int i;
-
-	for (i = 0; i < ENGINE_MAX_ALL; i++)
-		if (engine_all[i] == eng)
-			engine_all[i] = NULL;
 	rte_ring_free(eng->doorbell);
 	rte_ring_free(eng->ctrl);
 	rte_free(eng);
@@ -739,7 +730,7 @@ engine_new(unsigned int lcore, bool inline_mode, int socket)
 {
 	char name[RTE_RING_NAMESIZE];
 	struct engine *eng;
-	unsigned int id = engine_seq++, slot;
+	unsigned int id = engine_seq++;
 
 	eng = rte_zmalloc_socket("drnic_engine", sizeof(*eng), RTE_CACHE_LINE_SIZE, socket);
 	if (eng == NULL)
@@ -762,11 +753,6 @@ engine_new(unsigned int lcore, bool inline_mode, int socket)
 		engine_free(eng);
 		return NULL;
 	}
-	for (slot = 0; slot < ENGINE_MAX_ALL; slot++)
-		if (engine_all[slot] == NULL) {
-			engine_all[slot] = eng;
-			break;
-		}
 	return eng;
 }
 
@@ -1039,78 +1025,3 @@ drnic_qp_stats_get(const struct drnic_qp *qp, struct drnic_qp_stats *stats)
 	return 0;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Telemetry: /drnic/engines, /drnic/engine,<id>                            */
-/* ------------------------------------------------------------------------ */
-
-static int
-engine_tel_list(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	unsigned int i;
-
-	RTE_SET_USED(cmd);
-	RTE_SET_USED(params);
-	rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
-	pthread_mutex_lock(&engine_lock);
-	for (i = 0; i < ENGINE_MAX_ALL; i++)
-		if (engine_all[i] != NULL)
-			rte_tel_data_add_array_int(d, (int)engine_all[i]->id);
-	pthread_mutex_unlock(&engine_lock);
-	return 0;
-}
-
-static int
-engine_tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	struct drnic_engine_stats st;
-	struct engine *eng = NULL;
-	char name[64];
-	unsigned long id;
-	unsigned int i;
-	char *end;
-
-	RTE_SET_USED(cmd);
-	if (params == NULL || *params == '\0')
-		return -EINVAL;
-	id = strtoul(params, &end, 10);
-	if (*end != '\0')
-		return -EINVAL;
-	pthread_mutex_lock(&engine_lock);
-	for (i = 0; i < ENGINE_MAX_ALL; i++)
-		if (engine_all[i] != NULL && engine_all[i]->id == id)
-			eng = engine_all[i];
-	if (eng != NULL)
-		st = eng->stats;
-	pthread_mutex_unlock(&engine_lock);
-	if (eng == NULL)
-		return -ENOENT;
-	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_int(d, "lcore", eng->inline_mode ? -1 : (int)eng->lcore);
-	rte_tel_data_add_dict_u64(d, "loops", st.loops);
-	rte_tel_data_add_dict_u64(d, "busy_loops", st.busy_loops);
-	rte_tel_data_add_dict_u64(d, "rx_packets", st.rx_packets);
-	rte_tel_data_add_dict_u64(d, "tx_packets", st.tx_packets);
-	rte_tel_data_add_dict_u64(d, "doorbells", st.doorbells);
-	rte_tel_data_add_dict_u64(d, "wqes", st.wqes);
-	rte_tel_data_add_dict_u64(d, "cqes", st.cqes);
-	rte_tel_data_add_dict_u64(d, "nomem", st.nomem);
-	rte_tel_data_add_dict_u64(d, "timers", st.timers);
-	for (i = 1; i < DRNIC_WIRE_DROP_MAX; i++) {
-		snprintf(name, sizeof(name), "drop_%s", drnic_wire_drop_name((enum drnic_wire_drop)i));
-		rte_tel_data_add_dict_u64(d, name, st.wire_drops[i]);
-	}
-	for (i = 0; i < DRNIC_ENGINE_DROP_MAX; i++) {
-		snprintf(name, sizeof(name), "drop_%s",
-			 drnic_engine_drop_name((enum drnic_engine_drop)i));
-		rte_tel_data_add_dict_u64(d, name, st.drops[i]);
-	}
-	return 0;
-}
-
-RTE_INIT(engine_telemetry)
-{
-	rte_telemetry_register_cmd("/drnic/engines", engine_tel_list,
-				   "Ids of the drnic engines. No parameters");
-	rte_telemetry_register_cmd("/drnic/engine", engine_tel_stats,
-				   "Counters of a drnic engine. Parameters: int engine_id");
-}

@@ -254,6 +254,7 @@ tel_engine_dict(struct rte_tel_data *c, const struct drnic_engine_stats *s)
 	rte_tel_data_add_dict_u64(c, "wqes", s->wqes);
 	rte_tel_data_add_dict_u64(c, "cqes", s->cqes);
 	rte_tel_data_add_dict_u64(c, "nomem", s->nomem);
+	rte_tel_data_add_dict_u64(c, "timers", s->timers);
 	for (i = 0; i < DRNIC_ENGINE_DROP_MAX; i++) {
 		snprintf(key, sizeof(key), "drop_%s", drnic_engine_drop_name(i));
 		rte_tel_data_add_dict_u64(c, key, s->drops[i]);
