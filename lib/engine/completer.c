@@ -45,17 +45,69 @@ comp_fill_wc(const struct engine_qp *eq, const struct verbs_send_wqe *w,
 	wc->src_qp = eq->qp->attr.dest_qp_num;
 }
 
-/* Forward progress: the retry budget is whole again; the timer restarts
- * while something is outstanding. */
+/* Arm the early retransmit, when a round-trip estimate says when and it
+ * comes at least half a probe interval before the retransmit timeout (after
+ * a probe the estimate has doubled: a few probes per timeout at most). */
 static void
-comp_progress(struct engine_qp *eq)
+comp_probe_arm(struct engine_qp *eq)
 {
-	eq->retry_left = eq->qp->attr.retry_cnt;
-	eq->alive_retries = 0;
-	if (eq->comp_idx != eq->req_idx || eq->req_off > 0)
-		engine_retry_arm(eq);
-	else
+	uint64_t now = engine_now_ns(eq->eng), probe;
+
+	eq->probe_deadline_ns = 0;
+	if (eq->srtt_ns == 0 || eq->retry_deadline_ns == 0)
+		return;
+	probe = RTE_MAX(eq->srtt_ns + 4 * eq->rttvar_ns, eq->srtt_ns * 2);
+	probe = RTE_MAX(probe, (uint64_t)ENGINE_PROBE_MIN_NS);
+	if (now + probe + probe / 2 <= eq->retry_deadline_ns)
+		eq->probe_deadline_ns = now + probe;
+}
+
+/*
+ * (Re)start the retransmit timer: 4.096 us * 2^timeout; timeout 0 = none.
+ * With a round-trip estimate, the early retransmit deadline too, when it
+ * comes well before the timeout.
+ */
+void
+engine_retry_arm(struct engine_qp *eq)
+{
+	uint8_t t = eq->qp->attr.timeout;
+	uint64_t now, to;
+
+	if (t == 0) {
 		eq->retry_deadline_ns = 0;
+		eq->probe_deadline_ns = 0;
+		return;
+	}
+	now = engine_now_ns(eq->eng);
+	to = 4096ull << t;
+	eq->retry_deadline_ns = now + to;
+	comp_probe_arm(eq);
+}
+
+/*
+ * Loss seen: shrink the congestion window, once per round (a loss of a PSN
+ * sent before the last shrink was answered by it). A timeout starts over
+ * from ENGINE_MIN_CWND whatever the round.
+ */
+static void
+comp_cwnd_loss(struct engine_qp *eq, bool timeout)
+{
+	uint32_t half = RTE_MAX(engine_inflight(eq) / 2, (uint32_t)ENGINE_MIN_CWND);
+
+	if (timeout) {
+		eq->ssthresh = RTE_MAX(half, eq->cwnd / 2);
+		eq->cwnd = ENGINE_MIN_CWND;
+	} else if (eq->in_recovery &&
+		   (!eq->any_acked || drnic_psn_lt(eq->acked_psn, eq->recover_psn))) {
+		return;
+	} else {
+		eq->ssthresh = RTE_MAX(RTE_MIN(half, eq->cwnd / 2), (uint32_t)ENGINE_MIN_CWND);
+		eq->cwnd = eq->ssthresh;
+	}
+	eq->cwnd_acc = 0;
+	eq->in_recovery = true;
+	eq->recover_psn = eq->npsn;
+	eq->rtt_pending = false;     /* Karn: no sample across a go-back */
 }
 
 /* Wake a requester that waits for what the completer just did. */
@@ -71,6 +123,66 @@ comp_wake_requester(struct engine_qp *eq)
 		break;
 	default:
 		break;
+	}
+}
+
+/* Forward progress: the retry budget is whole again; the timer restarts
+ * while something is outstanding; a requester waiting for window room may
+ * have some. */
+static void
+comp_progress(struct engine_qp *eq)
+{
+	eq->retry_left = eq->qp->attr.retry_cnt;
+	eq->alive_retries = 0;
+	if (eq->comp_idx != eq->req_idx || eq->req_off > 0) {
+		engine_retry_arm(eq);
+	} else {
+		eq->retry_deadline_ns = 0;
+		eq->probe_deadline_ns = 0;
+	}
+	if (eq->rstate == REQ_WAIT_WINDOW)
+		comp_wake_requester(eq);
+}
+
+/* @p n more PSNs acknowledged: the window grows (doubling below ssthresh,
+ * then by about eight packets per window's worth acknowledged: the losses
+ * here are a lossy link's, not a queue's). */
+static void
+comp_cwnd_grow(struct engine_qp *eq, uint32_t n)
+{
+	if (eq->cwnd >= ENGINE_MAX_INFLIGHT_PSN)
+		return;
+	if (eq->cwnd < eq->ssthresh) {
+		eq->cwnd = RTE_MIN(eq->cwnd + n, (uint32_t)ENGINE_MAX_INFLIGHT_PSN);
+		return;
+	}
+	eq->cwnd_acc += n * 8;
+	while (eq->cwnd_acc >= eq->cwnd && eq->cwnd < ENGINE_MAX_INFLIGHT_PSN) {
+		eq->cwnd_acc -= eq->cwnd;
+		eq->cwnd++;
+	}
+}
+
+/* A response covers PSN @p psn: a round-trip sample when it answers the
+ * timed packet. */
+static void
+comp_rtt_sample(struct engine_qp *eq, uint32_t psn)
+{
+	uint64_t s;
+
+	if (!eq->rtt_pending || drnic_psn_lt(psn, eq->rtt_psn))
+		return;
+	eq->rtt_pending = false;
+	s = engine_now_ns(eq->eng) - eq->rtt_sent_ns;
+	if (eq->srtt_ns == 0) {
+		eq->srtt_ns = s;
+		eq->rttvar_ns = s / 2;
+	} else {
+		uint64_t err = s > eq->srtt_ns ? s - eq->srtt_ns : eq->srtt_ns - s;
+
+		/* Jacobson's estimator: gains 1/8 and 1/4. */
+		eq->srtt_ns = eq->srtt_ns - eq->srtt_ns / 8 + s / 8;
+		eq->rttvar_ns = eq->rttvar_ns - eq->rttvar_ns / 4 + err / 4;
 	}
 }
 
@@ -133,11 +245,19 @@ comp_retire(struct engine_qp *eq)
 static void
 comp_ack_upto(struct engine_qp *eq, uint32_t psn)
 {
-	if (!eq->any_acked || drnic_psn_gt(psn, eq->acked_psn)) {
-		eq->acked_psn = psn;
-		eq->any_acked = true;
-		comp_progress(eq);
-	}
+	uint32_t n = 1;
+
+	if (eq->any_acked && !drnic_psn_gt(psn, eq->acked_psn))
+		return;
+	if (eq->any_acked)
+		n = drnic_psn_sub(psn, eq->acked_psn);
+	eq->acked_psn = psn;
+	eq->any_acked = true;
+	comp_rtt_sample(eq, psn);
+	if (eq->in_recovery && drnic_psn_ge(psn, eq->recover_psn))
+		eq->in_recovery = false;
+	comp_cwnd_grow(eq, RTE_MIN(n, (uint32_t)ENGINE_MAX_INFLIGHT_PSN));
+	comp_progress(eq);
 }
 
 /* Index of the started WQE whose PSN range holds @p psn, or -1. */
@@ -202,7 +322,8 @@ comp_rnr(struct engine_qp *eq, uint32_t psn, uint8_t timer)
 		return;
 	}
 	req_rewind(eq, (uint32_t)idx);
-	eq->retry_deadline_ns = 0;  /* re-armed when sending again */
+	eq->retry_deadline_ns = 0;
+	eq->probe_deadline_ns = 0;  /* re-armed when sending again */
 	eq->rstate = REQ_WAIT_RNR;
 	eq->rnr_deadline_ns = engine_now_ns(eq->eng) + (uint64_t)drnic_aeth_rnr_timer_us(timer) * 1000;
 	engine_qp_activate(eq);
@@ -233,13 +354,26 @@ comp_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 		switch (drnic_aeth_value(syn)) {
 		case DRNIC_NAK_PSN_SEQ_ERR: {
 			/* Go back to the PSN the responder expects. */
+			uint64_t now;
 			int64_t idx;
 
 			comp_ack_upto(eq, drnic_psn_sub(psn, 1));
 			comp_retire(eq);
 			comp_implied_nak(eq, psn);
 			idx = comp_find_wqe(eq, psn);
+			now = engine_now_ns(eq->eng);
+			/* The same NAK within half a round trip of going back
+			 * answers packets sent before the go-back (reordered
+			 * or duplicated): going back again would only resend
+			 * what is on its way. */
+			if (idx >= 0 && psn == eq->nak_psn && now - eq->nak_ns < eq->srtt_ns / 2) {
+				engine_qp_drop(eq, DRNIC_ENGINE_DROP_STALE_NAK);
+				break;
+			}
 			if (idx >= 0) {
+				eq->nak_psn = psn;
+				eq->nak_ns = now;
+				comp_cwnd_loss(eq, false);
 				req_rewind_psn(eq, (uint32_t)idx, psn);
 				/* An RNR wait in progress still applies. */
 				if (eq->rstate != REQ_WAIT_RNR)
@@ -318,15 +452,17 @@ comp_read_gap(struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t psn
 	eq->reread_sent = true;
 	eq->reread_psn = from;
 	eq->stats.retransmits++;
+	comp_cwnd_loss(eq, false);
 }
 
 /*
  * A response for PSN @p psn arrived: the responder answers in order, so
  * every READ or atomic before that PSN was answered before it. One still
- * waiting with nothing of its response lost it (an implied NAK): ask for it
- * again at once (an atomic is answered from the responder's saved result),
- * once per PSN, without going back: later requests are not resent. A lost
- * re-request is recovered by the retransmit timer.
+ * waiting for (part of) its response lost it (an implied NAK): ask for it
+ * again at once (an atomic is answered from the responder's saved result,
+ * a READ from the first PSN missing), once per PSN, without going back:
+ * later requests are not resent. A lost re-request is recovered by the
+ * early retransmit or the retransmit timer.
  */
 static void
 comp_implied_nak(struct engine_qp *eq, uint32_t psn)
@@ -341,12 +477,10 @@ comp_implied_nak(struct engine_qp *eq, uint32_t psn)
 			return;
 		if (!engine_wqe_is_rd_atomic(w) || w->state != WQE_SENT)
 			continue;
-		/* A READ whose response is partly here is left to the gap
-		 * rule and the timer: asking for its rest on every ACK
-		 * would resend it once per lost packet. */
-		if (engine_read_partial(eq, w))
-			return;
-		from = w->first_psn;
+		/* A READ whose response is partly here lost the rest of it
+		 * (its tail, or the rest after a gap): ask for the rest, once
+		 * per missing PSN. */
+		from = engine_read_partial(eq, w) ? eq->rd_psn : w->first_psn;
 		if ((eq->reread_sent && eq->reread_psn == from) || engine_port_room(eq->port) == 0)
 			return;
 		if (w->opcode == DRNIC_WR_RDMA_READ)
@@ -358,6 +492,7 @@ comp_implied_nak(struct engine_qp *eq, uint32_t psn)
 		eq->reread_sent = true;
 		eq->reread_psn = from;
 		eq->stats.retransmits++;
+		comp_cwnd_loss(eq, false);
 		return;
 	}
 }
@@ -409,6 +544,8 @@ comp_read_resp(struct engine_qp *eq, const struct rte_mbuf *m, const struct drni
 		return;
 	}
 	eq->rd_psn = drnic_psn_add(psn, 1);
+	comp_rtt_sample(eq, psn);
+	comp_cwnd_grow(eq, 1);
 	comp_progress(eq);
 	if (op->pos & DRNIC_WIRE_POS_LAST) {
 		w->state = WQE_DONE;
@@ -484,6 +621,23 @@ comp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 	}
 }
 
+/* Resend from the oldest unretired WQE: a SEND or WRITE from after what the
+ * responder acknowledged, a READ with part of its response only the rest. */
+static void
+comp_go_back(struct engine_qp *eq)
+{
+	struct verbs_send_wqe *w = engine_sq_wqe(eq, eq->comp_idx);
+
+	eq->rd_resume = w->state == WQE_SENT && engine_read_partial(eq, w);
+	eq->reread_sent = false;
+	if (eq->any_acked)
+		req_rewind_psn(eq, eq->comp_idx, drnic_psn_add(eq->acked_psn, 1));
+	else
+		req_rewind(eq, eq->comp_idx);
+	eq->rstate = REQ_IDLE;
+	engine_qp_activate(eq);
+}
+
 /* The retransmit timer expired: resend from the oldest unretired WQE, or
  * fail it with RETRY_EXC_ERR once retry_cnt retries are used. */
 void
@@ -493,6 +647,7 @@ comp_timeout(struct engine_qp *eq)
 
 	if (eq->comp_idx == eq->req_idx && eq->req_off == 0) {
 		eq->retry_deadline_ns = 0;
+		eq->probe_deadline_ns = 0;
 		return;
 	}
 	eq->stats.timeouts++;
@@ -513,23 +668,37 @@ comp_timeout(struct engine_qp *eq)
 		eq->req_off = 0;
 		eq->rstate = REQ_STOPPED;
 		eq->retry_deadline_ns = 0;
+		eq->probe_deadline_ns = 0;
 		ENGINE_QP_LOG(DEBUG, eq, "retries exhausted at PSN %u", w->first_psn);
 		comp_retire(eq);
 		return;
 	}
 	eq->retry_left--;
-	/* A READ with part of its response asks for the rest only. */
-	w = engine_sq_wqe(eq, eq->comp_idx);
-	eq->rd_resume = w->state == WQE_SENT && engine_read_partial(eq, w);
-	eq->reread_sent = false;
-	/* A SEND or WRITE resumes after what the responder acknowledged. */
-	if (eq->any_acked)
-		req_rewind_psn(eq, eq->comp_idx, drnic_psn_add(eq->acked_psn, 1));
-	else
-		req_rewind(eq, eq->comp_idx);
-	eq->rstate = REQ_IDLE;
+	comp_cwnd_loss(eq, true);
+	comp_go_back(eq);
 	engine_retry_arm(eq);
-	engine_qp_activate(eq);
+}
+
+/*
+ * Early retransmit: nothing heard for several round trips, well inside the
+ * QP's timeout. Go back once, as a timeout would, without using up
+ * retry_cnt; the retransmit timer keeps running, so a silent peer still
+ * gets exactly retry_cnt timeouts. The estimate doubles (backs off) so an
+ * engine short of CPU does not probe every round trip.
+ */
+void
+comp_probe(struct engine_qp *eq)
+{
+	eq->probe_deadline_ns = 0;
+	if ((eq->comp_idx == eq->req_idx && eq->req_off == 0) || eq->rstate == REQ_WAIT_RNR ||
+	    eq->rstate == REQ_STOPPED)
+		return;
+	eq->stats.early_retransmits++;
+	eq->srtt_ns *= 2;
+	eq->rttvar_ns *= 2;
+	comp_cwnd_loss(eq, false);
+	comp_go_back(eq);
+	comp_probe_arm(eq);
 }
 
 int
@@ -560,5 +729,6 @@ comp_flush(struct engine_qp *eq)
 	eq->rstate = REQ_STOPPED;
 	eq->cstate = COMP_ERROR;
 	eq->retry_deadline_ns = 0;
+	eq->probe_deadline_ns = 0;
 	return n;
 }

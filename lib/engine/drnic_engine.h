@@ -32,6 +32,7 @@ enum drnic_engine_drop {
 	DRNIC_ENGINE_DROP_BAD_RESP,       /**< response that matches no WQE */
 	DRNIC_ENGINE_DROP_RNR,            /**< SEND without a receive WQE (RNR NAK) */
 	DRNIC_ENGINE_DROP_NOT_REQUEST,    /**< opcode neither RC request nor response */
+	DRNIC_ENGINE_DROP_STALE_NAK,      /**< PSN-sequence NAK already answered by a go-back */
 	DRNIC_ENGINE_DROP_MAX,
 };
 
@@ -63,6 +64,7 @@ struct drnic_qp_stats {
 	uint64_t naks_tx;          /**< NAKs (and RNR NAKs) sent */
 	uint64_t retransmits;      /**< times the requester went back */
 	uint64_t timeouts;         /**< retransmit timer expiries */
+	uint64_t early_retransmits; /**< go-backs after a few silent round trips (no retry used) */
 	uint64_t drops[DRNIC_ENGINE_DROP_MAX];        /**< by enum drnic_engine_drop */
 };
 

@@ -50,6 +50,7 @@ static const char *const engine_drop_names[DRNIC_ENGINE_DROP_MAX] = {
 	[DRNIC_ENGINE_DROP_PSN_DUP] = "psn_dup",
 	[DRNIC_ENGINE_DROP_PSN_OOS] = "psn_oos",
 	[DRNIC_ENGINE_DROP_GHOST_RESP] = "ghost_resp",
+	[DRNIC_ENGINE_DROP_STALE_NAK] = "stale_nak",
 	[DRNIC_ENGINE_DROP_BAD_RESP] = "bad_resp",
 	[DRNIC_ENGINE_DROP_RNR] = "rnr",
 	[DRNIC_ENGINE_DROP_NOT_REQUEST] = "not_rc",
@@ -97,13 +98,25 @@ drnic_engine_mbuf_count(unsigned int *avail, unsigned int *size)
 /* Clock                                                                    */
 /* ------------------------------------------------------------------------ */
 
+/* Nanoseconds per TSC cycle as a 32.32 fixed-point factor: a multiply and
+ * a shift per reading instead of a 128-bit divide (set once, before the
+ * first engine exists). */
+static uint64_t engine_tsc_mult;
+
+static void
+engine_tsc_calibrate(void)
+{
+	uint64_t hz = rte_get_tsc_hz();
+
+	if (engine_tsc_mult == 0 && hz != 0)
+		engine_tsc_mult = (uint64_t)(((__uint128_t)NS_PER_S << 32) / hz);
+}
+
 static uint64_t
 engine_tsc_now_ns(void *arg)
 {
-	uint64_t hz = rte_get_tsc_hz(), c = rte_get_tsc_cycles();
-
 	RTE_SET_USED(arg);
-	return (uint64_t)((__uint128_t)c * 1000000000u / hz);
+	return (uint64_t)(((__uint128_t)rte_get_tsc_cycles() * engine_tsc_mult) >> 32);
 }
 
 uint64_t
@@ -262,6 +275,9 @@ engine_qp_sync(struct engine_qp *eq)
 		eq->rnr_retry_left = qp->attr.rnr_retry;
 		eq->retry_left = qp->attr.retry_cnt;
 		eq->retry_deadline_ns = 0;
+		eq->probe_deadline_ns = 0;
+		eq->cwnd = ENGINE_MAX_INFLIGHT_PSN;
+		eq->ssthresh = ENGINE_MAX_INFLIGHT_PSN;
 		eq->req_init = true;
 	}
 }
@@ -297,6 +313,9 @@ static uint64_t
 engine_qp_deadline(const struct engine_qp *eq)
 {
 	uint64_t d = eq->retry_deadline_ns;
+
+	if (eq->probe_deadline_ns != 0 && (d == 0 || eq->probe_deadline_ns < d))
+		d = eq->probe_deadline_ns;
 
 	if (eq->rstate == REQ_WAIT_RNR && (d == 0 || eq->rnr_deadline_ns < d))
 		d = eq->rnr_deadline_ns;
@@ -342,10 +361,16 @@ engine_qp_step(struct engine_qp *eq, uint16_t room)
 			verbs_qp_event(eq->qp, DRNIC_EVENT_SQ_DRAINED);
 	}
 	if (eq->req_init && (st == DRNIC_QPS_RTS || st == DRNIC_QPS_SQD)) {
-		if (eq->retry_deadline_ns != 0 && !eq->eng->rx_backlog &&
-		    engine_now_ns(eq->eng) >= eq->retry_deadline_ns) {
-			comp_timeout(eq);
-			work++;
+		if ((eq->retry_deadline_ns | eq->probe_deadline_ns) != 0 && !eq->eng->rx_backlog) {
+			uint64_t now = engine_now_ns(eq->eng);
+
+			if (eq->retry_deadline_ns != 0 && now >= eq->retry_deadline_ns) {
+				comp_timeout(eq);
+				work++;
+			} else if (eq->probe_deadline_ns != 0 && now >= eq->probe_deadline_ns) {
+				comp_probe(eq);
+				work++;
+			}
 		}
 		if (budget > 0)
 			work += req_step(eq, budget);
@@ -398,24 +423,28 @@ static int
 engine_rx(struct engine *eng)
 {
 	struct rte_mbuf *m[ENGINE_BURST];
-	unsigned int i, total = 0;
+	unsigned int i, b, total = 0;
 	bool backlog = false;
 	uint16_t n, j;
 
 	for (i = 0; i < eng->nb_ports; i++) {
 		struct engine_port *p = &eng->port[i];
 
-		n = link_rx_burst(p->link, p->queue, m, ENGINE_BURST);
-		for (j = 0; j < n; j++) {
-			if (j + 1 < n)
-				rte_prefetch0(rte_pktmbuf_mtod(m[j + 1], void *));
-			engine_rx_one(eng, p, m[j]);
+		for (b = 0; b < ENGINE_RX_BURSTS; b++) {
+			n = link_rx_burst(p->link, p->queue, m, ENGINE_BURST);
+			for (j = 0; j < n; j++) {
+				if (j + 1 < n)
+					rte_prefetch0(rte_pktmbuf_mtod(m[j + 1], void *));
+				engine_rx_one(eng, p, m[j]);
+			}
+			if (n > 0)
+				rte_pktmbuf_free_bulk(m, n);
+			total += n;
+			if (n < ENGINE_BURST)
+				break;
 		}
-		if (n > 0)
-			rte_pktmbuf_free_bulk(m, n);
-		if (n == ENGINE_BURST)
+		if (b == ENGINE_RX_BURSTS)
 			backlog = true;
-		total += n;
 	}
 	eng->stats.rx_packets += total;
 	eng->rx_backlog_loops = backlog ? eng->rx_backlog_loops + 1 : 0;
@@ -739,6 +768,7 @@ engine_new(unsigned int lcore, bool inline_mode, int socket)
 	eng->lcore = lcore;
 	eng->inline_mode = inline_mode;
 	eng->pool = engine_pool;
+	engine_tsc_calibrate();
 	eng->clock.now_ns = engine_tsc_now_ns;
 	timer_wheel_init(&eng->wheel, engine_now_ns(eng));
 	atomic_flag_clear(&eng->running);
@@ -945,15 +975,6 @@ engine_install(void)
 	verbs_set_engine_ops(&engine_ops);
 }
 
-/* (Re)start the retransmit timer: 4.096 us * 2^timeout; timeout 0 = none. */
-void
-engine_retry_arm(struct engine_qp *eq)
-{
-	uint8_t t = eq->qp->attr.timeout;
-
-	eq->retry_deadline_ns = t == 0 ? 0 : engine_now_ns(eq->eng) + (4096ull << t);
-}
-
 /* Build a frame from @p pkt and stage it on the QP's port. */
 int
 engine_qp_tx(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
@@ -996,8 +1017,10 @@ drnic_qp_dump(const struct drnic_qp *qp, FILE *f)
 		eq->rd_outstanding, eq->retry_left, eq->rnr_retry_left, eq->retry_deadline_ns,
 		eq->rnr_deadline_ns, engine_now_ns(eq->eng), eq->on_active, eq->tmr.armed,
 		eq->tmr.deadline_ns);
-	fprintf(f, "  comp %s idx %u acked %u (%d) rd_psn %u\n", comp_state_names[eq->cstate],
-		eq->comp_idx, eq->acked_psn, eq->any_acked, eq->rd_psn);
+	fprintf(f, "  comp %s idx %u acked %u (%d) rd_psn %u cwnd %u ssthresh %u inflight %u"
+		" srtt %" PRIu64 " probe_deadline %" PRIu64 "\n", comp_state_names[eq->cstate],
+		eq->comp_idx, eq->acked_psn, eq->any_acked, eq->rd_psn, eq->cwnd, eq->ssthresh,
+		engine_inflight(eq), eq->srtt_ns, eq->probe_deadline_ns);
 	if (eq->comp_idx != eq->req_idx || eq->req_off > 0) {
 		const struct verbs_send_wqe *w = engine_sq_wqe(eq, eq->comp_idx);
 

@@ -37,13 +37,27 @@ extern int engine_logtype;
 		(eq)->qp->dev->cfg.name, (eq)->qp->qp_num, ##__VA_ARGS__)
 
 #define ENGINE_BURST 32
+/* Receive bursts per port per loop while they come full: a loop may queue
+ * up to ENGINE_QP_BUDGET packets per active QP, and receiving one burst
+ * per loop would let the link's queue (and the round trip) grow to its
+ * whole depth. */
+#define ENGINE_RX_BURSTS 8
 #define ENGINE_MAX_PORTS 16
 /* A READ response this many PSNs past a missing one makes the requester
  * ask again for the rest of the READ from the missing PSN (reordering by
  * fewer packets is waited out). */
 #define ENGINE_READ_GAP 24
-/* Most PSNs a requester keeps unacknowledged (well inside 2^23). */
+/* Most PSNs a requester keeps unacknowledged (well inside 2^23): the
+ * largest congestion window. */
 #define ENGINE_MAX_INFLIGHT_PSN 4096
+/* Smallest congestion window (packets): after a timeout the requester
+ * restarts from here and grows back by the packets acknowledged. */
+#define ENGINE_MIN_CWND 16
+/* Early retransmit (as adaptive retransmission in ConnectX NICs): when the
+ * requester hears nothing for srtt + 4 rttvar (at least 2 srtt and
+ * ENGINE_PROBE_MIN_NS), at most half the QP's timeout, it goes back once
+ * without using up retry_cnt. The QP's own timeout still applies exactly. */
+#define ENGINE_PROBE_MIN_NS (50 * 1000)
 /* A long message asks for an ACK at least every this many packets, so the
  * requester sees progress (and its retransmit timer restarts). */
 #define ENGINE_ACKREQ_EVERY 64
@@ -167,6 +181,29 @@ struct engine_qp {
 	 * retry_cnt, ENGINE_ALIVE_RETRIES of them in a row at most. */
 	bool peer_heard;
 	uint8_t alive_retries;
+	/* Congestion window: PSNs the requester may have unacknowledged. It
+	 * shrinks on loss (half on a NAK or an implied NAK, ENGINE_MIN_CWND on
+	 * a timeout; once per round: losses of PSNs below recover_psn belong
+	 * to a round already answered) and grows by the packets acknowledged
+	 * (doubling below ssthresh, by one per window above). */
+	uint32_t cwnd;
+	uint32_t ssthresh;
+	uint32_t cwnd_acc;
+	uint32_t recover_psn;
+	bool in_recovery;
+	/* Round-trip estimate from one AckReq packet at a time (Karn: none
+	 * across a go-back). */
+	uint64_t srtt_ns;
+	uint64_t rttvar_ns;
+	uint64_t rtt_sent_ns;
+	uint32_t rtt_psn;
+	bool rtt_pending;
+	/* Early retransmit deadline (0: none armed). */
+	uint64_t probe_deadline_ns;
+	/* The last go-back for a PSN-sequence NAK: a second NAK for the same
+	 * PSN within one round trip answers packets sent before it. */
+	uint32_t nak_psn;
+	uint64_t nak_ns;
 
 	/* Completer. */
 	enum comp_state cstate;
@@ -191,7 +228,10 @@ struct engine_qp {
 	bool ack_pending;
 	uint8_t ack_syn;         /* syndrome of the pending ACK/NAK */
 	uint32_t ack_psn;
-	bool nak_seq_sent;       /* one PSN-sequence NAK per gap */
+	bool nak_seq_sent;       /* one PSN-sequence NAK per gap and round */
+	/* Highest out-of-sequence PSN seen since that NAK: a lower one means
+	 * the requester went back (a new round), which gets its own NAK. */
+	uint32_t oos_psn;
 	/* READ/atomic resources: the last rd_mask + 1 executed (twice the
 	 * device's max_rd_atomic, a power of two). A requester keeps at most
 	 * max_rd_atomic <= max_dest_rd_atomic of them unretired, so every
@@ -284,7 +324,6 @@ void engine_qp_error(struct engine_qp *eq);
 void engine_qp_sync(struct engine_qp *eq);
 void engine_qp_build_template(struct engine_qp *eq);
 int engine_qp_tx(struct engine_qp *eq, const struct drnic_wire_pkt *pkt);
-void engine_retry_arm(struct engine_qp *eq);
 void req_rewind(struct engine_qp *eq, uint32_t idx);
 void req_rewind_psn(struct engine_qp *eq, uint32_t idx, uint32_t psn);
 int resp_send_ack(struct engine_qp *eq);
@@ -294,10 +333,12 @@ int req_step(struct engine_qp *eq, int budget);
 extern const char *const req_state_names[REQ_STATE_MAX];
 
 /* completer.c */
+void engine_retry_arm(struct engine_qp *eq);
 void comp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *pkt);
 int comp_retire(struct engine_qp *eq);
 int comp_flush(struct engine_qp *eq);
 void comp_timeout(struct engine_qp *eq);
+void comp_probe(struct engine_qp *eq);
 extern const char *const comp_state_names[COMP_STATE_MAX];
 
 /* responder.c */
@@ -348,6 +389,26 @@ engine_read_partial(const struct engine_qp *eq, const struct verbs_send_wqe *w)
 {
 	return w->opcode == DRNIC_WR_RDMA_READ && drnic_psn_gt(eq->rd_psn, w->first_psn) &&
 	       drnic_psn_le(eq->rd_psn, w->last_psn);
+}
+
+/* PSNs sent and not yet acknowledged (what the congestion window limits):
+ * from the oldest unretired WQE, or after what is acknowledged, or after
+ * the READ responses already received. */
+static inline uint32_t
+engine_inflight(const struct engine_qp *eq)
+{
+	const struct verbs_send_wqe *w;
+	uint32_t base;
+
+	if (eq->comp_idx == eq->req_idx && eq->req_off == 0)
+		return 0;
+	w = engine_sq_wqe(eq, eq->comp_idx);
+	base = w->first_psn;
+	if (eq->any_acked && drnic_psn_gt(drnic_psn_add(eq->acked_psn, 1), base))
+		base = drnic_psn_add(eq->acked_psn, 1);
+	if (engine_read_partial(eq, w) && drnic_psn_gt(eq->rd_psn, base))
+		base = eq->rd_psn;
+	return drnic_psn_gt(eq->npsn, base) ? drnic_psn_sub(eq->npsn, base) : 0;
 }
 
 /* A READ request packet for @p w from PSN @p psn on (the whole READ when

@@ -10,6 +10,9 @@
  *
  *   IDLE -> SENDING -> (WAIT_FENCE | WAIT_RD_ATOMIC | WAIT_WINDOW |
  *   WAIT_RNR | DRAINED) -> SENDING ... ; STOPPED after a local failure.
+ *
+ * WAIT_WINDOW: the congestion window (eq->cwnd PSNs unacknowledged) is
+ * full; checked before every packet, so a long message waits mid-way.
  */
 #include <errno.h>
 #include <string.h>
@@ -116,12 +119,6 @@ req_start_wqe(struct engine_qp *eq, struct verbs_send_wqe *w, enum drnic_qp_stat
 			return 0;
 		}
 	}
-	if (eq->comp_idx != eq->req_idx &&
-	    drnic_psn_sub(eq->npsn, engine_sq_wqe(eq, eq->comp_idx)->first_psn) >=
-	    ENGINE_MAX_INFLIGHT_PSN) {
-		eq->rstate = REQ_WAIT_WINDOW;
-		return 0;
-	}
 	if (req_check_keys(eq, w) < 0) {
 		req_fail_wqe(eq, w, DRNIC_WC_LOC_PROT_ERR);
 		return 0;
@@ -177,6 +174,17 @@ req_gather(const struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t 
 	return n;
 }
 
+/* Time the round trip of AckReq packet @p psn, when none is being timed. */
+static inline void
+req_time_rtt(struct engine_qp *eq, uint32_t psn)
+{
+	if (eq->rtt_pending)
+		return;
+	eq->rtt_pending = true;
+	eq->rtt_psn = psn;
+	eq->rtt_sent_ns = engine_now_ns(eq->eng);
+}
+
 /* Send the next packet of a SEND or WRITE WQE. */
 static int
 req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w)
@@ -188,7 +196,7 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w)
 	bool imm = w->opcode == DRNIC_WR_RDMA_WRITE_WITH_IMM ||
 		   w->opcode == DRNIC_WR_SEND_WITH_IMM;
 	uint32_t plen = RTE_MIN(eq->mtu, w->length - eq->req_off);
-	uint32_t sge_next, off_next;
+	uint32_t sge_next, off_next, every;
 	uint8_t pos = 0;
 	int rc;
 
@@ -202,9 +210,13 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w)
 	pkt = eq->tmpl;
 	pkt.bth.opcode = req_opcode[is_write][imm][pos];
 	pkt.bth.psn = eq->npsn;
+	/* AckReq on the last packet, every `every` packets of a long
+	 * message (a quarter of a small window, so ACKs keep it open), and on
+	 * the packet that fills the window (its ACK is what reopens it). */
+	every = RTE_MIN((uint32_t)ENGINE_ACKREQ_EVERY, RTE_MAX(eq->cwnd / 4, 1u));
 	pkt.bth.ackreq = (pos & DRNIC_WIRE_POS_LAST) != 0 ||
-			 drnic_psn_sub(eq->npsn, w->first_psn) % ENGINE_ACKREQ_EVERY ==
-			 ENGINE_ACKREQ_EVERY - 1;
+			 drnic_psn_sub(eq->npsn, w->first_psn) % every == every - 1 ||
+			 engine_inflight(eq) + 1 >= eq->cwnd;
 	pkt.bth.se = (pos & DRNIC_WIRE_POS_LAST) && (w->send_flags & DRNIC_SEND_SOLICITED);
 	if (is_write && (pos & DRNIC_WIRE_POS_FIRST)) {
 		pkt.reth.va = w->remote_addr;
@@ -218,6 +230,8 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w)
 	rc = engine_qp_tx(eq, &pkt);
 	if (rc < 0)
 		return rc;
+	if (pkt.bth.ackreq)
+		req_time_rtt(eq, pkt.bth.psn);
 	eq->req_sge = sge_next;
 	eq->req_sge_off = off_next;
 	eq->req_off += plen;
@@ -251,6 +265,7 @@ req_send_rd_atomic(struct engine_qp *eq, struct verbs_send_wqe *w)
 	rc = engine_qp_tx(eq, &pkt);
 	if (rc < 0)
 		return rc;
+	req_time_rtt(eq, pkt.bth.psn);
 	eq->npsn = drnic_psn_add(w->last_psn, 1);
 	if (w->opcode == DRNIC_WR_RDMA_READ)
 		eq->rd_resume = false;
@@ -267,6 +282,7 @@ req_rewind(struct engine_qp *eq, uint32_t idx)
 	uint32_t end = eq->req_idx + (eq->req_off > 0 ? 1 : 0), i;
 
 	eq->stats.retransmits++;
+	eq->rtt_pending = false;   /* Karn: a resent packet's ACK times nothing */
 	for (i = idx; i != end; i++) {
 		struct verbs_send_wqe *w = engine_sq_wqe(eq, i);
 
@@ -337,6 +353,12 @@ req_step(struct engine_qp *eq, int budget)
 
 		if (eq->req_idx == prod) {
 			eq->rstate = REQ_IDLE;
+			break;
+		}
+		/* The congestion window: wait for ACKs (the completer wakes
+		 * us); something is outstanding, so the timer runs. */
+		if (engine_inflight(eq) >= eq->cwnd) {
+			eq->rstate = REQ_WAIT_WINDOW;
 			break;
 		}
 		w = engine_sq_wqe(eq, eq->req_idx);

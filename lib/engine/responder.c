@@ -17,7 +17,8 @@
  * sets it on the last packet of each message and every ENGINE_ACKREQ_EVERY
  * packets of a long one), and owed ACKs coalesce into one (the highest PSN)
  * until the QP's step sends it: at most one ACK per QP per received burst.
- * A NAK owed wins over ACKs; a PSN-sequence NAK is sent once per gap.
+ * A NAK owed wins over ACKs; a PSN-sequence NAK is sent once per gap and
+ * requester round (see resp_rx()).
  *
  * READ and atomic resources (struct resp_rd) are kept for the last
  * rd_mask + 1 new requests; duplicates are answered from them (see
@@ -163,6 +164,7 @@ resp_send(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wir
 			/* The rest of the message is out of sequence now; the
 			 * RNR NAK is the one NAK it gets. */
 			eq->nak_seq_sent = true;
+			eq->oos_psn = psn;
 			return;
 		}
 		eq->recv_taken = true;
@@ -213,6 +215,7 @@ resp_write(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wi
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_RNR);
 		resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_RNR_NAK, qp->attr.min_rnr_timer), psn);
 		eq->nak_seq_sent = true;
+		eq->oos_psn = psn;
 		return;
 	}
 	if (op->pos & DRNIC_WIRE_POS_FIRST) {
@@ -466,11 +469,16 @@ resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 	}
 	if (d > 0) {
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_PSN_OOS);
-		if (!eq->nak_seq_sent) {
+		/* One NAK per gap and round: a PSN not above the last
+		 * out-of-sequence one means the requester went back and lost
+		 * the expected packet again; without a NAK of its own that
+		 * round would wait for the requester's timer. */
+		if (!eq->nak_seq_sent || drnic_psn_le(psn, eq->oos_psn)) {
 			eq->nak_seq_sent = true;
 			resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_PSN_SEQ_ERR),
 				     eq->epsn);
 		}
+		eq->oos_psn = psn;
 		return;
 	}
 	eq->nak_seq_sent = false;

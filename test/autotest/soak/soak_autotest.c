@@ -111,7 +111,7 @@ struct soak_run {
 	uint64_t ops[OP_N];
 	double secs;
 	struct drnic_link_fault_stats fa, fb;
-	uint64_t retransmits, timeouts, naks_rx, rnr_naks, naks_tx, icrc_drops;
+	uint64_t retransmits, timeouts, early, naks_rx, rnr_naks, naks_tx, icrc_drops;
 };
 
 static unsigned int soak_seq;
@@ -520,6 +520,7 @@ soak_counters(struct soak_qp *qps, struct soak_run *run, struct soak_side *a, st
 				continue;
 			run->retransmits += st.retransmits;
 			run->timeouts += st.timeouts;
+			run->early += st.early_retransmits;
 			run->naks_rx += st.naks_rx;
 			run->rnr_naks += st.rnr_naks_rx;
 			run->naks_tx += st.naks_tx;
@@ -747,9 +748,10 @@ soak_print(const struct soak_run *r)
 	       PRIu64 "/%" PRIu64 ", reordered %" PRIu64 "/%" PRIu64 ", corrupted %" PRIu64 "/%"
 	       PRIu64 "\n", r->fa.dropped, r->fb.dropped, r->fa.duplicated, r->fb.duplicated,
 	       r->fa.reordered, r->fb.reordered, r->fa.corrupted, r->fb.corrupted);
-	printf("recovery: go-back-N %" PRIu64 ", timeouts %" PRIu64 ", NAKs rx %" PRIu64
-	       " (RNR %" PRIu64 "), NAKs tx %" PRIu64 ", frames refused by the parser (ICRC...) %" PRIu64 "\n",
-	       r->retransmits, r->timeouts, r->naks_rx, r->rnr_naks, r->naks_tx, r->icrc_drops);
+	printf("recovery: go-back-N %" PRIu64 ", timeouts %" PRIu64 ", early retransmits %" PRIu64
+	       ", NAKs rx %" PRIu64 " (RNR %" PRIu64 "), NAKs tx %" PRIu64
+	       ", frames refused by the parser (ICRC...) %" PRIu64 "\n", r->retransmits, r->timeouts,
+	       r->early, r->naks_rx, r->rnr_naks, r->naks_tx, r->icrc_drops);
 }
 
 static int
@@ -799,12 +801,13 @@ soak_sweep(void)
 		}
 	}
 	printf("\n%" PRIu64 " mixed messages per run, %u QPs, dedicated engine\n", nmsg, SOAK_QPS);
-	printf("%-6s %9s %8s %9s %9s %10s %9s\n", "loss", "GB", "s", "GB/s", "Mmsg/s", "go-back",
-	       "timeouts");
+	printf("%-6s %9s %8s %9s %9s %10s %9s %7s\n", "loss", "GB", "s", "GB/s", "Mmsg/s",
+	       "go-back", "timeouts", "early");
 	for (i = 0; i < RTE_DIM(rates); i++)
-		printf("%-6s %9.3f %8.2f %9.3f %9.3f %10" PRIu64 " %9" PRIu64 "\n", rates[i].name,
-		       (double)r[i].bytes / 1e9, r[i].secs, (double)r[i].bytes / 1e9 / r[i].secs,
-		       (double)nmsg / 1e6 / r[i].secs, r[i].retransmits, r[i].timeouts);
+		printf("%-6s %9.3f %8.2f %9.3f %9.3f %10" PRIu64 " %9" PRIu64 " %7" PRIu64 "\n",
+		       rates[i].name, (double)r[i].bytes / 1e9, r[i].secs,
+		       (double)r[i].bytes / 1e9 / r[i].secs, (double)nmsg / 1e6 / r[i].secs,
+		       r[i].retransmits, r[i].timeouts, r[i].early);
 	return TEST_SUCCESS;
 }
 

@@ -6,6 +6,7 @@
  */
 #include "lib/engine/completer.c"
 
+#define UT_REAL_RETRY_ARM
 #include "test/unit/lib/engine/ut_engine_stubs.h"
 #include "ut_common.h"
 
@@ -563,6 +564,183 @@ test_timeout_alive_bound(void)
 	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_RETRY_EXC_ERR);
 }
 
+/* Round trips, early retransmit and the congestion window: an RTT sample
+ * arms the early retransmit well before the timeout; it goes back without
+ * using up retry_cnt and backs off; a silent peer still gets exactly
+ * retry_cnt timeouts. */
+static void
+test_early_retransmit(void)
+{
+	struct engine_qp *eq = ut_qp_reset(10);
+	struct drnic_sge sge = { (uintptr_t)lbuf, 2048, 1 };
+	struct verbs_send_wqe *w1, *w2;
+	struct drnic_wire_pkt p;
+	uint64_t to = 4096ull << 10, deadline;
+
+	ut_qp.sq_sig_all = 1;
+	ut_now = 1000000;
+	w1 = ut_post_send(1, DRNIC_WR_SEND, &sge, 1, 0);           /* 10..11 */
+	ut_sent(eq, w1);
+	CU_ASSERT_EQUAL(eq->probe_deadline_ns, 0);    /* no estimate yet */
+	eq->rtt_pending = true;                        /* as the requester does */
+	eq->rtt_psn = 11;
+	eq->rtt_sent_ns = ut_now;
+	ut_now += 20000;
+	p = ut_ack(11, DRNIC_AETH_ACK, 31);
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(eq->srtt_ns, 20000);
+	CU_ASSERT_EQUAL(eq->rttvar_ns, 10000);
+	CU_ASSERT_FALSE(eq->rtt_pending);
+	/* Next WQE: timeout and early retransmit deadlines. srtt + 4 rttvar
+	 * is 60 us. */
+	w2 = ut_post_send(2, DRNIC_WR_SEND, &sge, 1, 0);           /* 12..13 */
+	ut_sent(eq, w2);
+	CU_ASSERT_EQUAL(eq->retry_deadline_ns, ut_now + to);
+	CU_ASSERT_EQUAL(eq->probe_deadline_ns, ut_now + 60000);
+	deadline = eq->retry_deadline_ns;
+	ut_now = eq->probe_deadline_ns;
+	ut_rewound = UINT32_MAX;
+	comp_probe(eq);
+	CU_ASSERT_EQUAL(ut_rewound, 1);               /* went back to WQE 2 */
+	CU_ASSERT_EQUAL(eq->retry_left, 2);           /* no retry used */
+	CU_ASSERT_EQUAL(eq->stats.early_retransmits, 1);
+	CU_ASSERT_EQUAL(eq->stats.timeouts, 0);
+	CU_ASSERT_EQUAL(eq->retry_deadline_ns, deadline);
+	CU_ASSERT_EQUAL(eq->srtt_ns, 40000);          /* backed off */
+	CU_ASSERT_EQUAL(eq->probe_deadline_ns, ut_now + 120000);
+	/* The peer stays silent. The first timeout follows its last ACK (it
+	 * was alive: no retry used); then exactly retry_cnt (2) timeouts, and
+	 * RETRY_EXC_ERR; probes in between use nothing up. */
+	ut_sent(eq, w2);
+	ut_now = eq->retry_deadline_ns;
+	comp_timeout(eq);
+	CU_ASSERT_EQUAL(eq->retry_left, 2);
+	CU_ASSERT_EQUAL(eq->cwnd, ENGINE_MIN_CWND);
+	ut_sent(eq, w2);
+	ut_now = eq->retry_deadline_ns;
+	comp_timeout(eq);
+	CU_ASSERT_EQUAL(eq->retry_left, 1);
+	ut_sent(eq, w2);
+	CU_ASSERT_NOT_EQUAL_FATAL(eq->probe_deadline_ns, 0);
+	ut_now = eq->probe_deadline_ns;
+	comp_probe(eq);
+	CU_ASSERT_EQUAL(eq->retry_left, 1);
+	CU_ASSERT_EQUAL(eq->stats.early_retransmits, 2);
+	ut_sent(eq, w2);
+	ut_now = eq->retry_deadline_ns;
+	comp_timeout(eq);
+	CU_ASSERT_EQUAL(eq->retry_left, 0);
+	ut_sent(eq, w2);
+	ut_now = eq->retry_deadline_ns;
+	CU_ASSERT_EQUAL(ut_nwc, 1);
+	comp_timeout(eq);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 2);
+	CU_ASSERT_EQUAL(eq->stats.timeouts, 4);
+	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 2);
+	CU_ASSERT_EQUAL(ut_wc[1].status, DRNIC_WC_RETRY_EXC_ERR);
+	CU_ASSERT_EQUAL(eq->probe_deadline_ns, 0);
+}
+
+/* The window halves on a PSN-sequence NAK, once per round; the same NAK
+ * again within half a round trip is stale (dropped, no second go-back); a
+ * timeout starts over from ENGINE_MIN_CWND; ACKs grow it (doubling below
+ * ssthresh). */
+static void
+test_cwnd_nak_timeout(void)
+{
+	struct engine_qp *eq = ut_qp_reset(0);
+	static uint8_t b[100 * 1024];
+	struct drnic_sge sge = { (uintptr_t)b, sizeof(b), 1 };
+	struct verbs_send_wqe *w;
+	struct drnic_wire_pkt p;
+
+	ut_now = 5000000;
+	eq->srtt_ns = 10000;
+	w = ut_post_send(1, DRNIC_WR_RDMA_WRITE, &sge, 1, 0);      /* 0..99 */
+	ut_sent(eq, w);
+	CU_ASSERT_EQUAL(engine_inflight(eq), 100);
+	p = ut_ack(40, DRNIC_AETH_NAK, DRNIC_NAK_PSN_SEQ_ERR);
+	ut_rewound_psn = UINT32_MAX;
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL(ut_rewound_psn, 40);
+	CU_ASSERT_EQUAL(eq->cwnd, 30);               /* (100 - 40) / 2 */
+	CU_ASSERT_EQUAL(eq->ssthresh, 30);
+	/* Resent from 40 (requester stub: all of it again). */
+	eq->npsn = 100;
+	eq->req_idx = 1;
+	w->state = WQE_SENT;
+	ut_rewound_psn = UINT32_MAX;
+	ut_now += 1000;
+	comp_rx(eq, NULL, &p);                       /* stale: within srtt / 2 */
+	CU_ASSERT_EQUAL(ut_rewound_psn, UINT32_MAX);
+	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_STALE_NAK], 1);
+	ut_now += 10000;
+	comp_rx(eq, NULL, &p);                       /* lost again: goes back */
+	CU_ASSERT_EQUAL(ut_rewound_psn, 40);
+	CU_ASSERT_EQUAL(eq->cwnd, 30);               /* same round: once */
+	eq->npsn = 100;
+	eq->req_idx = 1;
+	w->state = WQE_SENT;
+	/* ACKs past the round: the window grows by what they acknowledge. */
+	eq->ssthresh = 64;
+	p = ut_ack(49, DRNIC_AETH_ACK, 31);
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL(eq->cwnd, 40);
+	/* A timeout: back to the smallest window. */
+	ut_now = eq->retry_deadline_ns;
+	comp_timeout(eq);
+	CU_ASSERT_EQUAL(eq->cwnd, ENGINE_MIN_CWND);
+	CU_ASSERT_EQUAL(eq->ssthresh, 25);           /* (100 - 50) / 2 */
+}
+
+/* A READ with part of its response, then an ACK for a later PSN: the rest
+ * of the READ was lost (the responder answers in order): asked for from the
+ * first missing PSN, once. */
+static void
+test_implied_nak_partial_read(void)
+{
+	struct engine_qp *eq = ut_qp_reset(1000);
+	static uint8_t big[10 * 1024], r8[8];
+	struct drnic_sge sb = { (uintptr_t)big, sizeof(big), 1 }, s8 = { (uintptr_t)r8, 8, 1 };
+	struct verbs_send_wqe *rd, *wr;
+	struct drnic_wire_pkt p;
+	unsigned int i, ntx;
+
+	for (i = 0; i < sizeof(rsp); i++)
+		rsp[i] = (uint8_t)(i * 7 + 5);
+	rd = ut_post_send(1, DRNIC_WR_RDMA_READ, &sb, 1, DRNIC_SEND_SIGNALED);  /* 1000..1009 */
+	rd->remote_addr = 0x40000;
+	rd->rkey = 9;
+	wr = ut_post_send(2, DRNIC_WR_RDMA_WRITE, &s8, 1, DRNIC_SEND_SIGNALED); /* 1010 */
+	ut_sent(eq, rd);
+	ut_sent(eq, wr);
+	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST, 1000, 0, 1024);
+	for (i = 1001; i < 1005; i++)
+		ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, i, 0, 1024);
+	ntx = ut_ntx;
+	p = ut_ack(1010, DRNIC_AETH_ACK, 31);
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL_FATAL(ut_ntx, ntx + 1);
+	CU_ASSERT_EQUAL(ut_tx[ntx].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST);
+	CU_ASSERT_EQUAL(ut_tx[ntx].pkt.bth.psn, 1005);
+	CU_ASSERT_EQUAL(ut_tx[ntx].pkt.reth.va, 0x40000 + 5 * 1024);
+	CU_ASSERT_EQUAL(ut_tx[ntx].pkt.reth.dmalen, 5 * 1024);
+	comp_rx(eq, NULL, &p);                       /* once per missing PSN */
+	CU_ASSERT_EQUAL(ut_ntx, ntx + 1);
+	CU_ASSERT_EQUAL(ut_nwc, 0);
+	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST, 1005, 0, 1024);
+	for (i = 1006; i < 1009; i++)
+		ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, i, 0, 1024);
+	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_LAST, 1009, 0, 1024);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 2);            /* the READ, then the WRITE */
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 1);
+	CU_ASSERT_EQUAL(ut_wc[0].byte_len, sizeof(big));
+	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 2);
+	for (i = 0; i < 10; i++)
+		CU_ASSERT_EQUAL(memcmp(big + i * 1024, rsp, 1024), 0);
+}
+
 int
 main(void)
 {
@@ -578,5 +756,8 @@ main(void)
 	CU_ADD_TEST(s, test_implied_nak);
 	CU_ADD_TEST(s, test_timeout_alive_bound);
 	CU_ADD_TEST(s, test_timeout_exhaust_flush);
+	CU_ADD_TEST(s, test_early_retransmit);
+	CU_ADD_TEST(s, test_cwnd_nak_timeout);
+	CU_ADD_TEST(s, test_implied_nak_partial_read);
 	return ut_run_all();
 }

@@ -243,6 +243,42 @@ test_ackreq_every(void)
 	CU_ASSERT_EQUAL(n, 200);
 }
 
+/* The congestion window: a long message stops mid-way when cwnd PSNs are
+ * unacknowledged; the packet that fills the window asks for an ACK (it is
+ * what reopens it), a small window asks every quarter of it; an ACK lets
+ * the rest go. Round trips are timed one AckReq packet at a time. */
+static void
+test_cwnd_window(void)
+{
+	static uint8_t big[20 * 1024];
+	struct engine_qp *eq = ut_qp_reset(300);
+	struct drnic_sge sge = { (uintptr_t)big, sizeof(big), 1 };
+	unsigned int i;
+
+	eq->cwnd = 8;
+	ut_now = 1000;
+	ut_post_send(1, DRNIC_WR_RDMA_WRITE, &sge, 1, 0);        /* PSN 300..319 */
+	CU_ASSERT_EQUAL(req_step(eq, 32), 8);
+	CU_ASSERT_EQUAL(eq->rstate, REQ_WAIT_WINDOW);
+	CU_ASSERT_EQUAL(engine_inflight(eq), 8);
+	for (i = 0; i < 8; i++)                /* every 2nd (8 / 4), and the 8th */
+		CU_ASSERT_EQUAL(ut_tx[i].pkt.bth.ackreq, i % 2 == 1);
+	CU_ASSERT_TRUE(eq->rtt_pending);
+	CU_ASSERT_EQUAL(eq->rtt_psn, 301);     /* the first AckReq packet */
+	CU_ASSERT_EQUAL(eq->rtt_sent_ns, 1000);
+	/* Still full: nothing more. */
+	CU_ASSERT_EQUAL(req_step(eq, 32), 0);
+	/* 300..303 acknowledged: four more. */
+	eq->any_acked = true;
+	eq->acked_psn = 303;
+	CU_ASSERT_EQUAL(req_step(eq, 32), 4);
+	CU_ASSERT_EQUAL(ut_tx[11].pkt.bth.psn, 311);
+	CU_ASSERT_TRUE(ut_tx[11].pkt.bth.ackreq);
+	/* A go-back forgets the timed packet (Karn). */
+	req_rewind(eq, 0);
+	CU_ASSERT_FALSE(eq->rtt_pending);
+}
+
 static void
 test_budget_nomem_rewind(void)
 {
@@ -364,5 +400,6 @@ main(void)
 	CU_ADD_TEST(s, test_budget_nomem_rewind);
 	CU_ADD_TEST(s, test_rewind_psn);
 	CU_ADD_TEST(s, test_ackreq_every);
+	CU_ADD_TEST(s, test_cwnd_window);
 	return ut_run_all();
 }

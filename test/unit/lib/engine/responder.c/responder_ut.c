@@ -189,6 +189,17 @@ test_psn_and_sequence(void)
 	CU_ASSERT_FALSE(eq->ack_pending);      /* only one NAK per gap */
 	CU_ASSERT_EQUAL(ut_eng.stats.drops[DRNIC_ENGINE_DROP_PSN_OOS], 2);
 	CU_ASSERT_EQUAL(ut_nwc, 1);
+	/* The requester went back and lost PSN 0 again: 1 arrives, not above
+	 * the last out-of-sequence PSN (3): a new round, a NAK of its own;
+	 * then silence for the rest of that round. */
+	p.bth.psn = 1;
+	rx(eq, &p, payload);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_PSN_SEQ_ERR), 0);
+	p.bth.psn = 2;
+	rx(eq, &p, payload);
+	CU_ASSERT_FALSE(eq->ack_pending);
+	CU_ASSERT_EQUAL(ut_eng.stats.drops[DRNIC_ENGINE_DROP_PSN_OOS], 4);
+	CU_ASSERT_EQUAL(ut_nwc, 1);
 	/* Opcode sequence: a MIDDLE with no message open is an invalid
 	 * request; the QP goes to ERR with QP_REQ_ERR. */
 	p = ut_req(DRNIC_WIRE_OP_RC_SEND_MIDDLE, 0, 1024);
