@@ -49,6 +49,8 @@ struct drnic_engine_stats {
 	/** QP deadlines (retransmit timeout, end of an RNR wait) that woke a
 	 * QP sleeping in the engine's timer wheel, off the active list. */
 	uint64_t timers;
+	uint64_t busy_cycles;      /**< TSC cycles in steps that did work */
+	uint64_t idle_cycles;      /**< TSC cycles otherwise (idle steps, back-off, preempted) */
 	uint64_t wire_drops[DRNIC_WIRE_DROP_MAX];     /**< by enum drnic_wire_drop */
 	uint64_t drops[DRNIC_ENGINE_DROP_MAX];        /**< by enum drnic_engine_drop */
 };
@@ -66,6 +68,12 @@ struct drnic_qp_stats {
 	uint64_t timeouts;         /**< retransmit timer expiries */
 	uint64_t early_retransmits; /**< go-backs after a few silent round trips (no retry used) */
 	uint64_t drops[DRNIC_ENGINE_DROP_MAX];        /**< by enum drnic_engine_drop */
+	/* The live transport state, a snapshot: */
+	uint32_t next_psn;         /**< requester: next PSN to send */
+	uint32_t expected_psn;     /**< responder: next PSN expected */
+	uint32_t acked_psn;        /**< requester: highest PSN acknowledged */
+	uint32_t cwnd;             /**< requester: congestion window, in packets */
+	uint64_t srtt_ns;          /**< requester: smoothed round trip (0: none measured) */
 };
 
 /**

@@ -601,6 +601,7 @@ engine_run_once(struct engine *eng)
 {
 	struct engine_ctrl *c;
 	struct engine_qp *eq, *tmp;
+	uint64_t t0 = rte_rdtsc(), t1;
 	unsigned int i;
 	int work = 0;
 
@@ -652,8 +653,18 @@ engine_run_once(struct engine *eng)
 	if (unlikely(eng->stats.loops % ENGINE_LINK_CHECK_LOOPS == 0))
 		engine_ports_watch(eng);
 	eng->stats.loops++;
-	if (work > 0)
+	/* Cycles: a step that did work is busy; the rest of the time (steps
+	 * with nothing to do, back-off, whoever else ran) is idle. */
+	t1 = rte_rdtsc();
+	if (eng->last_tsc != 0)
+		eng->stats.idle_cycles += t0 - eng->last_tsc;
+	if (work > 0) {
 		eng->stats.busy_loops++;
+		eng->stats.busy_cycles += t1 - t0;
+	} else {
+		eng->stats.idle_cycles += t1 - t0;
+	}
+	eng->last_tsc = t1;
 	return work;
 }
 
@@ -1041,10 +1052,17 @@ drnic_qp_stats_get(const struct drnic_qp *qp, struct drnic_qp_stats *stats)
 	if (qp == NULL || stats == NULL)
 		return -EINVAL;
 	eq = qp->eng_priv;
-	if (eq == NULL)
+	if (eq == NULL) {
 		memset(stats, 0, sizeof(*stats));
-	else
-		*stats = eq->stats;
+		return 0;
+	}
+	*stats = eq->stats;
+	/* The live transport state (read without the engine: may be torn). */
+	stats->next_psn = eq->npsn;
+	stats->expected_psn = eq->epsn;
+	stats->acked_psn = eq->any_acked ? eq->acked_psn : drnic_psn_sub(eq->npsn, 1);
+	stats->cwnd = eq->cwnd;
+	stats->srtt_ns = eq->srtt_ns;
 	return 0;
 }
 

@@ -306,6 +306,7 @@ struct engine {
 	bool rx_backlog;
 	unsigned int rx_backlog_loops;
 	uint64_t link_check_ns;      /* next look at the links' state */
+	uint64_t last_tsc;           /* end of the last step (cycle accounting) */
 
 	struct drnic_engine_stats stats;
 	TAILQ_ENTRY(engine) next;

@@ -255,6 +255,11 @@ tel_engine_dict(struct rte_tel_data *c, const struct drnic_engine_stats *s)
 	rte_tel_data_add_dict_u64(c, "cqes", s->cqes);
 	rte_tel_data_add_dict_u64(c, "nomem", s->nomem);
 	rte_tel_data_add_dict_u64(c, "timers", s->timers);
+	rte_tel_data_add_dict_u64(c, "busy_cycles", s->busy_cycles);
+	rte_tel_data_add_dict_u64(c, "idle_cycles", s->idle_cycles);
+	rte_tel_data_add_dict_u64(c, "busy_percent",
+				  s->busy_cycles + s->idle_cycles == 0 ? 0 :
+				  s->busy_cycles * 100 / (s->busy_cycles + s->idle_cycles));
 	for (i = 0; i < DRNIC_ENGINE_DROP_MAX; i++) {
 		snprintf(key, sizeof(key), "drop_%s", drnic_engine_drop_name(i));
 		rte_tel_data_add_dict_u64(c, key, s->drops[i]);
@@ -342,6 +347,31 @@ tel_links(const char *cmd __rte_unused, const char *params, struct rte_tel_data 
 	return (found || params == NULL || params[0] == '\0') ? 0 : -EINVAL;
 }
 
+/* The engine's live view of a QP: PSNs, window, round trip, counters. */
+static void
+tel_qp_transport(struct rte_tel_data *c, const struct drnic_qp *qp)
+{
+	struct drnic_qp_stats st;
+
+	if (drnic_qp_stats_get(qp, &st) != 0)
+		return;
+	rte_tel_data_add_dict_u64(c, "next_psn", st.next_psn);
+	rte_tel_data_add_dict_u64(c, "expected_psn", st.expected_psn);
+	rte_tel_data_add_dict_u64(c, "acked_psn", st.acked_psn);
+	rte_tel_data_add_dict_u64(c, "cwnd", st.cwnd);
+	rte_tel_data_add_dict_u64(c, "srtt_ns", st.srtt_ns);
+	rte_tel_data_add_dict_u64(c, "tx_packets", st.tx_packets);
+	rte_tel_data_add_dict_u64(c, "rx_packets", st.rx_packets);
+	rte_tel_data_add_dict_u64(c, "wqes", st.wqes);
+	rte_tel_data_add_dict_u64(c, "acks_rx", st.acks_rx);
+	rte_tel_data_add_dict_u64(c, "naks_rx", st.naks_rx);
+	rte_tel_data_add_dict_u64(c, "rnr_naks_rx", st.rnr_naks_rx);
+	rte_tel_data_add_dict_u64(c, "naks_tx", st.naks_tx);
+	rte_tel_data_add_dict_u64(c, "retransmits", st.retransmits);
+	rte_tel_data_add_dict_u64(c, "timeouts", st.timeouts);
+	rte_tel_data_add_dict_u64(c, "early_retransmits", st.early_retransmits);
+}
+
 static void
 tel_qp_dict(struct rte_tel_data *c, struct drnic_qp *qp)
 {
@@ -374,6 +404,7 @@ tel_qp_dict(struct rte_tel_data *c, struct drnic_qp *qp)
 		 a.ah_attr.grh.dgid.raw[11], a.ah_attr.grh.dgid.raw[12], a.ah_attr.grh.dgid.raw[13],
 		 a.ah_attr.grh.dgid.raw[14], a.ah_attr.grh.dgid.raw[15]);
 	rte_tel_data_add_dict_string(c, "dgid", gid);
+	tel_qp_transport(c, qp);
 }
 
 /*

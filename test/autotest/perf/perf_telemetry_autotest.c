@@ -98,6 +98,7 @@ test_perf_telemetry(void)
 	struct drnic_wc wc[TEL_WRITES];
 	struct drnic_link_stats ls;
 	struct drnic_engine_stats es;
+	struct drnic_qp_stats qs;
 	char path[512], buf[16384], cmd[128], want[128];
 	int i, fd, cq_a, cq_b, rc;
 
@@ -178,6 +179,9 @@ test_perf_telemetry(void)
 	TEST_ASSERT(tel_num(buf, NULL, "cqes") >= TEL_WRITES, "engine cqes");
 	TEST_ASSERT(tel_num(buf, NULL, "tx_packets") >= TEL_WRITES, "engine tx");
 	TEST_ASSERT(tel_num(buf, NULL, "loops") >= tel_num(buf, NULL, "busy_loops"), "loops");
+	TEST_ASSERT(tel_num(buf, NULL, "busy_cycles") > 0, "engine busy cycles");
+	TEST_ASSERT(tel_num(buf, NULL, "busy_percent") >= 0 &&
+		    tel_num(buf, NULL, "busy_percent") <= 100, "engine busy percent");
 
 	/* QP of A: RTS, connected to B's QP. */
 	snprintf(cmd, sizeof(cmd), "/drnic/qps,%u", drnic_qp_num(p.a.qp));
@@ -185,6 +189,22 @@ test_perf_telemetry(void)
 	TEST_ASSERT(strstr(buf, "\"state\":\"RTS\"") != NULL, "qp state");
 	snprintf(want, sizeof(want), "\"dest_qp_num\":%u", drnic_qp_num(p.b.qp));
 	TEST_ASSERT(strstr(buf, want) != NULL, "qp dest %s", want);
+	/* Its transport: every WRITE (one packet each) sent and acknowledged,
+	 * nothing resent on a lossless link; B expects A's next PSN. */
+	TEST_ASSERT_SUCCESS(drnic_qp_stats_get(p.a.qp, &qs), "qp stats");
+	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "next_psn"), (long long)qs.next_psn, "next psn");
+	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "acked_psn"),
+			  (long long)drnic_psn_sub(qs.next_psn, 1), "all acknowledged");
+	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "tx_packets"), TEL_WRITES, "qp tx packets");
+	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "acks_rx") > 0, 1, "qp acks");
+	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "retransmits"), 0, "no go-back");
+	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "timeouts"), 0, "no timeout");
+	TEST_ASSERT(tel_num(buf, NULL, "cwnd") > 0, "cwnd");
+	/* (Both devices number their QP alike: B's entry is in the answer.) */
+	snprintf(cmd, sizeof(cmd), "/drnic/qps,%u", drnic_qp_num(p.b.qp));
+	TEST_ASSERT_SUCCESS(tel_query(fd, cmd, buf, sizeof(buf)), "query %s", cmd);
+	snprintf(want, sizeof(want), "\"expected_psn\":%u,", qs.next_psn);
+	TEST_ASSERT(strstr(buf, want) != NULL, "B expects A's next PSN: %s", want);
 	TEST_ASSERT_SUCCESS(tel_query(fd, "/drnic/qps", buf, sizeof(buf)), "qp list");
 	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "count"), 2, "two QPs");
 	TEST_ASSERT_SUCCESS(tel_query(fd, "/drnic/devices", buf, sizeof(buf)), "devices");
