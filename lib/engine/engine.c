@@ -159,11 +159,17 @@ engine_port_flush(struct engine *eng, struct engine_port *p)
 
 	if (p->tx_n == 0)
 		return 0;
+	if (!p->tx_data && !p->ack_held && p->tx_n < ENGINE_BURST) {
+		p->ack_held = true;          /* only ACKs: one step's grace */
+		return 0;
+	}
 	sent = link_tx_burst(p->link, p->queue, p->tx, p->tx_n);
 	eng->stats.tx_packets += sent;
 	if (sent < p->tx_n)
 		memmove(p->tx, p->tx + sent, (p->tx_n - sent) * sizeof(p->tx[0]));
 	p->tx_n = (uint16_t)(p->tx_n - sent);
+	p->ack_held = false;
+	p->tx_data = p->tx_n > 0;        /* what the link refused goes first */
 	return sent;
 }
 
@@ -518,6 +524,10 @@ engine_ctrl_handle(struct engine *eng, struct engine_ctrl *c)
 			p = &eng->port[i];
 			if (p->dev != dev || p->queue != c->queue)
 				continue;
+			/* Frames still staged (ACKs held for a step among
+			 * them) get one try before they are counted lost. */
+			p->tx_data = true;
+			(void)engine_port_flush(eng, p);
 			if (p->tx_n > 0)
 				link_drop(p->link, p->queue, DRNIC_LINK_DROP_TX_ERROR, p->tx, p->tx_n);
 			/* QPs keep pointers into port[]: none is left on it. */
@@ -1003,6 +1013,8 @@ engine_qp_tx(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 		return rc;
 	}
 	engine_port_tx(eq->port, m);
+	if (pkt->bth.opcode != DRNIC_WIRE_OP_RC_ACKNOWLEDGE)
+		eq->port->tx_data = true;
 	eq->stats.tx_packets++;
 	return 0;
 }

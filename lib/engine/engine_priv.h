@@ -260,6 +260,13 @@ struct engine_port {
 	uint16_t queue;
 	int8_t up;                   /* link state last seen (queue 0 reports changes) */
 	uint16_t tx_n;
+	/* Staged frames include more than ACKs/NAKs. When they do not, the
+	 * flush holds them for one step (ack_held), so a reply the
+	 * application posts meanwhile leaves in the same burst: on a port
+	 * where each burst is a system call (af_packet) that halves the
+	 * calls of a ping-pong. A step later they go anyway. */
+	bool tx_data;
+	bool ack_held;
 	struct rte_mbuf *tx[ENGINE_BURST * 4];
 };
 
