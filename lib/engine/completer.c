@@ -58,6 +58,11 @@ comp_probe_arm(struct engine_qp *eq)
 		return;
 	probe = RTE_MAX(eq->srtt_ns + 4 * eq->rttvar_ns, eq->srtt_ns * 2);
 	probe = RTE_MAX(probe, (uint64_t)ENGINE_PROBE_MIN_NS);
+	/* Never sooner than an eighth of the QP's timeout: with thousands of
+	 * QPs in flight one QP's samples trail the queue's growth, and a
+	 * spurious go-back on each of them would feed it. */
+	if (eq->qp->attr.timeout != 0)
+		probe = RTE_MAX(probe, (4096ull << eq->qp->attr.timeout) / 8);
 	if (now + probe + probe / 2 <= eq->retry_deadline_ns)
 		eq->probe_deadline_ns = now + probe;
 }

@@ -388,41 +388,83 @@ engine_qp_step(struct engine_qp *eq, uint16_t room)
 /* Receive                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * One received burst, in four passes so the burst's cache misses overlap
+ * instead of queueing one after another (with thousands of QPs each
+ * frame's QP table slot, QP and engine state are cold): parse every frame
+ * and fetch its QP table slot; look the QPs up and fetch them; fetch their
+ * engine state; then run the requests and responses in arrival order.
+ */
 static void
-engine_rx_one(struct engine *eng, struct engine_port *p, struct rte_mbuf *m)
+engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, uint16_t n)
 {
-	struct drnic_wire_pkt pkt;
-	enum drnic_wire_drop why;
-	const struct drnic_wire_opinfo *op;
-	struct drnic_qp *qp;
-	struct engine_qp *eq;
+	struct drnic_wire_pkt pkt[ENGINE_BURST];
+	struct drnic_qp *qp[ENGINE_BURST];
+	struct engine_qp *eq[ENGINE_BURST];
+	struct drnic_device *dev = p->dev;
+	uint16_t j;
 
-	why = drnic_wire_parse(m, &pkt);
-	if (unlikely(why != DRNIC_WIRE_OK)) {
-		eng->stats.wire_drops[why]++;
-		return;
+	for (j = 0; j < n; j++) {
+		enum drnic_wire_drop why;
+
+		eq[j] = NULL;
+		if (j + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(m[j + 1], void *));
+		why = drnic_wire_parse(m[j], &pkt[j]);
+		if (unlikely(why != DRNIC_WIRE_OK)) {
+			eng->stats.wire_drops[why]++;
+			qp[j] = NULL;
+			continue;
+		}
+		if (unlikely(drnic_wire_opcode_info(pkt[j].bth.opcode)->transport !=
+			     DRNIC_WIRE_TR_RC)) {
+			eng->stats.drops[DRNIC_ENGINE_DROP_NOT_REQUEST]++;
+			qp[j] = NULL;
+			continue;
+		}
+		rte_prefetch0(&dev->qp_tab[pkt[j].bth.dqpn & dev->qp_mask]);
+		qp[j] = (struct drnic_qp *)dev;    /* parsed: look it up */
 	}
-	op = drnic_wire_opcode_info(pkt.bth.opcode);
-	if (unlikely(op->transport != DRNIC_WIRE_TR_RC)) {
-		eng->stats.drops[DRNIC_ENGINE_DROP_NOT_REQUEST]++;
-		return;
+	for (j = 0; j < n; j++) {
+		if (qp[j] == NULL)
+			continue;
+		qp[j] = verbs_qp_lookup(dev, pkt[j].bth.dqpn);
+		if (unlikely(qp[j] == NULL)) {
+			eng->stats.drops[DRNIC_ENGINE_DROP_NO_QP]++;
+			continue;
+		}
+		rte_prefetch0(&qp[j]->eng_priv);
+		rte_prefetch0(&qp[j]->state);
 	}
-	qp = verbs_qp_lookup(p->dev, pkt.bth.dqpn);
-	if (unlikely(qp == NULL)) {
-		eng->stats.drops[DRNIC_ENGINE_DROP_NO_QP]++;
-		return;
+	for (j = 0; j < n; j++) {
+		if (qp[j] == NULL)
+			continue;
+		eq[j] = qp[j]->eng_priv;
+		if (eq[j] != NULL) {
+			const uint8_t *e = (const uint8_t *)eq[j];
+
+			rte_prefetch0(e);
+			rte_prefetch0(e + RTE_CACHE_LINE_SIZE);
+			rte_prefetch0(e + RTE_CACHE_LINE_SIZE * 2);
+			rte_prefetch0(e + RTE_CACHE_LINE_SIZE * 3);
+		}
 	}
-	eq = qp->eng_priv;
-	if (unlikely(eq == NULL || eq->eng != eng)) {
-		eng->stats.drops[DRNIC_ENGINE_DROP_WRONG_ENGINE]++;
-		return;
+	for (j = 0; j < n; j++) {
+		struct engine_qp *e = eq[j];
+
+		if (qp[j] == NULL)
+			continue;
+		if (unlikely(e == NULL || e->eng != eng)) {
+			eng->stats.drops[DRNIC_ENGINE_DROP_WRONG_ENGINE]++;
+			continue;
+		}
+		e->stats.rx_packets++;
+		engine_qp_sync(e);
+		if (drnic_wire_opcode_info(pkt[j].bth.opcode)->flags & DRNIC_WIRE_OPF_REQUEST)
+			resp_rx(e, m[j], &pkt[j]);
+		else
+			comp_rx(e, m[j], &pkt[j]);
 	}
-	eq->stats.rx_packets++;
-	engine_qp_sync(eq);
-	if (op->flags & DRNIC_WIRE_OPF_REQUEST)
-		resp_rx(eq, m, &pkt);
-	else
-		comp_rx(eq, m, &pkt);
 }
 
 static int
@@ -431,20 +473,17 @@ engine_rx(struct engine *eng)
 	struct rte_mbuf *m[ENGINE_BURST];
 	unsigned int i, b, total = 0;
 	bool backlog = false;
-	uint16_t n, j;
+	uint16_t n;
 
 	for (i = 0; i < eng->nb_ports; i++) {
 		struct engine_port *p = &eng->port[i];
 
 		for (b = 0; b < ENGINE_RX_BURSTS; b++) {
 			n = link_rx_burst(p->link, p->queue, m, ENGINE_BURST);
-			for (j = 0; j < n; j++) {
-				if (j + 1 < n)
-					rte_prefetch0(rte_pktmbuf_mtod(m[j + 1], void *));
-				engine_rx_one(eng, p, m[j]);
-			}
-			if (n > 0)
+			if (n > 0) {
+				engine_rx_burst(eng, p, m, n);
 				rte_pktmbuf_free_bulk(m, n);
+			}
 			total += n;
 			if (n < ENGINE_BURST)
 				break;
@@ -610,7 +649,7 @@ int
 engine_run_once(struct engine *eng)
 {
 	struct engine_ctrl *c;
-	struct engine_qp *eq, *tmp;
+	struct engine_qp *eq, *tmp, *last;
 	uint64_t t0 = rte_rdtsc(), t1;
 	unsigned int i;
 	int work = 0;
@@ -629,16 +668,33 @@ engine_run_once(struct engine *eng)
 		work += (int)fired;
 	}
 
+	/*
+	 * The active QPs, each once per step (up to the one that was last
+	 * when the step began), round robin: a QP still busy after its turn
+	 * goes to the tail. When the port is full nothing on it can send: a
+	 * one-port engine stops there (thousands of QPs waiting for room are
+	 * not walked every step), the rest keep their places.
+	 */
+	last = TAILQ_LAST(&eng->active, engine_qp_list);
 	for (eq = TAILQ_FIRST(&eng->active); eq != NULL; eq = tmp) {
+		bool end = eq == last;
 		uint16_t room;
 
 		tmp = TAILQ_NEXT(eq, active_next);
 		room = engine_port_room(eq->port);
-
-		if (room > 0)
-			work += engine_qp_step(eq, room);
-		if (engine_qp_busy(eq))
+		if (room == 0) {
+			if (end || eng->nb_ports == 1)
+				break;
 			continue;
+		}
+		work += engine_qp_step(eq, room);
+		if (engine_qp_busy(eq)) {
+			if (end)
+				break;
+			TAILQ_REMOVE(&eng->active, eq, active_next);
+			TAILQ_INSERT_TAIL(&eng->active, eq, active_next);
+			continue;
+		}
 		/* Idle: leave the list, then look again (a poster may have
 		 * posted after our check and seen the flag still set). */
 		TAILQ_REMOVE(&eng->active, eq, active_next);
@@ -657,6 +713,8 @@ engine_run_once(struct engine *eng)
 			if (d != 0)
 				timer_arm(&eng->wheel, &eq->tmr, d);
 		}
+		if (end)
+			break;
 	}
 	for (i = 0; i < eng->nb_ports; i++)
 		work += engine_port_flush(eng, &eng->port[i]);

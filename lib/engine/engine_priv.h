@@ -54,9 +54,10 @@ extern int engine_logtype;
  * restarts from here and grows back by the packets acknowledged. */
 #define ENGINE_MIN_CWND 16
 /* Early retransmit (as adaptive retransmission in ConnectX NICs): when the
- * requester hears nothing for srtt + 4 rttvar (at least 2 srtt and
- * ENGINE_PROBE_MIN_NS), at most half the QP's timeout, it goes back once
- * without using up retry_cnt. The QP's own timeout still applies exactly. */
+ * requester hears nothing for srtt + 4 rttvar (at least 2 srtt,
+ * ENGINE_PROBE_MIN_NS and an eighth of the QP's timeout), well before the
+ * timeout, it goes back without using up retry_cnt. The QP's own timeout
+ * still applies exactly. */
 #define ENGINE_PROBE_MIN_NS (50 * 1000)
 /* A long message asks for an ACK at least every this many packets, so the
  * requester sees progress (and its retransmit timer restarts). */
@@ -303,7 +304,7 @@ struct engine {
 	struct engine_port port[ENGINE_MAX_PORTS];
 	unsigned int nb_ports;
 	TAILQ_HEAD(, engine_qp) all;
-	TAILQ_HEAD(, engine_qp) active;
+	TAILQ_HEAD(engine_qp_list, engine_qp) active;
 	struct engine_wheel wheel;   /* QPs waiting for a deadline */
 	/* The last receive filled a burst: frames wait in our own queues, so
 	 * an ACK may be among them; retransmit timeouts wait for the engine

@@ -200,10 +200,17 @@ drnic_env_init(const struct drnic_env_opts *opts, struct drnic_env_info *info)
 	if (drnic_env_hugepages_usable(mem_mb, info)) {
 		env_push(a, "-m");
 		env_push(a, "%u", mem_mb);
-		if (opts->file_prefix != NULL)
+		if (opts->file_prefix != NULL) {
+			/* drnic runs no secondary processes: unlinked
+			 * hugepage files go back to the system when the
+			 * process ends, however it ends (a killed process
+			 * would otherwise keep them until the prefix is
+			 * reused). */
 			env_push(a, "--file-prefix=%s", opts->file_prefix);
-		else
+			env_push(a, "--huge-unlink");
+		} else {
 			env_push(a, "--in-memory");
+		}
 	} else {
 		/* --no-huge cannot be combined with --in-memory. */
 		env_push(a, "--no-huge");

@@ -575,9 +575,10 @@ test_early_retransmit(void)
 	struct drnic_sge sge = { (uintptr_t)lbuf, 2048, 1 };
 	struct verbs_send_wqe *w1, *w2;
 	struct drnic_wire_pkt p;
-	uint64_t to = 4096ull << 10, deadline;
+	uint64_t to = 4096ull << 6, deadline;   /* 262 us: its eighth is below 60 us */
 
 	ut_qp.sq_sig_all = 1;
+	ut_qp.attr.timeout = 6;
 	ut_now = 1000000;
 	w1 = ut_post_send(1, DRNIC_WR_SEND, &sge, 1, 0);           /* 10..11 */
 	ut_sent(eq, w1);
@@ -640,6 +641,15 @@ test_early_retransmit(void)
 	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 2);
 	CU_ASSERT_EQUAL(ut_wc[1].status, DRNIC_WC_RETRY_EXC_ERR);
 	CU_ASSERT_EQUAL(eq->probe_deadline_ns, 0);
+	/* Never sooner than an eighth of the QP's timeout (with timeout 10,
+	 * 4.19 ms: 524 us, however short the round trip). */
+	ut_qp_reset(40);
+	eq->srtt_ns = 20000;
+	eq->rttvar_ns = 10000;
+	ut_qp.attr.timeout = 10;
+	w1 = ut_post_send(3, DRNIC_WR_SEND, &sge, 1, 0);
+	ut_sent(eq, w1);
+	CU_ASSERT_EQUAL(eq->probe_deadline_ns, ut_now + (4096ull << 10) / 8);
 }
 
 /* The window halves on a PSN-sequence NAK, once per round; the same NAK
