@@ -16,8 +16,12 @@
  *              hw_ver = 0
  *              port_state = always_active | link
  *              progress_thread = auto | on | off
- *              progress_sleep_us = 5
- *              progress_rt = 0       1: helper thread SCHED_FIFO (when permitted)
+ *              progress_wait = auto  auto: the helper sleeps until a frame
+ *                                    comes when the link can wake it; nap
+ *              progress_spin_us = 2  helper: look this long before sleeping
+ *              progress_sleep_us = 5 helper: nap length (napping mode)
+ *              progress_rt = off     helper SCHED_FIFO: off, on, or auto
+ *                                    (on when it sleeps until frames)
  *              peer_ipv4 = A.B.C.D   destination of AVs without a GRH
  *
  * Environment overrides: DRNIC_VENDOR_ID, DRNIC_VENDOR_PART_ID.
@@ -25,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +39,9 @@
 #include <unistd.h>
 #include <endian.h>
 #include <arpa/inet.h>
+#include <sys/eventfd.h>
 
+#include <rte_branch_prediction.h>
 #include <rte_cfgfile.h>
 #include <rte_errno.h>
 #include <rte_log.h>
@@ -87,20 +94,106 @@ dibv_now_ns(void)
  * programs do not always make them: perftest's latency tests spin on the
  * last byte of their buffer, a bandwidth server waits on its TCP socket, an
  * event-driven program sleeps in ibv_get_cq_event(). The helper thread runs
- * the engine whenever the application has not done so for a while, and
- * sleeps when there is nothing to do, so it is never a second busy spinner.
+ * the engine when the application does not, and is never a second busy
+ * spinner. It works in one of two modes:
+ *
+ * Blocking (progress_wait = auto, when the device's link has a receive
+ * wake-up, drnic_link_rx_wait_fd(): ethdev over net_af_packet). The helper
+ * runs the engine while it finds work, keeps looking for progress_spin_us,
+ * then arms the wake-up, looks once more and sleeps in poll() until a frame
+ * comes, the application pokes it, or DIBV_WAIT_MS passes. The timeout keeps
+ * the engine's timers (retransmit, RNR wait: milliseconds) alive, as the
+ * public API does not say when the next one is due.
+ *
+ * SCHED_FIFO (progress_rt = on, or auto: when blocking; when permitted) is
+ * off by default: on the 2-vCPU reference VM a SCHED_FIFO thread's wake-up
+ * took 12-33 us against 4-6 us for SCHED_OTHER (the RT wake goes to another
+ * CPU: an IPI, or an idle vCPU to wake), and ib_send_lat went from 7.7 to
+ * 35.6 us with it. A SCHED_FIFO helper that finds work for DIBV_RT_BUSY_NS
+ * without sleeping naps DIBV_RT_BREATH_NS, so it never starves its CPU.
+ *
+ * Napping (no wake-up, or progress_wait = nap): the helper runs the engine
+ * when the application has not for ~2 naps and sleeps progress_sleep_us when
+ * there is nothing to do. Its wake-up latency is what perftest's latency
+ * tests measure then.
+ *
+ * The race a sleeper must close: a post while the helper takes its last
+ * look. drnic_post_send() runs the engine inline but skips it while the
+ * helper runs it; dibv_posted() then looks at the helper's state.
  */
+#define DIBV_WAIT_MS 1
+#define DIBV_RT_BUSY_NS (2 * 1000 * 1000ull)
+#define DIBV_RT_BREATH_NS 20000
+
+enum dibv_helper_state {
+	DIBV_HELPER_AWAKE,    /* looks at the engine again before sleeping */
+	DIBV_HELPER_LAST,     /* armed, taking its last look */
+	DIBV_HELPER_ASLEEP,   /* looked for the last time: sleeping, or about to */
+};
+
+/* What the helper did, for DRNIC_IBV_DEBUG (written by the helper only,
+ * read after the join). */
+struct dibv_helper_stats {
+	uint64_t sleeps;      /* poll() calls on the wake-up */
+	uint64_t frames;      /* ... that the link's wake-up ended */
+	uint64_t pokes;       /* ... that the application ended */
+	uint64_t timeouts;    /* ... that ended on DIBV_WAIT_MS */
+	uint64_t last_work;   /* last looks that found work: no sleep */
+	uint64_t handovers;   /* last looks handed over to an application call */
+	uint64_t handover_self; /* ... that the helper took back (the call had left) */
+	uint64_t naps;        /* naps (napping mode, -EAGAIN from arm, RT breaths) */
+};
+
 static pthread_t dibv_helper;
 static bool dibv_helper_on;
 static atomic_bool dibv_helper_stop;
 static _Atomic uint64_t dibv_last_app_ns;
 static struct drnic_device *_Atomic dibv_progress_dev;
 static unsigned int dibv_sleep_us = 5;
+static unsigned int dibv_spin_us = 2;
+static bool dibv_wait_on = true;
+static atomic_int dibv_helper_state = DIBV_HELPER_AWAKE;
+static int dibv_poke_fd = -1;        /* eventfd: wakes a sleeping helper */
+static struct dibv_helper_stats dibv_hstats;
+
+static bool
+dibv_debug(void)
+{
+	const char *v = getenv("DRNIC_IBV_DEBUG");
+
+	return v != NULL && *v != '\0' && strcmp(v, "0") != 0;
+}
+
+/*
+ * The application's calls that run the engine (poll, post) are counted in
+ * and out. The engine runs in one thread at a time and is skipped by the
+ * others, so the helper's last look may be skipped by an application call
+ * that had already looked at the link before the frame came; if that call
+ * then returns a completion, the application may stop calling (perftest's
+ * write_lat goes back to spinning on its buffer) and the frame waits for
+ * DIBV_WAIT_MS. So when a call is inside at its last look, the helper hands
+ * the last look over: the call runs the engine once more on its way out.
+ */
+static _Atomic uint64_t dibv_app_entries;
+static _Atomic uint64_t dibv_app_exits;
+static atomic_bool dibv_handover;
 
 void
-dibv_app_activity(void)
+dibv_app_enter(void)
+{
+	atomic_fetch_add_explicit(&dibv_app_entries, 1, memory_order_seq_cst);
+}
+
+void
+dibv_app_leave(void)
 {
 	atomic_store_explicit(&dibv_last_app_ns, dibv_now_ns(), memory_order_relaxed);
+	/* The exit before the hand-over flag; the helper: the flag before
+	 * the exit count (one of us sees the other). */
+	atomic_fetch_add_explicit(&dibv_app_exits, 1, memory_order_seq_cst);
+	if (unlikely(atomic_load_explicit(&dibv_handover, memory_order_seq_cst)) &&
+	    atomic_exchange_explicit(&dibv_handover, false, memory_order_relaxed))
+		dibv_progress_kick();
 }
 
 void
@@ -112,21 +205,67 @@ dibv_progress_kick(void)
 		drnic_device_progress(d);
 }
 
-static void *
-dibv_helper_main(void *arg)
+static void
+dibv_helper_poke(void)
 {
-	struct timespec nap = { 0, (long)dibv_sleep_us * 1000 };
+	uint64_t one = 1;
+
+	if (dibv_poke_fd >= 0 && write(dibv_poke_fd, &one, sizeof(one)) < 0)
+		(void)0;  /* EAGAIN: the counter is full, the helper wakes anyway */
+}
+
+/*
+ * After a post: make sure the engine sees it although the helper may be
+ * going to sleep. The post's doorbell is published before the state is read
+ * (fence); the helper publishes its state before its last look (fence too):
+ *  - AWAKE: the helper's last look comes after our doorbell: it sees it;
+ *  - LAST: our inline run may have been skipped while the helper held the
+ *    engine, and its look may have missed the doorbell: run the engine; if
+ *    that found nothing (or was skipped again), wake the helper (rare);
+ *  - ASLEEP: the helper no longer holds the engine: one more run of ours
+ *    does what the skipped one did not (cheap when there is nothing).
+ */
+void
+dibv_posted(void)
+{
+	struct drnic_device *d;
+	int st;
+
+	atomic_thread_fence(memory_order_seq_cst);
+	st = atomic_load_explicit(&dibv_helper_state, memory_order_relaxed);
+	if (st == DIBV_HELPER_AWAKE)
+		return;
+	d = atomic_load_explicit(&dibv_progress_dev, memory_order_acquire);
+	if (d == NULL)
+		return;
+	if (drnic_device_progress(d) > 0 || st == DIBV_HELPER_ASLEEP)
+		return;
+	dibv_helper_poke();
+}
+
+static void
+dibv_nap_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Napping mode: the helper before the receive wake-up existed. */
+static void
+dibv_helper_nap_loop(void)
+{
 	uint64_t quiet_ns = (uint64_t)dibv_sleep_us * 2000 + 2000;
+	uint64_t nap_ns = (uint64_t)dibv_sleep_us * 1000;
 	unsigned int idle = 0;
 
-	(void)arg;
 	while (!atomic_load_explicit(&dibv_helper_stop, memory_order_relaxed)) {
 		struct drnic_device *d = atomic_load_explicit(&dibv_progress_dev,
 							      memory_order_acquire);
 		uint64_t now;
 
 		if (d == NULL) {
-			nanosleep(&nap, NULL);
+			dibv_nap_ns(nap_ns);
 			continue;
 		}
 		now = dibv_now_ns();
@@ -134,7 +273,7 @@ dibv_helper_main(void *arg)
 		    quiet_ns) {
 			/* The application drives the engine itself. */
 			idle = 0;
-			nanosleep(&nap, NULL);
+			dibv_nap_ns(nap_ns);
 			continue;
 		}
 		if (drnic_device_progress(d) > 0) {
@@ -144,28 +283,199 @@ dibv_helper_main(void *arg)
 		if (++idle < 64)
 			continue;
 		idle = 0;
-		nanosleep(&nap, NULL);
+		dibv_hstats.naps++;
+		dibv_nap_ns(nap_ns);
 	}
+}
+
+/* Blocking mode on queue 0's receive wake-up @p wfd of @p link. */
+static void
+dibv_helper_wait_loop(struct drnic_link *link, int wfd, bool rt)
+{
+	const uint64_t spin_ns = (uint64_t)dibv_spin_us * 1000;
+	uint64_t now = dibv_now_ns(), last_work = now, awake_since = now;
+
+	while (!atomic_load_explicit(&dibv_helper_stop, memory_order_relaxed)) {
+		struct drnic_device *d = atomic_load_explicit(&dibv_progress_dev,
+							      memory_order_acquire);
+		struct pollfd pfd[2];
+		uint64_t exits;
+		bool inside;
+		int n, work;
+
+		if (d == NULL) {
+			dibv_nap_ns((uint64_t)dibv_sleep_us * 1000);
+			continue;
+		}
+		if (drnic_device_progress(d) > 0) {
+			now = dibv_now_ns();
+			last_work = now;
+			if (rt && now - awake_since > DIBV_RT_BUSY_NS) {
+				/* Let the CPU's other threads run. */
+				dibv_hstats.naps++;
+				dibv_nap_ns(DIBV_RT_BREATH_NS);
+				awake_since = dibv_now_ns();
+			}
+			continue;
+		}
+		now = dibv_now_ns();
+		/* Frames of a burst come close together: keep looking a while
+		 * (not when the application polls: it runs the engine). */
+		if (now - last_work < spin_ns &&
+		    now - atomic_load_explicit(&dibv_last_app_ns, memory_order_relaxed) > spin_ns)
+			continue;
+
+		atomic_store_explicit(&dibv_helper_state, DIBV_HELPER_LAST, memory_order_seq_cst);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (drnic_link_rx_wait_arm(link, 0) < 0) {
+			/* -EAGAIN: fault injection holds frames on timers. */
+			atomic_store_explicit(&dibv_helper_state, DIBV_HELPER_AWAKE,
+					      memory_order_seq_cst);
+			dibv_hstats.naps++;
+			dibv_nap_ns((uint64_t)dibv_sleep_us * 1000);
+			last_work = awake_since = dibv_now_ns();
+			continue;
+		}
+		/* The last look, armed: a frame from now on wakes us. */
+		exits = atomic_load_explicit(&dibv_app_exits, memory_order_seq_cst);
+		inside = atomic_load_explicit(&dibv_app_entries, memory_order_seq_cst) != exits;
+		work = drnic_device_progress(d);
+		if (work == 0 && inside) {
+			/* An application call may hold the engine: hand over,
+			 * or look again if it left before it could see that. */
+			atomic_store_explicit(&dibv_handover, true, memory_order_seq_cst);
+			if (atomic_load_explicit(&dibv_app_exits, memory_order_seq_cst) != exits) {
+				dibv_hstats.handover_self++;
+				work = drnic_device_progress(d);
+			} else {
+				dibv_hstats.handovers++;
+			}
+		}
+		if (work > 0) {
+			atomic_store_explicit(&dibv_helper_state, DIBV_HELPER_AWAKE,
+					      memory_order_seq_cst);
+			(void)drnic_link_rx_wait_disarm(link, 0);
+			dibv_hstats.last_work++;
+			last_work = dibv_now_ns();
+			continue;
+		}
+		atomic_store_explicit(&dibv_helper_state, DIBV_HELPER_ASLEEP, memory_order_seq_cst);
+		pfd[0].fd = wfd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = dibv_poke_fd;
+		pfd[1].events = POLLIN;
+		pfd[0].revents = pfd[1].revents = 0;
+		n = poll(pfd, 2, DIBV_WAIT_MS);
+		atomic_store_explicit(&dibv_helper_state, DIBV_HELPER_AWAKE, memory_order_seq_cst);
+		/* Awake: the helper looks itself. */
+		atomic_store_explicit(&dibv_handover, false, memory_order_relaxed);
+		(void)drnic_link_rx_wait_disarm(link, 0);
+		dibv_hstats.sleeps++;
+		if (n == 0) {
+			dibv_hstats.timeouts++;
+		} else if (n > 0) {
+			if (pfd[1].revents & POLLIN) {
+				uint64_t v;
+
+				dibv_hstats.pokes++;
+				if (read(dibv_poke_fd, &v, sizeof(v)) < 0)
+					(void)0;  /* EAGAIN: another read took it */
+			}
+			if (pfd[0].revents & POLLIN)
+				dibv_hstats.frames++;
+		}
+		last_work = awake_since = dibv_now_ns();
+	}
+}
+
+struct dibv_helper_arg {
+	struct drnic_link *link;
+	int wfd;
+	bool rt;
+};
+
+static struct dibv_helper_arg dibv_harg;
+
+static void *
+dibv_helper_main(void *arg)
+{
+	struct dibv_helper_arg *a = arg;
+
+	if (a->wfd >= 0)
+		dibv_helper_wait_loop(a->link, a->wfd, a->rt);
+	else
+		dibv_helper_nap_loop();
 	return NULL;
 }
 
 static void
-dibv_helper_start(const struct dibv_settings *s)
+dibv_helper_start(struct drnic_device *dev, const struct dibv_settings *s)
 {
 	struct sched_param sp = { .sched_priority = 1 };
+	const char *rt_what = "off";
+	int wfd = -ENOTSUP, rc;
 
 	if (dibv_helper_on)
 		return;
 	dibv_sleep_us = s->progress_sleep_us ? s->progress_sleep_us : 1;
+	dibv_spin_us = s->progress_spin_us;
+	dibv_wait_on = s->progress_wait;
+	memset(&dibv_hstats, 0, sizeof(dibv_hstats));
+	dibv_harg.link = drnic_device_link(dev);
+	if (dibv_wait_on && dibv_harg.link != NULL) {
+		/* Queue 0: the ethdev driver receives every frame there. */
+		wfd = drnic_link_rx_wait_fd(dibv_harg.link, 0);
+		if (wfd >= 0) {
+			dibv_poke_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+			if (dibv_poke_fd < 0)
+				wfd = -errno;
+		}
+	}
+	dibv_harg.wfd = wfd;
+	/* SCHED_FIFO by default only when the helper blocks: a napping
+	 * SCHED_FIFO helper stalled RC transfers on 2 CPUs. */
+	dibv_harg.rt = s->progress_rt == 1 || (s->progress_rt < 0 && wfd >= 0);
 	atomic_store(&dibv_helper_stop, false);
-	if (pthread_create(&dibv_helper, NULL, dibv_helper_main, NULL) != 0) {
-		fprintf(stderr, "drnic ibverbs: cannot start the progress thread\n");
+	atomic_store(&dibv_helper_state, DIBV_HELPER_AWAKE);
+	rc = EPERM;
+	if (dibv_harg.rt) {
+		/* Born SCHED_FIFO, or not at all: the thread reads its mode once. */
+		pthread_attr_t at;
+
+		pthread_attr_init(&at);
+		if (pthread_attr_setinheritsched(&at, PTHREAD_EXPLICIT_SCHED) == 0 &&
+		    pthread_attr_setschedpolicy(&at, SCHED_FIFO) == 0 &&
+		    pthread_attr_setschedparam(&at, &sp) == 0)
+			rc = pthread_create(&dibv_helper, &at, dibv_helper_main, &dibv_harg);
+		pthread_attr_destroy(&at);
+		/* Without CAP_SYS_NICE (or RLIMIT_RTPRIO): SCHED_OTHER. */
+		rt_what = rc == 0 ? "SCHED_FIFO" : "refused";
+		dibv_harg.rt = rc == 0;
+	}
+	if (rc != 0)
+		rc = pthread_create(&dibv_helper, NULL, dibv_helper_main, &dibv_harg);
+	if (rc != 0) {
+		fprintf(stderr, "drnic ibverbs: cannot start the progress thread: %s\n",
+			strerror(rc));
+		if (dibv_poke_fd >= 0)
+			close(dibv_poke_fd);
+		dibv_poke_fd = -1;
 		return;
 	}
 	pthread_setname_np(dibv_helper, "drnic-progress");
-	if (s->progress_rt)
-		(void)pthread_setschedparam(dibv_helper, SCHED_FIFO, &sp);  /* best effort */
 	dibv_helper_on = true;
+	if (dibv_debug()) {
+		if (wfd >= 0)
+			fprintf(stderr, "drnic ibverbs: progress helper: blocking on the receive wake-up of %s (spin %u us, timeout %d ms), realtime %s\n",
+				drnic_link_name(dibv_harg.link), dibv_spin_us, DIBV_WAIT_MS,
+				rt_what);
+		else
+			fprintf(stderr, "drnic ibverbs: progress helper: napping %u us (%s), realtime %s\n",
+				dibv_sleep_us,
+				!dibv_wait_on ? "progress_wait = nap" :
+				wfd == -ENOTSUP ? "the link has no receive wake-up" : strerror(-wfd),
+				rt_what);
+	}
 }
 
 static void
@@ -174,8 +484,20 @@ dibv_helper_stop_join(void)
 	if (!dibv_helper_on)
 		return;
 	atomic_store(&dibv_helper_stop, true);
+	dibv_helper_poke();
 	pthread_join(dibv_helper, NULL);
 	dibv_helper_on = false;
+	if (dibv_poke_fd >= 0)
+		close(dibv_poke_fd);
+	dibv_poke_fd = -1;
+	if (dibv_debug())
+		fprintf(stderr, "drnic ibverbs: progress helper: %" PRIu64 " sleeps (%" PRIu64
+			" ended by frames, %" PRIu64 " by posts, %" PRIu64 " timeouts), %" PRIu64
+			" last looks with work, %" PRIu64 " handed over (%" PRIu64
+			" taken back), %" PRIu64 " naps\n",
+			dibv_hstats.sleeps, dibv_hstats.frames, dibv_hstats.pokes,
+			dibv_hstats.timeouts, dibv_hstats.last_work, dibv_hstats.handovers,
+			dibv_hstats.handover_self, dibv_hstats.naps);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -248,9 +570,29 @@ dibv_apply_ibverbs_key(struct dibv_settings *s, const char *k, const char *v)
 		return 0;
 	}
 	if (strcmp(k, "progress_rt") == 0) {
-		if (dibv_parse_u32(v, &x) < 0)
+		if (strcmp(v, "auto") == 0)
+			s->progress_rt = -1;
+		else if (strcmp(v, "on") == 0 || strcmp(v, "1") == 0)
+			s->progress_rt = 1;
+		else if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0)
+			s->progress_rt = 0;
+		else
 			return -EINVAL;
-		s->progress_rt = x != 0;
+		return 0;
+	}
+	if (strcmp(k, "progress_wait") == 0) {
+		if (strcmp(v, "auto") == 0)
+			s->progress_wait = true;
+		else if (strcmp(v, "nap") == 0)
+			s->progress_wait = false;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (strcmp(k, "progress_spin_us") == 0) {
+		if (dibv_parse_u32(v, &x) < 0 || x > 1000000)
+			return -EINVAL;
+		s->progress_spin_us = x;
 		return 0;
 	}
 	return -EINVAL;
@@ -369,7 +711,9 @@ dibv_start(void)
 		.port_always_active = true,
 		.progress_thread = -1,
 		.progress_sleep_us = 5,
-		.progress_rt = false,
+		.progress_rt = 0,
+		.progress_wait = true,
+		.progress_spin_us = 2,
 	};
 	struct dibv_eal e = { .log_level = RTE_LOG_ERR };
 	struct drnic_env_opts eo = { .name = "drnic-ibverbs" };
@@ -533,10 +877,10 @@ ibv_open_device(struct ibv_device *device)
 		if (d->cfg.progress == DRNIC_PROGRESS_INLINE) {
 			atomic_store_explicit(&dibv_progress_dev, d->dev, memory_order_release);
 			if (d->set.progress_thread != 0)
-				dibv_helper_start(&d->set);
+				dibv_helper_start(d->dev, &d->set);
 		} else if (d->set.progress_thread == 1) {
 			atomic_store_explicit(&dibv_progress_dev, d->dev, memory_order_release);
-			dibv_helper_start(&d->set);
+			dibv_helper_start(d->dev, &d->set);
 		}
 	}
 	d->refs++;

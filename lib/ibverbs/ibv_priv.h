@@ -34,7 +34,9 @@ struct dibv_settings {
 	bool port_always_active;   /* report ACTIVE while the link is down */
 	int progress_thread;       /* -1 auto, 0 off, 1 on */
 	unsigned int progress_sleep_us;
-	bool progress_rt;          /* SCHED_FIFO helper when permitted */
+	int progress_rt;           /* SCHED_FIFO helper: -1 auto (when it blocks), 0, 1 */
+	bool progress_wait;        /* block on the link's receive wake-up when it has one */
+	unsigned int progress_spin_us;  /* keep looking this long before blocking */
 	/* Destination of AVs without a GRH (is_global 0, e.g. ibv_rc_pingpong
 	 * without -g): RoCE needs one, so the configured peer's IPv4 is used. */
 	bool has_peer;
@@ -125,8 +127,12 @@ dibv_qp_of(struct ibv_qp *qp)
 
 /* ibv_device.c */
 int dibv_errno(int neg);                   /* -E -> E, sets errno */
-void dibv_app_activity(void);              /* the application drove progress */
+/* Around the application's calls that run the engine inline (poll, post):
+ * the progress helper knows when one may hold the engine (ibv_device.c). */
+void dibv_app_enter(void);
+void dibv_app_leave(void);
 void dibv_progress_kick(void);             /* make sure someone progresses */
+void dibv_posted(void);                    /* after a post: nobody may sleep on it */
 
 /* ibv_verbs.c */
 struct dibv_cq *dibv_cq_lookup(const struct drnic_cq *dcq);

@@ -221,8 +221,9 @@ dibv_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 	int n;
 
 	/* struct drnic_wc is struct ibv_wc (test/unit/lib/cq/verbs_abi). */
+	dibv_app_enter();
 	n = drnic_cq_poll(dibv_cq_of(cq)->dcq, num_entries, (struct drnic_wc *)(void *)wc);
-	dibv_app_activity();
+	dibv_app_leave();
 	return n < 0 ? -1 : n;
 }
 
@@ -239,9 +240,11 @@ static int
 dibv_cqx_fill(struct dibv_cq *c)
 {
 	if (c->buf_i >= c->buf_n) {
-		int n = drnic_cq_poll(c->dcq, (int)RTE_DIM(c->buf), c->buf);
+		int n;
 
-		dibv_app_activity();
+		dibv_app_enter();
+		n = drnic_cq_poll(c->dcq, (int)RTE_DIM(c->buf), c->buf);
+		dibv_app_leave();
 		if (n <= 0) {
 			c->buf_n = c->buf_i = 0;
 			return n < 0 ? EINVAL : ENOENT;
@@ -850,6 +853,7 @@ dibv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **b
 	struct ibv_send_wr *src[DIBV_POST_BATCH];
 	int rc = 0;
 
+	dibv_app_enter();
 	while (wr != NULL) {
 		struct drnic_send_wr *dbad = NULL;
 		int n = 0, i;
@@ -869,28 +873,33 @@ dibv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **b
 				for (i = 0; i < n && &d[i] != dbad; i++)
 					;
 				*bad = i < n ? src[i] : src[0];
-				dibv_app_activity();
+				dibv_posted();
+				dibv_app_leave();
 				return -r;
 			}
 		}
 		if (rc != 0) {
 			*bad = wr;
-			dibv_app_activity();
+			dibv_posted();
+			dibv_app_leave();
 			return rc;
 		}
 	}
-	dibv_app_activity();
+	dibv_posted();
+	dibv_app_leave();
 	return 0;
 }
 
 static int
 dibv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
-	/* struct drnic_recv_wr is struct ibv_recv_wr. */
-	int rc = drnic_post_recv(dibv_qp_of(qp)->dqp, (struct drnic_recv_wr *)(void *)wr,
-				 (struct drnic_recv_wr **)(void *)bad);
+	int rc;
 
-	dibv_app_activity();
+	/* struct drnic_recv_wr is struct ibv_recv_wr. */
+	dibv_app_enter();
+	rc = drnic_post_recv(dibv_qp_of(qp)->dqp, (struct drnic_recv_wr *)(void *)wr,
+			     (struct drnic_recv_wr **)(void *)bad);
+	dibv_app_leave();
 	return rc < 0 ? -rc : 0;
 }
 
@@ -919,9 +928,11 @@ dibv_wr_flush(struct dibv_qp *q)
 		return 0;
 	for (i = 0; i < q->batch_n; i++)
 		q->batch[i].wr.next = i + 1 < q->batch_n ? &q->batch[i + 1].wr : NULL;
+	dibv_app_enter();
 	rc = drnic_post_send(q->dqp, &q->batch[0].wr, &bad);
 	q->batch_n = 0;
-	dibv_app_activity();
+	dibv_posted();
+	dibv_app_leave();
 	return rc < 0 ? -rc : 0;
 }
 

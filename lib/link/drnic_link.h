@@ -69,6 +69,63 @@ const char *drnic_link_driver_name(const struct drnic_link *link);
  */
 int drnic_link_mac(const struct drnic_link *link, uint8_t mac[6]);
 
+/**
+ * Receive wake-up: a file descriptor that polls readable (POLLIN) when
+ * frames may have arrived on link queue @p queue, so that a thread running
+ * that queue's engine with inline progress can sleep in poll()/epoll until
+ * there is work, instead of spinning or napping. Drivers may not have one
+ * (it is an optional driver op): callers then keep polling.
+ *
+ * Protocol, for the one thread that waits on a queue:
+ * @code
+ *   fd = drnic_link_rx_wait_fd(link, q);            // once
+ *   for (;;) {
+ *       ... run the engine until it is idle ...
+ *       if (drnic_link_rx_wait_arm(link, q) < 0)     // -EAGAIN: frames held
+ *           { nap; continue; }
+ *       if (drnic_device_progress(dev) == 0)        // the last look, armed
+ *           poll(&(struct pollfd){ fd, POLLIN }, 1, timeout_ms);
+ *       drnic_link_rx_wait_disarm(link, q);
+ *   }
+ * @endcode
+ * Arming before the last look is what closes the race with a frame that
+ * arrives between that look and poll(). Wake-ups may be spurious (frames
+ * that turn out not to be RoCEv2 for us, frames already received by a
+ * poller): run the engine and wait again. The descriptor only wakes: never
+ * read from it, never close it (the link does).
+ *
+ * ethdev: net_af_packet ports (a second packet socket on the interface that
+ * only wakes), and ports opened with link_args rx_intr=1 whose PMD has
+ * receive interrupts (DPDK's rte_eth_dev_rx_intr_*); queue 0 only (the
+ * port's one receive queue; queue 0's poller feeds the others). DPDK 22.11's
+ * net_memif has no receive interrupts: -ENOTSUP. loopback: none.
+ *
+ * @return the descriptor (>= 0); -EINVAL when @p link is NULL or @p queue
+ *         is not below its queue count; -ENOTSUP when the driver or port
+ *         has no wake-up for that queue.
+ */
+int drnic_link_rx_wait_fd(struct drnic_link *link, uint16_t queue);
+
+/**
+ * Arm the receive wake-up of @p queue (see drnic_link_rx_wait_fd()): drop
+ * wake-ups that are already pending and make the next frame wake the fd.
+ * Then look for work once more before sleeping.
+ *
+ * @return 0; -EINVAL (NULL link, queue out of range); -ENOTSUP (no wake-up);
+ *         -EAGAIN when fault injection holds frames of the queue on timers
+ *         the wake-up cannot see (delay, reorder): do not sleep on the fd,
+ *         poll; or the driver's error.
+ */
+int drnic_link_rx_wait_arm(struct drnic_link *link, uint16_t queue);
+
+/**
+ * Disarm the receive wake-up of @p queue after poll() returned (readable or
+ * not): consume the wake-up and stop asking for new ones.
+ *
+ * @return 0; -EINVAL; -ENOTSUP; or the driver's error.
+ */
+int drnic_link_rx_wait_disarm(struct drnic_link *link, uint16_t queue);
+
 #ifdef __cplusplus
 }
 #endif

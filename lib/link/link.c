@@ -246,3 +246,47 @@ drnic_link_mac(const struct drnic_link *link, uint8_t mac[6])
 	memcpy(mac, link->mac, 6);
 	return 0;
 }
+
+/* The receive wake-up: argument checks here, the work in the driver. */
+static int
+link_rx_wait_check(const struct drnic_link *link, uint16_t queue)
+{
+	if (link == NULL || queue >= link->nb_queues)
+		return -EINVAL;
+	if (link->ops->rx_wait_fd == NULL || link->ops->rx_wait_arm == NULL ||
+	    link->ops->rx_wait_disarm == NULL)
+		return -ENOTSUP;
+	return 0;
+}
+
+int
+drnic_link_rx_wait_fd(struct drnic_link *link, uint16_t queue)
+{
+	int rc = link_rx_wait_check(link, queue);
+
+	return rc < 0 ? rc : link->ops->rx_wait_fd(link, queue);
+}
+
+int
+drnic_link_rx_wait_arm(struct drnic_link *link, uint16_t queue)
+{
+	int rc = link_rx_wait_check(link, queue);
+
+	if (rc < 0)
+		return rc;
+	/* Injectors hold frames until a due time and release them from
+	 * rx_burst / tx_burst calls (either direction's injector runs from
+	 * the queue's receive path): nothing would wake a sleeper then. */
+	if (__atomic_load_n(&link->fault[queue], __ATOMIC_RELAXED) != NULL ||
+	    __atomic_load_n(&link->fault_rx[queue], __ATOMIC_RELAXED) != NULL)
+		return -EAGAIN;
+	return link->ops->rx_wait_arm(link, queue);
+}
+
+int
+drnic_link_rx_wait_disarm(struct drnic_link *link, uint16_t queue)
+{
+	int rc = link_rx_wait_check(link, queue);
+
+	return rc < 0 ? rc : link->ops->rx_wait_disarm(link, queue);
+}

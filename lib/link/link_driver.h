@@ -143,6 +143,24 @@ struct link_ops {
 	 * MAC as the address vector gave it (possibly zero).
 	 */
 	int (*resolve)(const struct drnic_link *link, const uint8_t gid[16], uint8_t mac[6]);
+	/**
+	 * Optional, the receive wake-up (drnic_link_rx_wait_fd() and friends
+	 * in drnic_link.h, which check the arguments and fault injection
+	 * first). Either all three are set or none.
+	 *
+	 * rx_wait_fd: a descriptor that polls readable (POLLIN) when frames
+	 * may have arrived for queue @p q since the last rx_wait_arm; the
+	 * link owns it (destroy closes it). -ENOTSUP when this port has none.
+	 * rx_wait_arm: forget old wake-ups and enable new ones; a frame that
+	 * arrives after it returns makes the descriptor readable.
+	 * rx_wait_disarm: consume the wake-up and stop asking for new ones
+	 * (so that the data path does not pay for them while nobody sleeps).
+	 * Called by the one waiting thread of the queue, possibly while the
+	 * queue's engine runs rx_burst on another thread.
+	 */
+	int (*rx_wait_fd)(struct drnic_link *link, uint16_t q);
+	int (*rx_wait_arm)(struct drnic_link *link, uint16_t q);
+	int (*rx_wait_disarm)(struct drnic_link *link, uint16_t q);
 };
 
 /** Most link drivers one process registers. */

@@ -77,5 +77,14 @@ else
 		fail "bad configuration: $(cat "$TMP/bad")"
 fi
 
+# 5. A bad progress key names the key.
+printf '[ibverbs]\nprogress_wait = sometimes\n' >"$TMP/bad2.ini"
+if DRNIC_CONFIG="$TMP/bad2.ini" ibv timeout 30 ibv_devinfo >"$TMP/bad2" 2>&1; then
+	fail "ibv_devinfo accepted progress_wait = sometimes"
+else
+	grep -q "bad key or value: progress_wait = sometimes" "$TMP/bad2" &&
+		ok "bad progress_wait reported with its key" || fail "bad progress_wait: $(cat "$TMP/bad2")"
+fi
+
 [ $FAIL = 0 ] && echo PASS || echo FAILED
 exit $FAIL

@@ -11,6 +11,8 @@
 # in DPDK 22.11's PMD; test/hosts/two_hosts.sh covers memif.)
 # Run under an unknown vendor part id (perftest posts with ibv_post_send) and
 # a ConnectX-5 id (perftest uses ibv_qp_ex / ibv_wr_* and inline data).
+# DRNIC_IBV_DEBUG=1: the progress helper says how it waits; over af_packet it
+# must sleep on the link's receive wake-up, and frames must end its sleeps.
 #
 # Usage: two_proc.sh BUILD/lib/ibverbs [quick]
 set -u
@@ -134,6 +136,21 @@ perf() {
 	fi
 }
 
+# The helper's report (stderr, DRNIC_IBV_DEBUG): its mode when it starts, its
+# counters when the device closes.
+helper_blocks() {
+	local name=$1 f n
+	for f in "$LAST_S" "$LAST_C"; do
+		grep -q "progress helper: blocking on the receive wake-up of drnic0.ethdev" "$f" ||
+			{ fail "$name: helper not blocking: $(grep 'progress helper' "$f" | head -1)"; return; }
+		n=$(sed -n 's/.*progress helper: [0-9]* sleeps (\([0-9]*\) ended by frames.*/\1/p' "$f")
+		[ "${n:-0}" -gt 0 ] ||
+			{ fail "$name: no sleep of the helper ended by a frame: $(grep 'sleeps (' "$f")"; return; }
+	done
+	ok "$name: progress helper blocks on the af_packet receive wake-up (woken by frames: $n)"
+}
+
+export DRNIC_IBV_DEBUG=1
 N=200
 [ "$QUICK" = quick ] && N=50
 rc_pingpong rc.default 1000 -g 0
@@ -150,6 +167,7 @@ for mode in unknown connectx; do
 	for p in ib_write_lat ib_write_bw ib_send_lat ib_send_bw ib_read_lat ib_read_bw \
 		 ib_atomic_lat ib_atomic_bw; do
 		perf "$mode.$p" "$p" -n $N
+		[ $p = ib_write_lat ] && [ -n "${LAST_S:-}" ] && helper_blocks "$mode.$p"
 	done
 	[ "$QUICK" = quick ] && continue
 	perf "$mode.write_lat.s" ib_write_lat -n $N -s 4096

@@ -30,8 +30,13 @@
  *                      MTU frame or the MTU's frame; grown to 9216, then
  *                      16384, when the PMD refuses it, as af_packet does
  *                      below its frame size).
+ *   rx_intr=0|1        1: configure the port with receive interrupts
+ *                      (intr_conf.rxq) and use them as the receive wake-up;
+ *                      a PMD without them fails the open (ENOTSUP). Default
+ *                      0 (net_af_packet has a wake-up of its own, below).
  * Keys reserved by drnic: dev, port, ipv4, ipv6, mtu, port_mac, promisc,
- * mbufs, mbuf_size, rxd, txd. A PMD argument with one of these names cannot be passed.
+ * mbufs, mbuf_size, rxd, txd, rx_intr. A PMD argument with one of these
+ * names cannot be passed.
  *
  * Queues: the link has nb_queues queues (one per engine). Transmit uses one
  * hardware tx queue per link queue when the port has enough; otherwise link
@@ -49,6 +54,21 @@
  * for RoCE frames. Frames that are neither RoCEv2 nor ARP/ND are dropped
  * here (counted not_roce), so the kernel's own traffic on a shared interface
  * never reaches the engines.
+ *
+ * Receive wake-up (drnic_link_rx_wait_fd(), queue 0 only): lets a thread
+ * that runs the engine with inline progress sleep until a frame comes.
+ *  - net_af_packet (no receive interrupts in DPDK 22.11): a second packet
+ *    socket bound to the same interface, used only to wake. A classic BPF
+ *    filter keeps RoCEv2 (UDP 4791), ARP, ICMPv6 and VLAN-tagged frames,
+ *    copies 1 byte of each and never our own transmissions; its receive
+ *    buffer is tiny, so while nobody sleeps the kernel drops the copies
+ *    after the filter (no clone). Arming drains it.
+ *  - rx_intr=1: DPDK's receive interrupt of hardware queue 0, registered in
+ *    an epoll instance of our own whose descriptor is the wake-up; arming
+ *    enables the interrupt, disarming disables it and lets rte_epoll_wait()
+ *    consume the event (the PMD's event fd needs reading, or not, as the
+ *    PMD's interrupt type says: DPDK knows, we do not).
+ *  - anything else (net_memif in 22.11: no rx_queue_intr_enable): ENOTSUP.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -56,10 +76,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
+#include <linux/filter.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
 
 #include <rte_cycles.h>
 #include <rte_dev.h>
+#include <rte_epoll.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_kvargs.h>
@@ -96,6 +124,13 @@ struct ethl_counters {
 	uint64_t dispatch_full;   /* frames lost to a full dispatch ring */
 };
 
+/* How queue 0's receive wake-up works (see the top of the file). */
+enum ethl_wait {
+	ETHL_WAIT_NONE = 0,
+	ETHL_WAIT_SOCKET,                 /* side packet socket (af_packet) */
+	ETHL_WAIT_INTR,                   /* DPDK receive interrupt, epoll fd */
+};
+
 struct ethl_port {
 	uint16_t port_id;
 	bool probed;                       /* we probed it: remove on destroy */
@@ -116,6 +151,11 @@ struct ethl_port {
 	atomic_bool neigh_pending;         /* resolve() queued a question */
 
 	struct ethl_counters cnt;          /* written by queue 0's engine */
+
+	/* Receive wake-up of queue 0; wait_fd is the packet socket or the
+	 * epoll fd (-1: none). Used by the one waiting thread. */
+	enum ethl_wait wait;
+	int wait_fd;
 };
 
 /* Parsed arguments. */
@@ -132,6 +172,7 @@ struct ethl_args {
 	unsigned int mbuf_size;            /* data room; 0: from the MTU */
 	unsigned int rxd;
 	unsigned int txd;
+	unsigned int rx_intr;
 };
 
 /* Ports opened by a link of this process (control path, under ethl_lock). */
@@ -141,7 +182,7 @@ static unsigned int ethl_pool_seq;
 
 static const char *const ethl_keys[] = {
 	"dev", "port", "ipv4", "ipv6", "mtu", "port_mac", "promisc", "mbufs", "mbuf_size",
-	"rxd", "txd",
+	"rxd", "txd", "rx_intr",
 };
 
 static uint64_t
@@ -253,6 +294,9 @@ ethl_parse_args(struct drnic_link *link, const struct rte_kvargs *kv, struct eth
 				goto bad;
 		} else if (strcmp(k, "txd") == 0) {
 			if (ethl_parse_uint(val, 65535, &a->txd) < 0 || a->txd == 0)
+				goto bad;
+		} else if (strcmp(k, "rx_intr") == 0) {
+			if (ethl_parse_uint(val, 1, &a->rx_intr) < 0)
 				goto bad;
 		}
 		continue;
@@ -390,6 +434,7 @@ ethl_setup_port(struct drnic_link *link, struct ethl_port *ep, const struct ethl
 
 	memset(&conf, 0, sizeof(conf));
 	conf.rxmode.mtu = mtu;
+	conf.intr_conf.rxq = a->rx_intr ? 1 : 0;
 	rc = rte_eth_dev_configure(ep->port_id, 1, ep->nb_hw_txq, &conf);
 	if (rc < 0) {
 		ETHL_LOG(ERR, link, "configure port %u: %s", ep->port_id, strerror(-rc));
@@ -480,6 +525,241 @@ ethl_setup_port(struct drnic_link *link, struct ethl_port *ep, const struct ethl
 	return 0;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Receive wake-up                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Copies queued on the side socket before its buffer is full: a handful. */
+#define ETHL_WAIT_RCVBUF 4096
+/* Copies dropped per drain at most (more stay: one spurious wake-up). */
+#define ETHL_WAIT_DRAIN 64
+
+/* Forget the frames the side socket saw: MSG_TRUNC, 1 byte each. */
+static void
+ethl_wait_drain(int fd)
+{
+	unsigned int i;
+	char b;
+
+	for (i = 0; i < ETHL_WAIT_DRAIN; i++)
+		if (recv(fd, &b, sizeof(b), MSG_DONTWAIT | MSG_TRUNC) < 0)
+			break;
+}
+
+/* Jump offset of a BPF instruction at @p from to label @p to. */
+#define ETHL_J(to, from) ((uint8_t)((to) - (from) - 1))
+
+/* Instruction indices of the wake-up filter (ethl_wait_socket_open). */
+enum {
+	WF_PKTTYPE, WF_OUTGOING, WF_ETYPE, WF_ARP, WF_VLAN, WF_IP4, WF_IP6, WF_OTHER,
+	WF_IP4_PROTO, WF_IP4_UDP, WF_IP4_FRAG, WF_IP4_FRAG_J, WF_IP4_IHL, WF_IP4_DPORT,
+	WF_IP4_ROCE,
+	WF_IP6_NH, WF_IP6_ICMP, WF_IP6_UDP, WF_IP6_DPORT, WF_IP6_ROCE,
+	WF_DROP, WF_ACCEPT, WF_LEN,
+};
+
+/*
+ * The side packet socket of net_af_packet's interface @p ifindex. The
+ * filter wakes for what queue 0's poller handles (RoCEv2 over IPv4 / IPv6,
+ * ARP, ICMPv6 for neighbour discovery; VLAN-tagged frames are left for the
+ * poller to judge) and never for frames this host sends.
+ */
+static int
+ethl_wait_socket_open(struct drnic_link *link, struct ethl_port *ep, unsigned int ifindex)
+{
+	struct sock_filter code[WF_LEN] = {
+		[WF_PKTTYPE] = BPF_STMT(BPF_LD | BPF_B | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE),
+		[WF_OUTGOING] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING,
+					 ETHL_J(WF_DROP, WF_OUTGOING), 0),
+		[WF_ETYPE] = BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
+		[WF_ARP] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_ARP,
+				    ETHL_J(WF_ACCEPT, WF_ARP), 0),
+		[WF_VLAN] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_8021Q,
+				     ETHL_J(WF_ACCEPT, WF_VLAN), 0),
+		[WF_IP4] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP,
+				    ETHL_J(WF_IP4_PROTO, WF_IP4), 0),
+		[WF_IP6] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IPV6,
+				    ETHL_J(WF_IP6_NH, WF_IP6), 0),
+		[WF_OTHER] = BPF_JUMP(BPF_JMP | BPF_JA, ETHL_J(WF_DROP, WF_OTHER), 0, 0),
+		/* IPv4: UDP, first fragment, destination port 4791. */
+		[WF_IP4_PROTO] = BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 9),
+		[WF_IP4_UDP] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0,
+					ETHL_J(WF_DROP, WF_IP4_UDP)),
+		[WF_IP4_FRAG] = BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 14 + 6),
+		[WF_IP4_FRAG_J] = BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x1fff,
+					   ETHL_J(WF_DROP, WF_IP4_FRAG_J), 0),
+		[WF_IP4_IHL] = BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 14),
+		[WF_IP4_DPORT] = BPF_STMT(BPF_LD | BPF_H | BPF_IND, 14 + 2),
+		[WF_IP4_ROCE] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETHL_ROCE_PORT,
+					 ETHL_J(WF_ACCEPT, WF_IP4_ROCE),
+					 ETHL_J(WF_DROP, WF_IP4_ROCE)),
+		/* IPv6: ICMPv6, or UDP to 4791 (no extension headers: drnic
+		 * sends none). */
+		[WF_IP6_NH] = BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 6),
+		[WF_IP6_ICMP] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_ICMPV6,
+					 ETHL_J(WF_ACCEPT, WF_IP6_ICMP), 0),
+		[WF_IP6_UDP] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0,
+					ETHL_J(WF_DROP, WF_IP6_UDP)),
+		[WF_IP6_DPORT] = BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 14 + 40 + 2),
+		[WF_IP6_ROCE] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETHL_ROCE_PORT,
+					 ETHL_J(WF_ACCEPT, WF_IP6_ROCE),
+					 ETHL_J(WF_DROP, WF_IP6_ROCE)),
+		[WF_DROP] = BPF_STMT(BPF_RET | BPF_K, 0),
+		/* Keep 1 byte: the copy only wakes. */
+		[WF_ACCEPT] = BPF_STMT(BPF_RET | BPF_K, 1),
+	};
+	struct sock_fprog prog = { .len = WF_LEN, .filter = code };
+	struct sockaddr_ll sll;
+	int fd, one = 1, rcvbuf = ETHL_WAIT_RCVBUF, rc;
+
+	/* Protocol 0: nothing arrives before the filter is in place. */
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0)
+		goto fail;
+	/* Linux >= 4.20; before, the filter's PACKET_OUTGOING test does it. */
+	(void)setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) < 0)
+		goto fail;
+	memset(&sll, 0, sizeof(sll));
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(ETH_P_ALL);
+	sll.sll_ifindex = (int)ifindex;
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)
+		goto fail;
+	ethl_wait_drain(fd);
+	ep->wait_fd = fd;
+	ep->wait = ETHL_WAIT_SOCKET;
+	ETHL_LOG(INFO, link, "receive wake-up: packet socket on ifindex %u", ifindex);
+	return 0;
+fail:
+	rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/* Interface index of an af_packet port: from dev_info, else its iface=. */
+static unsigned int
+ethl_afp_ifindex(const struct rte_eth_dev_info *info, const struct ethl_args *a)
+{
+	const char *p;
+	char name[IF_NAMESIZE];
+
+	if (info->if_index != 0)
+		return info->if_index;
+	p = strstr(a->devargs, ",iface=");
+	if (p == NULL)
+		return 0;
+	p += strlen(",iface=");
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(p, ","), p);
+	return if_nametoindex(name);
+}
+
+/* Set up queue 0's wake-up after the port started; see the top of the file. */
+static int
+ethl_wait_open(struct drnic_link *link, struct ethl_port *ep, const struct ethl_args *a)
+{
+	struct rte_eth_dev_info info;
+	unsigned int ifindex;
+	int rc, fd;
+
+	if (a->rx_intr) {
+		fd = epoll_create1(EPOLL_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		rc = rte_eth_dev_rx_intr_ctl_q(ep->port_id, 0, fd, RTE_INTR_EVENT_ADD, NULL);
+		if (rc < 0) {
+			close(fd);
+			ETHL_LOG(ERR, link, "rx_intr=1: port %u has no receive interrupts: %s",
+				 ep->port_id, strerror(-rc));
+			return rc == -EINVAL || rc == -EPERM ? -ENOTSUP : rc;
+		}
+		/* Off until someone sleeps. */
+		(void)rte_eth_dev_rx_intr_disable(ep->port_id, 0);
+		ep->wait_fd = fd;
+		ep->wait = ETHL_WAIT_INTR;
+		return 0;
+	}
+	rc = rte_eth_dev_info_get(ep->port_id, &info);
+	if (rc < 0 || info.driver_name == NULL || strcmp(info.driver_name, "net_af_packet") != 0)
+		return 0;                  /* no wake-up: ENOTSUP when asked */
+	ifindex = ethl_afp_ifindex(&info, a);
+	if (ifindex == 0) {
+		ETHL_LOG(NOTICE, link, "no interface index for the receive wake-up");
+		return 0;
+	}
+	rc = ethl_wait_socket_open(link, ep, ifindex);
+	if (rc < 0)     /* e.g. no CAP_NET_RAW for a second socket: poll instead */
+		ETHL_LOG(NOTICE, link, "no receive wake-up: packet socket: %s", strerror(-rc));
+	return 0;
+}
+
+static void
+ethl_wait_close(struct ethl_port *ep)
+{
+	if (ep->wait == ETHL_WAIT_INTR) {
+		(void)rte_eth_dev_rx_intr_disable(ep->port_id, 0);
+		(void)rte_eth_dev_rx_intr_ctl_q(ep->port_id, 0, ep->wait_fd, RTE_INTR_EVENT_DEL,
+						NULL);
+	}
+	if (ep->wait_fd >= 0)
+		close(ep->wait_fd);
+	ep->wait_fd = -1;
+	ep->wait = ETHL_WAIT_NONE;
+}
+
+/* Let DPDK consume pending interrupt events of our epoll instance. */
+static void
+ethl_wait_intr_consume(struct ethl_port *ep)
+{
+	struct rte_epoll_event ev[4];
+
+	while (rte_epoll_wait(ep->wait_fd, ev, RTE_DIM(ev), 0) == (int)RTE_DIM(ev))
+		;
+}
+
+static int
+ethl_rx_wait_fd(struct drnic_link *link, uint16_t q)
+{
+	struct ethl_port *ep = link->priv;
+
+	if (q != 0 || ep->wait == ETHL_WAIT_NONE)
+		return -ENOTSUP;
+	return ep->wait_fd;
+}
+
+static int
+ethl_rx_wait_arm(struct drnic_link *link, uint16_t q)
+{
+	struct ethl_port *ep = link->priv;
+
+	if (q != 0 || ep->wait == ETHL_WAIT_NONE)
+		return -ENOTSUP;
+	if (ep->wait == ETHL_WAIT_SOCKET) {
+		ethl_wait_drain(ep->wait_fd);
+		return 0;
+	}
+	ethl_wait_intr_consume(ep);
+	return rte_eth_dev_rx_intr_enable(ep->port_id, 0);
+}
+
+static int
+ethl_rx_wait_disarm(struct drnic_link *link, uint16_t q)
+{
+	struct ethl_port *ep = link->priv;
+	int rc;
+
+	if (q != 0 || ep->wait == ETHL_WAIT_NONE)
+		return -ENOTSUP;
+	/* The side socket keeps its few copies: the next arm drops them. */
+	if (ep->wait == ETHL_WAIT_SOCKET)
+		return 0;
+	rc = rte_eth_dev_rx_intr_disable(ep->port_id, 0);
+	ethl_wait_intr_consume(ep);
+	return rc;
+}
+
 static int
 ethl_create(struct drnic_link *link, const struct rte_kvargs *kv)
 {
@@ -498,6 +778,7 @@ ethl_create(struct drnic_link *link, const struct rte_kvargs *kv)
 		return -ENOMEM;
 	}
 	link->priv = ep;
+	ep->wait_fd = -1;
 	for (i = 0; i < LINK_MAX_QUEUES; i++)
 		rte_spinlock_init(&ep->txq_lock[i]);
 	rte_spinlock_init(&ep->neigh_lock);
@@ -514,6 +795,9 @@ ethl_create(struct drnic_link *link, const struct rte_kvargs *kv)
 	}
 	ep->claimed = true;
 	rc = ethl_setup_port(link, ep, a);
+	if (rc < 0)
+		goto fail;
+	rc = ethl_wait_open(link, ep, a);
 	if (rc < 0)
 		goto fail;
 	for (i = 1; i < link->nb_queues; i++) {
@@ -613,6 +897,7 @@ ethl_destroy(struct drnic_link *link)
 			rte_pktmbuf_free_bulk(m, n);
 		rte_ring_free(ep->disp[i]);
 	}
+	ethl_wait_close(ep);
 	ethl_port_teardown(ep);
 	if (ep->claimed)
 		(void)ethl_claim_port(ep->port_id, false);
@@ -835,6 +1120,9 @@ static struct link_ops ethl_ops = {
 	.stats = ethl_stats,
 	.is_up = ethl_is_up,
 	.resolve = ethl_resolve,
+	.rx_wait_fd = ethl_rx_wait_fd,
+	.rx_wait_arm = ethl_rx_wait_arm,
+	.rx_wait_disarm = ethl_rx_wait_disarm,
 };
 
 DRNIC_LINK_REGISTER(ethl_ops);
