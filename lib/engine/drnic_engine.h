@@ -118,6 +118,23 @@ void drnic_qp_dump(const struct drnic_qp *qp, FILE *f);
  */
 int drnic_engine_mbuf_count(unsigned int *avail, unsigned int *size);
 
+/**
+ * How long the process's inline engines may go without a run, for a thread
+ * that runs them (inline progress) and wants to sleep until a frame comes
+ * (drnic_link_rx_wait_fd()) or something is due. Ask after a run that found
+ * no work.
+ *
+ * @param wait_ns  receives 0 when a run is due now (active QPs, control
+ *                 messages; an engine another thread is running is left to
+ *                 it); else the nanoseconds until the earliest of: held
+ *                 ACKs leaving, a QP timer within the next millisecond;
+ *                 UINT64_MAX when nothing is due that soon (sleep on the
+ *                 wake-up with a timeout of your choice, a millisecond or
+ *                 so, for later timers).
+ * @return 0; -EINVAL when @p wait_ns is NULL.
+ */
+int drnic_engine_idle_ns(uint64_t *wait_ns);
+
 #ifdef __cplusplus
 }
 #endif

@@ -159,16 +159,23 @@ engine_port_flush(struct engine *eng, struct engine_port *p)
 
 	if (p->tx_n == 0)
 		return 0;
-	if (!p->tx_data && !p->ack_held && p->tx_n < ENGINE_BURST) {
-		p->ack_held = true;          /* only ACKs: one step's grace */
-		return 0;
+	if (!p->tx_data && p->tx_n < ENGINE_BURST) {
+		/* Only ACKs: they wait a while for data to go with. */
+		uint64_t now = engine_now_ns(eng);
+
+		if (p->hold_until_ns == 0) {
+			p->hold_until_ns = now + ENGINE_ACK_HOLD_NS;
+			return 0;
+		}
+		if (now < p->hold_until_ns)
+			return 0;
 	}
 	sent = link_tx_burst(p->link, p->queue, p->tx, p->tx_n);
 	eng->stats.tx_packets += sent;
 	if (sent < p->tx_n)
 		memmove(p->tx, p->tx + sent, (p->tx_n - sent) * sizeof(p->tx[0]));
 	p->tx_n = (uint16_t)(p->tx_n - sent);
-	p->ack_held = false;
+	p->hold_until_ns = 0;
 	p->tx_data = p->tx_n > 0;        /* what the link refused goes first */
 	return sent;
 }
@@ -763,6 +770,48 @@ engine_main(void *arg)
 	/* Last control messages (the one that stopped us is answered by the
 	 * caller after the join). */
 	ENGINE_LOG(INFO, eng, "stopped");
+	return 0;
+}
+
+int
+drnic_engine_idle_ns(uint64_t *wait_ns)
+{
+	unsigned int i, j, top = atomic_load_explicit(&engine_inline_top, memory_order_acquire);
+	uint64_t wait = UINT64_MAX;
+
+	if (wait_ns == NULL)
+		return -EINVAL;
+	for (i = 0; i < top && wait > 0; i++) {
+		struct engine *eng = atomic_load_explicit(&engine_inline[i], memory_order_acquire);
+		uint64_t now, next;
+
+		if (eng == NULL)
+			continue;
+		/* The engine's state is its running thread's: look only while
+		 * holding it, as a run would. One that another thread runs
+		 * now is that thread's to finish. */
+		if (atomic_flag_test_and_set_explicit(&eng->running, memory_order_acquire))
+			continue;
+		now = engine_now_ns(eng);
+		if (!TAILQ_EMPTY(&eng->active) || rte_ring_count(eng->ctrl) > 0 ||
+		    rte_ring_count(eng->doorbell) > 0)
+			wait = 0;
+		for (j = 0; j < eng->nb_ports && wait > 0; j++) {
+			const struct engine_port *p = &eng->port[j];
+
+			if (p->tx_n == 0)
+				continue;
+			if (p->tx_data || p->hold_until_ns <= now)
+				wait = 0;
+			else
+				wait = RTE_MIN(wait, p->hold_until_ns - now);
+		}
+		if (wait > 0 && (next = timer_wheel_next(&eng->wheel, now, NS_PER_S / 1000)) !=
+		    UINT64_MAX)
+			wait = RTE_MIN(wait, next > now ? next - now : 0);
+		atomic_flag_clear_explicit(&eng->running, memory_order_release);
+	}
+	*wait_ns = wait;
 	return 0;
 }
 

@@ -66,6 +66,10 @@ extern int engine_logtype;
 #define ENGINE_ALIVE_RETRIES 32
 /* Full receive bursts in a row that hold retransmit timeouts back. */
 #define ENGINE_BACKLOG_LOOPS 64
+/* Longest an ACK waits for a frame of data to leave with (see
+ * engine_port::hold_until_ns): well inside any retransmit timeout, longer
+ * than an application takes to answer what it just received. */
+#define ENGINE_ACK_HOLD_NS (10 * 1000)
 /* Packets one QP may produce per visit, for fairness. */
 #define ENGINE_QP_BUDGET 64
 
@@ -262,12 +266,13 @@ struct engine_port {
 	int8_t up;                   /* link state last seen (queue 0 reports changes) */
 	uint16_t tx_n;
 	/* Staged frames include more than ACKs/NAKs. When they do not, the
-	 * flush holds them for one step (ack_held), so a reply the
-	 * application posts meanwhile leaves in the same burst: on a port
-	 * where each burst is a system call (af_packet) that halves the
-	 * calls of a ping-pong. A step later they go anyway. */
+	 * flush holds them up to ENGINE_ACK_HOLD_NS (until hold_until_ns),
+	 * so the reply the application posts meanwhile leaves in the same
+	 * burst: on a port where each burst is a system call (af_packet)
+	 * that halves the calls of a ping-pong, and the peer, spinning for
+	 * its send completion, finds the reply in the same receive. */
 	bool tx_data;
-	bool ack_held;
+	uint64_t hold_until_ns;
 	struct rte_mbuf *tx[ENGINE_BURST * 4];
 };
 

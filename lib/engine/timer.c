@@ -55,6 +55,28 @@ timer_arm(struct engine_wheel *w, struct engine_timer *t, uint64_t deadline_ns)
 	w->armed++;
 }
 
+uint64_t
+timer_wheel_next(const struct engine_wheel *w, uint64_t now_ns, uint64_t horizon_ns)
+{
+	uint64_t tick, end = (now_ns + horizon_ns) >> TIMER_TICK_SHIFT, next = UINT64_MAX;
+	unsigned int steps = 0;
+
+	if (w->armed == 0)
+		return next;
+	for (tick = w->tick; tick <= end && steps < TIMER_SLOTS; tick++, steps++) {
+		const struct engine_timer *t;
+
+		TAILQ_FOREACH(t, &w->slot[tick & TIMER_MASK], next)
+			if (t->deadline_ns < next)
+				next = t->deadline_ns;
+		/* A slot holds its tick's deadlines and, wrapped, later ones:
+		 * the first with one inside the horizon has the earliest. */
+		if (next <= now_ns + horizon_ns)
+			return next;
+	}
+	return UINT64_MAX;
+}
+
 unsigned int
 timer_wheel_run(struct engine_wheel *w, uint64_t now_ns,
 		void (*fn)(struct engine_timer *t, void *arg), void *arg)

@@ -56,4 +56,12 @@ void timer_cancel(struct engine_wheel *w, struct engine_timer *t);
 unsigned int timer_wheel_run(struct engine_wheel *w, uint64_t now_ns,
 			     void (*fn)(struct engine_timer *t, void *arg), void *arg);
 
+/*
+ * The earliest deadline within @p horizon_ns of @p now_ns (ns), or
+ * UINT64_MAX when none is armed that soon. Looks slot by slot from the
+ * current tick up to the horizon: for a thread about to sleep, not for the
+ * data path.
+ */
+uint64_t timer_wheel_next(const struct engine_wheel *w, uint64_t now_ns, uint64_t horizon_ns);
+
 #endif /* ENGINE_TIMER_H */

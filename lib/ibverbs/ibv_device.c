@@ -46,6 +46,7 @@
 #include <rte_errno.h>
 #include <rte_log.h>
 
+#include "drnic_engine.h"
 #include "drnic_env.h"
 #include "ibv_priv.h"
 
@@ -299,7 +300,8 @@ dibv_helper_wait_loop(struct drnic_link *link, int wfd, bool rt)
 		struct drnic_device *d = atomic_load_explicit(&dibv_progress_dev,
 							      memory_order_acquire);
 		struct pollfd pfd[2];
-		uint64_t exits;
+		struct timespec ts;
+		uint64_t exits, idle_ns;
 		bool inside;
 		int n, work;
 
@@ -359,13 +361,25 @@ dibv_helper_wait_loop(struct drnic_link *link, int wfd, bool rt)
 			last_work = dibv_now_ns();
 			continue;
 		}
+		/* Sleep no longer than the engines may wait: ACKs held for a
+		 * reply to go with, a timer due within the millisecond. */
+		if (drnic_engine_idle_ns(&idle_ns) == 0 && idle_ns == 0) {
+			atomic_store_explicit(&dibv_helper_state, DIBV_HELPER_AWAKE,
+					      memory_order_seq_cst);
+			(void)drnic_link_rx_wait_disarm(link, 0);
+			continue;
+		}
+		if (idle_ns > (uint64_t)DIBV_WAIT_MS * 1000000u)
+			idle_ns = (uint64_t)DIBV_WAIT_MS * 1000000u;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)idle_ns;
 		atomic_store_explicit(&dibv_helper_state, DIBV_HELPER_ASLEEP, memory_order_seq_cst);
 		pfd[0].fd = wfd;
 		pfd[0].events = POLLIN;
 		pfd[1].fd = dibv_poke_fd;
 		pfd[1].events = POLLIN;
 		pfd[0].revents = pfd[1].revents = 0;
-		n = poll(pfd, 2, DIBV_WAIT_MS);
+		n = ppoll(pfd, 2, &ts, NULL);
 		atomic_store_explicit(&dibv_helper_state, DIBV_HELPER_AWAKE, memory_order_seq_cst);
 		/* Awake: the helper looks itself. */
 		atomic_store_explicit(&dibv_handover, false, memory_order_relaxed);

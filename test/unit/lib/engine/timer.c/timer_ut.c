@@ -126,6 +126,27 @@ test_rearm_in_callback(void)
 	CU_ASSERT_EQUAL(wheel.armed, 0);
 }
 
+/* The earliest deadline within a horizon, for a thread about to sleep:
+ * found in its slot (also when a later turn's timer shares the slot), none
+ * beyond the horizon, none once fired. */
+static void
+test_next_deadline(void)
+{
+	uint64_t t0 = 1000000000ull;
+
+	reset(t0);
+	CU_ASSERT_EQUAL(timer_wheel_next(&wheel, t0, 1000000), UINT64_MAX);
+	timer_arm(&wheel, &tm[0], t0 + 300000);                  /* 300 us */
+	timer_arm(&wheel, &tm[1], t0 + 300000 + 4096ull * 1024 * 3);  /* same slot, 3 turns on */
+	timer_arm(&wheel, &tm[2], t0 + 900000);
+	CU_ASSERT_EQUAL(timer_wheel_next(&wheel, t0, 1000000), t0 + 300000);
+	CU_ASSERT_EQUAL(timer_wheel_next(&wheel, t0, 100000), UINT64_MAX);
+	timer_cancel(&wheel, &tm[0]);
+	CU_ASSERT_EQUAL(timer_wheel_next(&wheel, t0, 1000000), t0 + 900000);
+	CU_ASSERT_EQUAL(run_to(t0 + 900000), 1);
+	CU_ASSERT_EQUAL(timer_wheel_next(&wheel, t0 + 900000, 1000000), UINT64_MAX);
+}
+
 int
 main(void)
 {
@@ -136,5 +157,6 @@ main(void)
 	CU_ADD_TEST(s, test_expiry_order);
 	CU_ADD_TEST(s, test_gap_move_cancel);
 	CU_ADD_TEST(s, test_rearm_in_callback);
+	CU_ADD_TEST(s, test_next_deadline);
 	return ut_run_all();
 }
