@@ -408,6 +408,7 @@ engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, 
 	struct drnic_wire_pkt pkt[ENGINE_BURST];
 	struct drnic_qp *qp[ENGINE_BURST];
 	struct engine_qp *eq[ENGINE_BURST];
+	bool parsed[ENGINE_BURST];
 	struct drnic_device *dev = p->dev;
 	uint16_t j;
 
@@ -415,25 +416,25 @@ engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, 
 		enum drnic_wire_drop why;
 
 		eq[j] = NULL;
+		qp[j] = NULL;
+		parsed[j] = false;
 		if (j + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(m[j + 1], void *));
 		why = drnic_wire_parse(m[j], &pkt[j]);
 		if (unlikely(why != DRNIC_WIRE_OK)) {
 			eng->stats.wire_drops[why]++;
-			qp[j] = NULL;
 			continue;
 		}
 		if (unlikely(drnic_wire_opcode_info(pkt[j].bth.opcode)->transport !=
 			     DRNIC_WIRE_TR_RC)) {
 			eng->stats.drops[DRNIC_ENGINE_DROP_NOT_REQUEST]++;
-			qp[j] = NULL;
 			continue;
 		}
 		rte_prefetch0(&dev->qp_tab[pkt[j].bth.dqpn & dev->qp_mask]);
-		qp[j] = (struct drnic_qp *)dev;    /* parsed: look it up */
+		parsed[j] = true;
 	}
 	for (j = 0; j < n; j++) {
-		if (qp[j] == NULL)
+		if (!parsed[j])
 			continue;
 		qp[j] = verbs_qp_lookup(dev, pkt[j].bth.dqpn);
 		if (unlikely(qp[j] == NULL)) {

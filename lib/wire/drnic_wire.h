@@ -531,8 +531,11 @@ void drnic_wire_pkt_init(struct drnic_wire_pkt *p);
  * headers the opcode carries, the payload gathered from p->sg, the zero pad
  * bytes and the ICRC; frames shorter than 60 bytes get zero Ethernet padding
  * after the ICRC. Headers are contiguous in the first segment; payload that
- * does not fit is continued in segments allocated from m->pool. Sets m->l2_len,
- * m->l3_len and m->l4_len. Does not log and allocates nothing but mbufs.
+ * does not fit is continued in segments allocated from m->pool. A frame with
+ * more than 512 bytes of payload that fits the first segment may start up to
+ * 63 bytes into the headroom (m->data_off lowered), so that its payload is
+ * 64-byte aligned. Sets m->l2_len, m->l3_len and m->l4_len. Does not log and
+ * allocates nothing but mbufs.
  *
  * @param m   an mbuf with pkt_len 0 and one segment.
  * @param p   the frame; p->bth.padcnt and p->udp.dport are ignored.
@@ -666,6 +669,27 @@ const char *drnic_wire_drop_name(enum drnic_wire_drop reason);
  * @return 0, or -EINVAL when [off, off + len) is not inside the frame.
  */
 int drnic_wire_copy_out(const struct rte_mbuf *m, uint32_t off, uint32_t len, void *dst);
+
+/**
+ * Copy the payload of a frame parsed with DRNIC_WIRE_PARSE_SKIP_ICRC to @p dst
+ * and verify its ICRC in the same pass over the payload (each byte is read
+ * once, while it is copied, instead of once to verify and once to copy).
+ *
+ * The payload is written before the ICRC is known: on -EBADMSG @p dst holds
+ * whatever the frame carried. Use it only where that is harmless, e.g. the
+ * target range of an RDMA WRITE already checked and in progress (its
+ * contents are undefined until the WRITE completes, and the retransmission
+ * rewrites them).
+ *
+ * @param m    the frame.
+ * @param pkt  what drnic_wire_parse_flags() returned for @p m (offsets,
+ *             lengths and the stored ICRC are used).
+ * @param dst  pkt->payload_len bytes.
+ * @return 0 when the ICRC matches; -EBADMSG when it does not;
+ *         -EINVAL when @p pkt does not describe a frame inside @p m.
+ */
+int drnic_wire_copy_out_verify(const struct rte_mbuf *m, const struct drnic_wire_pkt *pkt,
+			       void *dst);
 
 /* ------------------------------------------------------------------------ */
 /* ICRC                                                                      */

@@ -4,9 +4,32 @@
 
 /* Shared between the lib/wire sources; not installed. */
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct rte_mbuf;
+
+/*
+ * CRC-32 as zlib's crc32() / ISA-L's crc32_gzip_refl(), chained the same
+ * way: @crc is the value of the bytes before @buf (0 to start). Faster than
+ * ISA-L on 72..256 bytes, ISA-L itself otherwise (wire_crc.c); any length,
+ * any alignment.
+ */
+uint32_t wire_crc32(uint32_t crc, const void *buf, size_t len);
+/*
+ * Copy @len bytes from @src to @dst (not overlapping) and return
+ * wire_crc32(@crc, @src, @len), reading the bytes once.
+ */
+uint32_t wire_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len);
+/*
+ * wire_crc32() of the bytes at @buf with the first 64 of them ORed with
+ * @pat[64..127] (@pat is 64 zero bytes, the pattern, 64 zero bytes), e.g.
+ * the ICRC's ones over the variant header fields without copying the
+ * headers to mask them. Reads nothing outside [buf, buf + len).
+ */
+uint32_t wire_crc32_or(uint32_t crc, const void *buf, size_t len, const uint8_t pat[192]);
+/* CRC-32 of 8 bytes of ones (the ICRC's start), from 0. */
+extern uint32_t wire_crc_ones8;
 
 /*
  * Continue CRC-32 @crc over @len bytes at @off of a segment chain. The range
@@ -15,13 +38,9 @@ struct rte_mbuf;
 uint32_t wire_crc_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len, uint32_t crc);
 
 /*
- * CRC-32 of the ICRC's fixed part. @buf holds 8 spare bytes, then a copy of the
- * IP header (@ip_hlen bytes), UDP header and BTH; they are masked in place.
- */
-uint32_t wire_crc_masked_hdrs(uint8_t *buf, uint32_t ip_hlen);
-/*
- * The same, over the masked headers and the @more bytes the caller placed
- * right after them in @buf: one CRC call instead of two.
+ * CRC-32 of the ICRC's fixed part and the @more bytes the caller placed right
+ * after it in @buf. @buf holds 8 spare bytes, then a copy of the IP header
+ * (@ip_hlen bytes), UDP header and BTH; they are masked in place.
  */
 uint32_t wire_crc_masked_hdrs_more(uint8_t *buf, uint32_t ip_hlen, uint32_t more);
 

@@ -258,6 +258,55 @@ test_multiseg(void)
 	rte_pktmbuf_free(m);
 }
 
+/*
+ * Long payload in one segment starts 64-byte aligned (the frame moved into
+ * the headroom); short payload and chained frames keep the default start.
+ */
+static void
+test_payload_aligned(void)
+{
+	static const uint32_t lens[] = { 513, 1024, 2000, 4093, 4096 };
+	struct drnic_wire_pkt p, q;
+	struct drnic_wire_sge sg;
+	struct rte_mbuf *m;
+	unsigned int i, v, first;
+
+	for (i = 0; i < RTE_DIM(lens); i++) {
+		for (v = 4; v <= 6; v += 2) {
+			for (first = 0; first < 2; first++) {
+				ut_pkt_random(&p, first ? DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY :
+						  DRNIC_WIRE_OP_RC_SEND_LAST, (uint8_t)v, i & 1);
+				sg.addr = ut_payload;
+				sg.len = lens[i];
+				p.sg = &sg;
+				p.sg_cnt = 1;
+				m = rte_pktmbuf_alloc(ut_big_pool);
+				CU_ASSERT_FATAL(m != NULL);
+				CU_ASSERT_EQUAL_FATAL(drnic_wire_build(m, &p), 0);
+				CU_ASSERT_EQUAL_FATAL(drnic_wire_parse(m, &q), DRNIC_WIRE_OK);
+				CU_ASSERT_EQUAL(m->nb_segs, 1);
+				CU_ASSERT_EQUAL((m->data_off + q.payload_off) % 64, 0);
+				CU_ASSERT(m->data_off <= RTE_PKTMBUF_HEADROOM &&
+					  m->data_off > RTE_PKTMBUF_HEADROOM - 64);
+				CU_ASSERT(memcmp(rte_pktmbuf_mtod_offset(m, uint8_t *, q.payload_off),
+						 ut_payload, lens[i]) == 0);
+				rte_pktmbuf_free(m);
+			}
+		}
+	}
+	/* 512 bytes or less: where it always was. */
+	ut_pkt_random(&p, DRNIC_WIRE_OP_RC_SEND_ONLY, 4, false);
+	sg.addr = ut_payload;
+	sg.len = 512;
+	p.sg = &sg;
+	p.sg_cnt = 1;
+	m = rte_pktmbuf_alloc(ut_big_pool);
+	CU_ASSERT_FATAL(m != NULL);
+	CU_ASSERT_EQUAL_FATAL(drnic_wire_build(m, &p), 0);
+	CU_ASSERT_EQUAL(m->data_off, RTE_PKTMBUF_HEADROOM);
+	rte_pktmbuf_free(m);
+}
+
 static void
 test_errors(void)
 {
@@ -385,6 +434,7 @@ main(void)
 	CU_add_test(s, "roundtrip_opcodes", test_roundtrip_opcodes);
 	CU_add_test(s, "roundtrip_sizes", test_roundtrip_sizes);
 	CU_add_test(s, "multiseg", test_multiseg);
+	CU_add_test(s, "payload_aligned", test_payload_aligned);
 	CU_add_test(s, "errors", test_errors);
 	return ut_run_all();
 }

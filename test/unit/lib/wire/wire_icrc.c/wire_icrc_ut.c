@@ -4,6 +4,7 @@
  * written on zlib's crc32, on single and multi-segment mbufs, and on every
  * RoCEv2 frame of the real captures.
  */
+#include "lib/wire/wire_crc.c"
 #include "lib/wire/wire_icrc.c"
 
 #include "ut_common.h"

@@ -517,6 +517,106 @@ test_segmentation(void)
 }
 
 /*
+ * drnic_wire_copy_out_verify(): for payload sizes around every PadCnt and
+ * segment split, opcodes with and without extension headers, IPv4/IPv6,
+ * tagged or not: the copy equals the payload and the verdict equals
+ * drnic_wire_parse()'s; a flipped bit in the headers, payload or pad makes
+ * it -EBADMSG, one in a masked (variant) field does not; nothing is written
+ * past the payload.
+ */
+static void
+test_copy_out_verify(void)
+{
+	static const uint8_t ops[] = {
+		DRNIC_WIRE_OP_RC_RDMA_WRITE_MIDDLE, DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST,
+		DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY, DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+		DRNIC_WIRE_OP_RC_SEND_ONLY, DRNIC_WIRE_OP_UD_SEND_ONLY_WITH_IMMEDIATE,
+	};
+	static const uint32_t sizes[] = {
+		1, 2, 3, 4, 5, 63, 64, 65, 71, 72, 255, 256, 257, 1023, 1024, 1025, 4093, 4096,
+	};
+	static const uint32_t segs[] = { 0, 1, 7, 64, 100, 1000 };
+	static uint8_t f[8192], dst[8192 + 64];
+	struct drnic_wire_pkt p, q;
+	unsigned int o, z, k, n_ok = 0;
+
+	ut_fill(ut_payload, sizeof(ut_payload));
+	for (o = 0; o < RTE_DIM(ops); o++) {
+		for (z = 0; z < RTE_DIM(sizes); z++) {
+			const struct drnic_wire_opinfo *oi = drnic_wire_opcode_info(ops[o]);
+			uint32_t len = sizes[z], n, pos, bad;
+			struct rte_mbuf *m;
+
+			if ((oi->flags & DRNIC_WIRE_OPF_FULL_MTU) && len % 4 != 0)
+				continue;
+			ut_pkt_random(&p, ops[o], (z & 1) ? 6 : 4, z & 2);
+			n = ut_build_flat(f, &p, len);
+			for (k = 0; k < RTE_DIM(segs); k++) {
+				/* At most ~64 segments: the pool is small. */
+				m = ut_mbuf_from(f, n, segs[k] == 0 ? 0 :
+						 RTE_MAX(segs[k], n / 64 + 1));
+				CU_ASSERT_FATAL(m != NULL);
+				CU_ASSERT_EQUAL_FATAL(drnic_wire_parse_flags(m, DRNIC_WIRE_PARSE_SKIP_ICRC,
+									    &q), DRNIC_WIRE_OK);
+				memset(dst, 0xA5, sizeof(dst));
+				CU_ASSERT_EQUAL(drnic_wire_copy_out_verify(m, &q, dst), 0);
+				CU_ASSERT(memcmp(dst, ut_payload, len) == 0);
+				bad = 0;
+				for (pos = len; pos < len + 64; pos++)
+					bad += dst[pos] != 0xA5;
+				CU_ASSERT_EQUAL(bad, 0);
+				rte_pktmbuf_free(m);
+				n_ok++;
+			}
+			/* One flipped bit anywhere in IP..pad: caught unless masked. */
+			for (pos = q.l3_off; pos < q.frame_len - DRNIC_WIRE_ICRC_LEN;
+			     pos += 1 + (pos < q.payload_off ? 0 : len / 7)) {
+				uint32_t l3 = pos - q.l3_off;
+				bool masked;
+
+				/* Bit 0x10 of IPv6 byte 0 is in the version, not masked. */
+				if (q.ip.version == 4)
+					masked = l3 == 1 || l3 == 8 || l3 == 10 || l3 == 11;
+				else
+					masked = (l3 > 0 && l3 < 4) || l3 == 7;
+				masked = masked || pos == q.l4_off + 6 || pos == q.l4_off + 7 ||
+					 pos == q.bth_off + 4;
+				f[pos] ^= 0x10;
+				m = ut_mbuf_from(f, n, 0);
+				CU_ASSERT_FATAL(m != NULL);
+				/* Offsets from the clean parse: the frame may no longer
+				 * parse. A flipped IP version is not an IP header at all. */
+				CU_ASSERT_EQUAL(drnic_wire_copy_out_verify(m, &q, dst),
+						masked ? 0 : pos == q.l3_off ? -EINVAL : -EBADMSG);
+				rte_pktmbuf_free(m);
+				f[pos] ^= 0x10;
+			}
+		}
+	}
+	/* Offsets outside the frame. */
+	ut_pkt_random(&p, DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY, 4, false);
+	{
+		uint32_t n = ut_build_flat(f, &p, 100);
+		struct rte_mbuf *m = ut_mbuf_from(f, n, 0);
+		struct drnic_wire_pkt r;
+
+		CU_ASSERT_FATAL(m != NULL);
+		CU_ASSERT_EQUAL(drnic_wire_parse(m, &q), DRNIC_WIRE_OK);
+		r = q;
+		r.payload_len = q.payload_len + 8;
+		CU_ASSERT_EQUAL(drnic_wire_copy_out_verify(m, &r, dst), -EINVAL);
+		r = q;
+		r.frame_len = m->pkt_len + 1;
+		CU_ASSERT_EQUAL(drnic_wire_copy_out_verify(m, &r, dst), -EINVAL);
+		r = q;
+		r.payload_off = q.bth_off + 4;
+		CU_ASSERT_EQUAL(drnic_wire_copy_out_verify(m, &r, dst), -EINVAL);
+		rte_pktmbuf_free(m);
+	}
+	printf("\n  %u verified copies\n", n_ok);
+}
+
+/*
  * Random corruption: never a crash or a read past the frame (ASan), and an
  * accepted frame's offsets always lie inside it.
  */
@@ -714,6 +814,7 @@ main(void)
 	CU_add_test(s, "shrunk_lengths", test_shrunk_lengths);
 	CU_add_test(s, "segmentation", test_segmentation);
 	CU_add_test(s, "random_corruption", test_random_corruption);
+	CU_add_test(s, "copy_out_verify", test_copy_out_verify);
 	CU_add_test(s, "captures", test_captures);
 	return ut_run_all();
 }
