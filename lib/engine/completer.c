@@ -52,17 +52,29 @@ static void
 comp_probe_arm(struct engine_qp *eq)
 {
 	uint64_t now = engine_now_ns(eq->eng), probe;
+	const struct verbs_send_wqe *w;
 
 	eq->probe_deadline_ns = 0;
 	if (eq->srtt_ns == 0 || eq->retry_deadline_ns == 0)
 		return;
-	probe = RTE_MAX(eq->srtt_ns + 4 * eq->rttvar_ns, eq->srtt_ns * 2);
-	probe = RTE_MAX(probe, (uint64_t)ENGINE_PROBE_MIN_NS);
-	/* Never sooner than an eighth of the QP's timeout: with thousands of
-	 * QPs in flight one QP's samples trail the queue's growth, and a
-	 * spurious go-back on each of them would feed it. */
-	if (eq->qp->attr.timeout != 0)
-		probe = RTE_MAX(probe, (4096ull << eq->qp->attr.timeout) / 8);
+	w = engine_sq_wqe(eq, eq->comp_idx);
+	if (eq->comp_idx != eq->req_idx && w->opcode == DRNIC_WR_RDMA_READ &&
+	    w->state == WQE_SENT && engine_inflight(eq) == 0) {
+		/* Only (the rest of) a READ's response is missing, everything
+		 * after it is acknowledged: the responder is done with it. Ask
+		 * again after a round trip: one request packet, so a spurious
+		 * one costs little. */
+		probe = RTE_MAX(eq->srtt_ns, (uint64_t)ENGINE_PROBE_MIN_NS);
+	} else {
+		probe = RTE_MAX(eq->srtt_ns + 4 * eq->rttvar_ns, eq->srtt_ns * 2);
+		probe = RTE_MAX(probe, (uint64_t)ENGINE_PROBE_MIN_NS);
+		/* Never sooner than an eighth of the QP's timeout: with
+		 * thousands of QPs in flight one QP's samples trail the
+		 * queue's growth, and a spurious go-back on each of them
+		 * would feed it. */
+		if (eq->qp->attr.timeout != 0)
+			probe = RTE_MAX(probe, (4096ull << eq->qp->attr.timeout) / 8);
+	}
 	if (now + probe + probe / 2 <= eq->retry_deadline_ns)
 		eq->probe_deadline_ns = now + probe;
 }
@@ -506,7 +518,7 @@ static void
 comp_read_resp(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wire_pkt *pkt)
 {
 	const struct drnic_wire_opinfo *op = drnic_wire_opcode_info(pkt->bth.opcode);
-	uint32_t psn = pkt->bth.psn, off;
+	uint32_t psn = pkt->bth.psn, off, i;
 	struct verbs_send_wqe *w;
 	int64_t idx;
 
@@ -525,6 +537,18 @@ comp_read_resp(struct engine_qp *eq, const struct rte_mbuf *m, const struct drni
 	if (w->opcode != DRNIC_WR_RDMA_READ || w->state != WQE_SENT) {
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
 		return;
+	}
+	/* An older READ still misses part of its response: the responder
+	 * answered it first, so that part was lost (the implied NAK above
+	 * asked for it again). This one waits its turn (go-back-N): rd_psn
+	 * keeps describing the oldest READ, whose progress is kept. */
+	for (i = eq->comp_idx; i != (uint32_t)idx; i++) {
+		const struct verbs_send_wqe *o = engine_sq_wqe(eq, i);
+
+		if (o->opcode == DRNIC_WR_RDMA_READ && o->state == WQE_SENT) {
+			engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
+			return;
+		}
 	}
 	/* In sequence: a FIRST (ONLY) starts the READ or the rest of it after
 	 * a partial re-read; other packets continue at rd_psn. */

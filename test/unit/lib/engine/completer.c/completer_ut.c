@@ -751,6 +751,70 @@ test_implied_nak_partial_read(void)
 		CU_ASSERT_EQUAL(memcmp(big + i * 1024, rsp, 1024), 0);
 }
 
+/* A later READ's response while an older READ misses the rest of its own:
+ * the later one waits (go-back-N) so the older keeps its progress; the
+ * rest of the older is asked for at once; then both complete, in order.
+ * With only that READ outstanding, the early retransmit comes after one
+ * round trip (no timeout floor: it is one request packet). */
+static void
+test_read_go_back(void)
+{
+	struct engine_qp *eq = ut_qp_reset(2000);
+	static uint8_t a[6 * 1024], b[2 * 1024];
+	struct drnic_sge sa = { (uintptr_t)a, sizeof(a), 1 }, sb = { (uintptr_t)b, sizeof(b), 1 };
+	struct verbs_send_wqe *ra, *rb;
+	unsigned int i, ntx;
+
+	for (i = 0; i < sizeof(rsp); i++)
+		rsp[i] = (uint8_t)(i * 5 + 3);
+	ut_now = 7000000;
+	eq->srtt_ns = 80000;
+	ut_qp.attr.timeout = 12;                   /* 16.8 ms: its eighth is 2 ms */
+	ra = ut_post_send(1, DRNIC_WR_RDMA_READ, &sa, 1, DRNIC_SEND_SIGNALED);  /* 2000..2005 */
+	ra->remote_addr = 0x10000;
+	rb = ut_post_send(2, DRNIC_WR_RDMA_READ, &sb, 1, DRNIC_SEND_SIGNALED);  /* 2006..2007 */
+	rb->remote_addr = 0x20000;
+	ut_sent(eq, ra);
+	ut_sent(eq, rb);
+	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST, 2000, 0, 1024);
+	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, 2001, 0, 1024);
+	/* 2002..2005 lost; B's response begins. */
+	ntx = ut_ntx;
+	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST, 2006, 0, 1024);
+	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_BAD_RESP], 1);
+	CU_ASSERT_EQUAL(eq->rd_psn, 2002);         /* A's progress kept */
+	CU_ASSERT_EQUAL_FATAL(ut_ntx, ntx + 1);    /* the rest of A, at once */
+	CU_ASSERT_EQUAL(ut_tx[ntx].pkt.bth.psn, 2002);
+	CU_ASSERT_EQUAL(ut_tx[ntx].pkt.reth.va, 0x10000 + 2048);
+	CU_ASSERT_EQUAL(ut_tx[ntx].pkt.reth.dmalen, 4096);
+	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_LAST, 2007, 0, 1024);
+	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_BAD_RESP], 2);
+	CU_ASSERT_EQUAL(ut_nwc, 0);
+	/* Everything after A acknowledged (as B's LAST would): one round trip
+	 * and A's rest is asked for again, not after a 2 ms floor. */
+	eq->any_acked = true;
+	eq->acked_psn = 2007;
+	engine_retry_arm(eq);
+	CU_ASSERT_EQUAL(eq->probe_deadline_ns, ut_now + 80000);
+	/* The rest of A, then B's replay. */
+	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST, 2002, 0, 1024);
+	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, 2003, 0, 1024);
+	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, 2004, 0, 1024);
+	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_LAST, 2005, 0, 1024);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 1);
+	CU_ASSERT_EQUAL(ut_wc[0].byte_len, sizeof(a));
+	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST, 2006, 0, 1024);
+	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_LAST, 2007, 0, 1024);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 2);
+	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 2);
+	for (i = 0; i < 6; i++)
+		CU_ASSERT_EQUAL(memcmp(a + i * 1024, rsp, 1024), 0);
+	CU_ASSERT_EQUAL(memcmp(b, rsp, 1024), 0);
+	CU_ASSERT_EQUAL(memcmp(b + 1024, rsp, 1024), 0);
+	CU_ASSERT_EQUAL(eq->rd_outstanding, 0);
+}
+
 int
 main(void)
 {
@@ -769,5 +833,6 @@ main(void)
 	CU_ADD_TEST(s, test_early_retransmit);
 	CU_ADD_TEST(s, test_cwnd_nak_timeout);
 	CU_ADD_TEST(s, test_implied_nak_partial_read);
+	CU_ADD_TEST(s, test_read_go_back);
 	return ut_run_all();
 }
