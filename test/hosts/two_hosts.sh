@@ -26,6 +26,7 @@ PIDS=()
 FAIL=0
 
 skip() { echo "SKIP: $*"; exit 77; }
+. "$(dirname "$0")/../common/netns.sh"
 fail() { echo "FAIL: $*"; FAIL=1; }
 
 cleanup() {
@@ -43,19 +44,8 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 [ -x "$PP" ] || skip "no drnic-pingpong at $PP"
-[ "$(id -u)" = 0 ] || skip "needs root for network namespaces (uid $(id -u))"
-command -v ip >/dev/null || skip "no iproute2 'ip' command"
-ip netns add "$NSA" 2>"$TMP/err" || skip "cannot create a network namespace: $(cat "$TMP/err")"
-ip netns add "$NSB" || skip "cannot create a second network namespace"
-ip link add "$VA" type veth peer name "$VB" 2>"$TMP/err" || skip "cannot create a veth pair: $(cat "$TMP/err")"
-ip link set "$VA" netns "$NSA" && ip link set "$VB" netns "$NSB" || skip "cannot move veth ends"
-for x in "$NSA $VA 10.231.0.1" "$NSB $VB 10.231.0.2"; do
-	set -- $x
-	ip -n "$1" link set lo up
-	ip -n "$1" link set "$2" mtu 9000 up
-	ip -n "$1" addr add "$3/24" dev "$2"
-done
-MACB=$(ip -n "$NSB" -o link show "$VB" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+netns_pair "$NSA" "$VA" 10.231.0.1 "$NSB" "$VB" 10.231.0.2
+MACB=$(netns_mac "$NSB" "$VB")
 
 # run NAME NS CPU PREFIX ARGS... : start drnic-pingpong in the background.
 run() {

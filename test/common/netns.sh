@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Two "hosts" on one machine, for the multi-process tests: sourced, not run.
+# The sourcing script defines skip() (exit 77 with the reason) and $TMP.
+
+# netns_pair NS1 IF1 IP1 NS2 IF2 IP2: namespaces NS1 and NS2 joined by a
+# veth pair (IF1 in NS1 with IP1/24, IF2 in NS2 with IP2/24), MTU 9000,
+# loopback up. Skips with the reason when any of it cannot be made (not
+# root, no namespaces, no veth).
+netns_pair() {
+	local ns1=$1 if1=$2 ip1=$3 ns2=$4 if2=$5 ip2=$6 x
+
+	[ "$(id -u)" = 0 ] || skip "needs root for network namespaces (uid $(id -u))"
+	command -v ip >/dev/null || skip "no iproute2 'ip' command"
+	ip netns add "$ns1" 2>"$TMP/err" || skip "cannot create a network namespace: $(cat "$TMP/err")"
+	ip netns add "$ns2" || skip "cannot create a second network namespace"
+	ip link add "$if1" type veth peer name "$if2" 2>"$TMP/err" ||
+		skip "cannot create a veth pair: $(cat "$TMP/err")"
+	ip link set "$if1" netns "$ns1" && ip link set "$if2" netns "$ns2" ||
+		skip "cannot move veth ends"
+	for x in "$ns1 $if1 $ip1" "$ns2 $if2 $ip2"; do
+		set -- $x
+		ip -n "$1" link set lo up
+		ip -n "$1" link set "$2" mtu 9000 up
+		ip -n "$1" addr add "$3/24" dev "$2"
+	done
+}
+
+# netns_mac NS IF: the MAC address of IF in NS.
+netns_mac() {
+	ip -n "$1" -o link show "$2" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p'
+}
