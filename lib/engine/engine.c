@@ -132,8 +132,16 @@ engine_now_ns(struct engine *eng)
 struct rte_mbuf *
 engine_pkt_alloc(struct engine *eng)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(eng->pool);
+	struct rte_mbuf *m;
 
+	if (likely(eng->mcache_n > 0))
+		return eng->mcache[--eng->mcache_n];
+	if (likely(rte_pktmbuf_alloc_bulk(eng->pool, eng->mcache, ENGINE_BURST) == 0)) {
+		eng->mcache_n = ENGINE_BURST - 1;
+		return eng->mcache[ENGINE_BURST - 1];
+	}
+	/* Fewer than a burst left in the pool: one at a time, as before. */
+	m = rte_pktmbuf_alloc(eng->pool);
 	if (unlikely(m == NULL))
 		eng->stats.nomem++;
 	return m;
@@ -467,7 +475,10 @@ engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, 
 			continue;
 		}
 		e->stats.rx_packets++;
-		engine_qp_sync(e);
+		/* Once both sides are set up, engine_qp_sync() has nothing
+		 * left to do (they are never set up again). */
+		if (unlikely(!e->req_init || !e->resp_init))
+			engine_qp_sync(e);
 		if (drnic_wire_opcode_info(pkt[j].bth.opcode)->flags & DRNIC_WIRE_OPF_REQUEST)
 			resp_rx(e, m[j], &pkt[j]);
 		else
@@ -878,6 +889,9 @@ engine_pool_get(const struct drnic_config *cfg)
 static void
 engine_free(struct engine *eng)
 {
+	if (eng->mcache_n > 0)
+		rte_pktmbuf_free_bulk(eng->mcache, eng->mcache_n);
+	eng->mcache_n = 0;
 	rte_ring_free(eng->doorbell);
 	rte_ring_free(eng->ctrl);
 	rte_free(eng);

@@ -333,6 +333,7 @@ req_step(struct engine_qp *eq, int budget)
 {
 	struct drnic_qp *qp = eq->qp;
 	enum drnic_qp_state st = verbs_qp_state(qp);
+	uint32_t prod;
 	int sent = 0;
 
 	switch (eq->rstate) {
@@ -346,14 +347,20 @@ req_step(struct engine_qp *eq, int budget)
 		break;
 	}
 	eq->rstate = REQ_SENDING;
+	prod = atomic_load_explicit(&qp->sq.prod, memory_order_acquire);
 	while (sent < budget) {
-		uint32_t prod = atomic_load_explicit(&qp->sq.prod, memory_order_acquire);
 		struct verbs_send_wqe *w;
 		int rc;
 
 		if (eq->req_idx == prod) {
-			eq->rstate = REQ_IDLE;
-			break;
+			/* Read the poster's index again only here: its cache
+			 * line moves between the cores each time it is read
+			 * while the application posts. */
+			prod = atomic_load_explicit(&qp->sq.prod, memory_order_acquire);
+			if (eq->req_idx == prod) {
+				eq->rstate = REQ_IDLE;
+				break;
+			}
 		}
 		/* The congestion window: wait for ACKs (the completer wakes
 		 * us); something is outstanding, so the timer runs. */

@@ -44,9 +44,7 @@
 
 #include "wire_internal.h"
 
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__VPCLMULQDQ__) && \
-	defined(__GFNI__)
-#define WIRE_CRC_FOLD 1
+#ifdef WIRE_CRC_FOLD
 #include <immintrin.h>
 #endif
 
@@ -55,8 +53,8 @@
  * bytes ISA-L is faster; from 72 to 256 bytes wire_crc_short() took 18-20 ns
  * where ISA-L took 18-32 ns (chained calls, reference VM).
  */
-#define WIRE_CRC_SHORT_MIN 72
-#define WIRE_CRC_SHORT 256
+#define WIRE_CRC_SHORT_MIN WIRE_CRC_OR_MIN
+#define WIRE_CRC_SHORT WIRE_CRC_OR_MAX
 
 uint32_t wire_crc_ones8;
 

@@ -29,14 +29,15 @@
 /*
  * The ICRC's ones over the variant fields of IPv4 (20-byte header) and IPv6
  * packets, as wire_crc32_or() patterns: the short CRC of a received frame
- * reads the headers in place instead of copying them to mask them.
+ * reads the headers in place instead of copying them to mask them, and the
+ * builder CRCs a frame it just wrote without masking it in place.
  */
-static const uint8_t wire_icrc_pat4[192] = {
+const uint8_t wire_icrc_pat4[192] = {
 	[64 + 1] = 0xFF, [64 + 8] = 0xFF, [64 + 10] = 0xFF, [64 + 11] = 0xFF,  /* TOS, TTL, csum */
 	[64 + 26] = 0xFF, [64 + 27] = 0xFF,                                    /* UDP csum */
 	[64 + 32] = 0xFF,                                                      /* BTH byte 4 */
 };
-static const uint8_t wire_icrc_pat6[192] = {
+const uint8_t wire_icrc_pat6[192] = {
 	[64 + 0] = 0x0F, [64 + 1] = 0xFF, [64 + 2] = 0xFF, [64 + 3] = 0xFF,  /* class, flow */
 	[64 + 7] = 0xFF,                                                      /* hop limit */
 	[64 + 46] = 0xFF, [64 + 47] = 0xFF,                                   /* UDP csum */

@@ -28,6 +28,27 @@ uint32_t wire_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len);
  * headers to mask them. Reads nothing outside [buf, buf + len).
  */
 uint32_t wire_crc32_or(uint32_t crc, const void *buf, size_t len, const uint8_t pat[192]);
+/*
+ * wire_crc32_or() patterns of the ICRC's variant fields for a packet with a
+ * 20-byte IPv4 header (pat4) or an IPv6 header (pat6): ones over TOS, TTL
+ * and checksum (IPv6: class, flow label, hop limit), the UDP checksum and
+ * BTH byte 4 (wire_icrc.c).
+ */
+extern const uint8_t wire_icrc_pat4[192];
+extern const uint8_t wire_icrc_pat6[192];
+/* The carry-less-multiply CRC of wire_crc.c is built (else ISA-L only). */
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__VPCLMULQDQ__) && \
+	defined(__GFNI__)
+#define WIRE_CRC_FOLD 1
+#define WIRE_CRC_OR_INREG 1
+#else
+#define WIRE_CRC_OR_INREG 0
+#endif
+/* Lengths for which wire_crc32_or() runs in registers (when
+ * WIRE_CRC_OR_INREG); otherwise it copies, and masking the frame in place
+ * is cheaper. */
+#define WIRE_CRC_OR_MIN 72
+#define WIRE_CRC_OR_MAX 256
 /* CRC-32 of 8 bytes of ones (the ICRC's start), from 0. */
 extern uint32_t wire_crc_ones8;
 

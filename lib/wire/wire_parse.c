@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <rte_mbuf.h>
+#include <rte_memcpy.h>
 
 #include "drnic_wire.h"
 #include "wire_internal.h"
@@ -65,7 +66,8 @@ drnic_wire_copy_out(const struct rte_mbuf *m, uint32_t off, uint32_t len, void *
 	while (m != NULL && len > 0) {
 		uint32_t n = RTE_MIN((uint32_t)m->data_len - off, len);
 
-		memcpy(d, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), n);
+		/* Inline: small payloads are most of a message-rate load. */
+		rte_memcpy(d, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), n);
 		d += n;
 		len -= n;
 		off = 0;
