@@ -22,6 +22,11 @@
  *              progress_sleep_us = 5 helper: nap length (napping mode)
  *              progress_rt = off     helper SCHED_FIFO: off, on, or auto
  *                                    (on when it sleeps until frames)
+ *              progress_quiet_us = 100  sleeping helper: arm the wake-up only
+ *                                    after no poll/post for this long (0: always)
+ *              progress_slice_us = 100  sleeping helper's scheduler slice (0: kernel's)
+ *              progress_linger_us = 8   a poll returning SEND/WRITE completions
+ *                                    runs the engine up to this long more
  *              peer_ipv4 = A.B.C.D   destination of AVs without a GRH
  *
  * Environment overrides: DRNIC_VENDOR_ID, DRNIC_VENDOR_PART_ID.
@@ -40,6 +45,9 @@
 #include <endian.h>
 #include <arpa/inet.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 
 #include <rte_branch_prediction.h>
 #include <rte_cfgfile.h>
@@ -143,6 +151,7 @@ struct dibv_helper_stats {
 	uint64_t handovers;   /* last looks handed over to an application call */
 	uint64_t handover_self; /* ... that the helper took back (the call had left) */
 	uint64_t naps;        /* naps (napping mode, -EAGAIN from arm, RT breaths) */
+	uint64_t quiet_naps;  /* unarmed sleeps while the application was calling */
 };
 
 static pthread_t dibv_helper;
@@ -152,6 +161,16 @@ static _Atomic uint64_t dibv_last_app_ns;
 static struct drnic_device *_Atomic dibv_progress_dev;
 static unsigned int dibv_sleep_us = 5;
 static unsigned int dibv_spin_us = 2;
+static unsigned int dibv_slice_us;
+static uint64_t dibv_quiet_ns;
+static uint64_t dibv_linger_ns;
+static atomic_bool dibv_quiet_napping;
+static atomic_bool dibv_arm_now;     /* the application asks the helper to arm */
+static void dibv_helper_poke(void);
+static uint64_t dibv_quiet_max_ns;
+static unsigned int dibv_quiet_run;   /* quiet naps in a row (helper only) */
+#define DIBV_QUIET_MIN_NS 2000
+#define DIBV_QUIET_MAX_SHIFT 2      /* quiet naps grow up to 4 x progress_quiet_us */
 static bool dibv_wait_on = true;
 static atomic_int dibv_helper_state = DIBV_HELPER_AWAKE;
 static int dibv_poke_fd = -1;        /* eventfd: wakes a sleeping helper */
@@ -163,6 +182,78 @@ dibv_debug(void)
 	const char *v = getenv("DRNIC_IBV_DEBUG");
 
 	return v != NULL && *v != '\0' && strcmp(v, "0") != 0;
+}
+
+/*
+ * DRNIC_IBV_TRACE=FILE (debug; README.md, "Progress"): events of the
+ * application's polls and posts and of the helper, in memory, written to FILE
+ * when the helper stops. Timestamps are CLOCK_REALTIME, to line up two
+ * processes' traces and a capture's.
+ */
+struct dibv_tev {
+	uint64_t t0, t1;      /* start, end */
+	uint32_t type;        /* 1 poll, 2 post, 10 helper run, 11 armed sleep, 12 quiet sleep */
+	int32_t n;            /* completions, work, or how a sleep ended */
+	uint32_t rx, tx;      /* frames the engine received / sent meanwhile */
+};
+#define DIBV_TRACE_MAX (1u << 20)
+static struct dibv_tev *dibv_tbuf;
+static _Atomic uint32_t dibv_tn;
+bool dibv_trace_on;
+
+uint64_t
+dibv_trace_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void
+dibv_trace_rxtx(uint64_t *rx, uint64_t *tx)
+{
+	struct drnic_device *d = atomic_load_explicit(&dibv_progress_dev, memory_order_acquire);
+	struct drnic_engine_stats st;
+
+	*rx = *tx = 0;
+	if (d != NULL && drnic_engine_stats_get(d, 0, &st) == 0) {
+		*rx = st.rx_packets;
+		*tx = st.tx_packets;
+	}
+}
+
+void
+dibv_trace(uint32_t type, uint64_t t0, int n, uint64_t rx0, uint64_t tx0)
+{
+	uint64_t rx, tx;
+	uint32_t i;
+
+	if (dibv_tbuf == NULL)
+		return;
+	dibv_trace_rxtx(&rx, &tx);
+	i = atomic_fetch_add(&dibv_tn, 1);
+	if (i >= DIBV_TRACE_MAX)
+		return;
+	dibv_tbuf[i] = (struct dibv_tev){ t0, dibv_trace_now(), type, n, (uint32_t)(rx - rx0),
+					   (uint32_t)(tx - tx0) };
+}
+
+static void
+dibv_trace_dump(void)
+{
+	const char *p = getenv("DRNIC_IBV_TRACE");
+	FILE *f;
+	uint32_t i, n = atomic_load(&dibv_tn);
+
+	if (dibv_tbuf == NULL || p == NULL || (f = fopen(p, "w")) == NULL)
+		return;
+	if (n > DIBV_TRACE_MAX)
+		n = DIBV_TRACE_MAX;
+	for (i = 0; i < n; i++)
+		fprintf(f, "%" PRIu64 " %" PRIu64 " %u %d %u %u\n", dibv_tbuf[i].t0, dibv_tbuf[i].t1,
+			dibv_tbuf[i].type, dibv_tbuf[i].n, dibv_tbuf[i].rx, dibv_tbuf[i].tx);
+	fclose(f);
 }
 
 /*
@@ -195,6 +286,46 @@ dibv_app_leave(void)
 	if (unlikely(atomic_load_explicit(&dibv_handover, memory_order_seq_cst)) &&
 	    atomic_exchange_explicit(&dibv_handover, false, memory_order_relaxed))
 		dibv_progress_kick();
+}
+
+/*
+ * The application is about to block (ibv_req_notify_cq, ibv_get_cq_event):
+ * it will not run the engine, so the helper should not wait for it to go
+ * quiet (see dibv_helper_quiet_nap()).
+ */
+void
+dibv_app_waits(void)
+{
+	atomic_store_explicit(&dibv_arm_now, true, memory_order_seq_cst);
+	if (atomic_load_explicit(&dibv_quiet_napping, memory_order_seq_cst))
+		dibv_helper_poke();
+}
+
+/*
+ * A poll returned completions: the application may now leave drnic for a
+ * while (perftest's write latency test spins on its buffer). A link may
+ * deliver the frames of one burst a few microseconds apart (af_packet over
+ * veth: the kernel hands them over one by one), so the ACK that completed
+ * the WQE can come alone, the peer's reply that left with it just after:
+ * keep running the engine until something more comes, progress_linger_us at
+ * most, so that the reply is in when the application looks for it.
+ */
+void
+dibv_linger(void)
+{
+	struct drnic_device *d = atomic_load_explicit(&dibv_progress_dev, memory_order_acquire);
+	uint64_t t0;
+
+	if (d == NULL || dibv_linger_ns == 0)
+		return;
+	t0 = dibv_now_ns();
+	do {
+		if (drnic_device_progress(d) > 0)
+			return;
+	} while (dibv_now_ns() - t0 < dibv_linger_ns);
+	/* Nothing came: if the application now waits on its buffer for
+	 * what is late, only the helper can bring it in. */
+	dibv_app_waits();
 }
 
 void
@@ -289,6 +420,68 @@ dibv_helper_nap_loop(void)
 	}
 }
 
+/*
+ * While the application calls drnic (polls, posts), it runs the engine
+ * itself: a helper sleeping on the receive wake-up would be woken by every
+ * frame, for nothing, and that costs the sender (the kernel wakes us in its
+ * send path) and the CPU an application spins on (with 2 CPUs and 2
+ * spinning processes, the woken helper preempts one of them). So the helper
+ * arms the wake-up only once the application has been quiet for
+ * progress_quiet_us; until then it sleeps on its timer (and the poke).
+ * Returns true after such a sleep.
+ */
+static bool
+dibv_helper_quiet_nap(void)
+{
+	uint64_t now = dibv_now_ns();
+	int64_t since = (int64_t)(now - atomic_load_explicit(&dibv_last_app_ns,
+							      memory_order_relaxed));
+	struct pollfd pfd;
+	struct timespec ts;
+	uint64_t ns, tt0 = 0;
+	int n;
+
+	if (since >= (int64_t)dibv_quiet_ns ||
+	    atomic_exchange_explicit(&dibv_arm_now, false, memory_order_seq_cst)) {
+		dibv_quiet_run = 0;
+		return false;
+	}
+	/* The longer the application keeps calling, the longer we sleep
+	 * (each wake-up costs it a preemption on a busy CPU). */
+	ns = dibv_quiet_ns << (dibv_quiet_run < 16 ? dibv_quiet_run : 16);
+	if (ns > dibv_quiet_max_ns)
+		ns = dibv_quiet_max_ns;
+	ns -= (uint64_t)(since > 0 ? since : 0);
+	if (ns < DIBV_QUIET_MIN_NS)
+		ns = DIBV_QUIET_MIN_NS;
+	dibv_quiet_run++;
+	ts.tv_sec = (time_t)(ns / 1000000000ull);
+	ts.tv_nsec = (long)(ns % 1000000000ull);
+	pfd.fd = dibv_poke_fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	if (dibv_trace_on)
+		tt0 = dibv_trace_now();
+	atomic_store_explicit(&dibv_quiet_napping, true, memory_order_seq_cst);
+	/* An application about to block said so before we looked: go. */
+	if (atomic_load_explicit(&dibv_arm_now, memory_order_seq_cst)) {
+		atomic_store_explicit(&dibv_quiet_napping, false, memory_order_relaxed);
+		return true;
+	}
+	n = ppoll(&pfd, 1, &ts, NULL);
+	atomic_store_explicit(&dibv_quiet_napping, false, memory_order_relaxed);
+	if (dibv_trace_on)
+		dibv_trace(12, tt0, n, 0, 0);
+	dibv_hstats.quiet_naps++;
+	if (n > 0 && (pfd.revents & POLLIN)) {
+		uint64_t v;
+
+		if (read(dibv_poke_fd, &v, sizeof(v)) < 0)
+			(void)0;  /* EAGAIN: another read took it */
+	}
+	return true;
+}
+
 /* Blocking mode on queue 0's receive wake-up @p wfd of @p link. */
 static void
 dibv_helper_wait_loop(struct drnic_link *link, int wfd, bool rt)
@@ -301,7 +494,7 @@ dibv_helper_wait_loop(struct drnic_link *link, int wfd, bool rt)
 							      memory_order_acquire);
 		struct pollfd pfd[2];
 		struct timespec ts;
-		uint64_t exits, idle_ns;
+		uint64_t exits, idle_ns, trx = 0, ttx = 0, tt0 = 0;
 		bool inside;
 		int n, work;
 
@@ -309,7 +502,15 @@ dibv_helper_wait_loop(struct drnic_link *link, int wfd, bool rt)
 			dibv_nap_ns((uint64_t)dibv_sleep_us * 1000);
 			continue;
 		}
-		if (drnic_device_progress(d) > 0) {
+		if (dibv_quiet_ns > 0 && dibv_helper_quiet_nap())
+			continue;
+		if (unlikely(dibv_trace_on)) {
+			tt0 = dibv_trace_now();
+			dibv_trace_rxtx(&trx, &ttx);
+		}
+		if ((work = drnic_device_progress(d)) > 0) {
+			if (dibv_trace_on)
+				dibv_trace(10, tt0, work, trx, ttx);
 			now = dibv_now_ns();
 			last_work = now;
 			if (rt && now - awake_since > DIBV_RT_BUSY_NS) {
@@ -379,7 +580,11 @@ dibv_helper_wait_loop(struct drnic_link *link, int wfd, bool rt)
 		pfd[1].fd = dibv_poke_fd;
 		pfd[1].events = POLLIN;
 		pfd[0].revents = pfd[1].revents = 0;
+		if (dibv_trace_on)
+			tt0 = dibv_trace_now();
 		n = ppoll(pfd, 2, &ts, NULL);
+		if (dibv_trace_on)
+			dibv_trace(11, tt0, n > 0 ? (pfd[0].revents & POLLIN ? 1 : 2) : 0, 0, 0);
 		atomic_store_explicit(&dibv_helper_state, DIBV_HELPER_AWAKE, memory_order_seq_cst);
 		/* Awake: the helper looks itself. */
 		atomic_store_explicit(&dibv_handover, false, memory_order_relaxed);
@@ -410,11 +615,45 @@ struct dibv_helper_arg {
 
 static struct dibv_helper_arg dibv_harg;
 
+/* sched_setattr(2)'s argument (linux/sched/types.h clashes with sched.h). */
+struct dibv_sched_attr {
+	uint32_t size;
+	uint32_t sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime;
+	uint64_t sched_deadline;
+	uint64_t sched_period;
+};
+
 static void *
 dibv_helper_main(void *arg)
 {
 	struct dibv_helper_arg *a = arg;
 
+	if (!a->rt && dibv_slice_us > 0 && a->wfd >= 0) {
+		/* A short slice: the kernel's scheduler (EEVDF, Linux >= 6.12)
+		 * lets a waking task with a shorter slice preempt one that
+		 * spins on its CPU; with the default slice a woken helper may
+		 * wait milliseconds behind two spinning applications. Older
+		 * kernels take the value and ignore it (or refuse: EINVAL).
+		 * Not when napping: a helper that wakes every few microseconds
+		 * would preempt the application each time. */
+		struct dibv_sched_attr at = {
+			.size = sizeof(at),
+			.sched_policy = SCHED_OTHER,
+			.sched_runtime = (uint64_t)dibv_slice_us * 1000,
+		};
+
+		errno = 0;
+		at.sched_nice = getpriority(PRIO_PROCESS, 0);  /* keep ours */
+		if (errno != 0)
+			at.sched_nice = 0;
+		(void)syscall(SYS_sched_setattr, 0, &at, 0);
+	}
+	/* Timed sleeps as asked, not up to 50 us late (the default slack). */
+	(void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	if (a->wfd >= 0)
 		dibv_helper_wait_loop(a->link, a->wfd, a->rt);
 	else
@@ -423,7 +662,7 @@ dibv_helper_main(void *arg)
 }
 
 static void
-dibv_helper_start(struct drnic_device *dev, const struct dibv_settings *s)
+dibv_helper_start(struct drnic_device *dev, const struct dibv_settings *s, bool inl)
 {
 	struct sched_param sp = { .sched_priority = 1 };
 	const char *rt_what = "off";
@@ -433,8 +672,17 @@ dibv_helper_start(struct drnic_device *dev, const struct dibv_settings *s)
 		return;
 	dibv_sleep_us = s->progress_sleep_us ? s->progress_sleep_us : 1;
 	dibv_spin_us = s->progress_spin_us;
+	dibv_slice_us = s->progress_slice_us;
+	dibv_quiet_ns = (uint64_t)s->progress_quiet_us * 1000;
+	dibv_quiet_max_ns = dibv_quiet_ns << DIBV_QUIET_MAX_SHIFT;
+	/* Inline progress only: there the poll runs the engine. */
+	dibv_linger_ns = inl ? (uint64_t)s->progress_linger_us * 1000 : 0;
 	dibv_wait_on = s->progress_wait;
 	memset(&dibv_hstats, 0, sizeof(dibv_hstats));
+	if (getenv("DRNIC_IBV_TRACE") != NULL && dibv_tbuf == NULL) {
+		dibv_tbuf = calloc(DIBV_TRACE_MAX, sizeof(*dibv_tbuf));
+		dibv_trace_on = dibv_tbuf != NULL;
+	}
 	dibv_harg.link = drnic_device_link(dev);
 	if (dibv_wait_on && dibv_harg.link != NULL) {
 		/* Queue 0: the ethdev driver receives every frame there. */
@@ -480,9 +728,9 @@ dibv_helper_start(struct drnic_device *dev, const struct dibv_settings *s)
 	dibv_helper_on = true;
 	if (dibv_debug()) {
 		if (wfd >= 0)
-			fprintf(stderr, "drnic ibverbs: progress helper: blocking on the receive wake-up of %s (spin %u us, timeout %d ms), realtime %s\n",
+			fprintf(stderr, "drnic ibverbs: progress helper: blocking on the receive wake-up of %s (spin %u us, timeout %d ms, quiet %" PRIu64 " us, slice %u us), realtime %s\n",
 				drnic_link_name(dibv_harg.link), dibv_spin_us, DIBV_WAIT_MS,
-				rt_what);
+				dibv_quiet_ns / 1000, dibv_slice_us, rt_what);
 		else
 			fprintf(stderr, "drnic ibverbs: progress helper: napping %u us (%s), realtime %s\n",
 				dibv_sleep_us,
@@ -501,6 +749,7 @@ dibv_helper_stop_join(void)
 	dibv_helper_poke();
 	pthread_join(dibv_helper, NULL);
 	dibv_helper_on = false;
+	dibv_trace_dump();
 	if (dibv_poke_fd >= 0)
 		close(dibv_poke_fd);
 	dibv_poke_fd = -1;
@@ -508,10 +757,10 @@ dibv_helper_stop_join(void)
 		fprintf(stderr, "drnic ibverbs: progress helper: %" PRIu64 " sleeps (%" PRIu64
 			" ended by frames, %" PRIu64 " by posts, %" PRIu64 " timeouts), %" PRIu64
 			" last looks with work, %" PRIu64 " handed over (%" PRIu64
-			" taken back), %" PRIu64 " naps\n",
+			" taken back), %" PRIu64 " naps, %" PRIu64 " quiet naps\n",
 			dibv_hstats.sleeps, dibv_hstats.frames, dibv_hstats.pokes,
 			dibv_hstats.timeouts, dibv_hstats.last_work, dibv_hstats.handovers,
-			dibv_hstats.handover_self, dibv_hstats.naps);
+			dibv_hstats.handover_self, dibv_hstats.naps, dibv_hstats.quiet_naps);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -601,6 +850,24 @@ dibv_apply_ibverbs_key(struct dibv_settings *s, const char *k, const char *v)
 			s->progress_wait = false;
 		else
 			return -EINVAL;
+		return 0;
+	}
+	if (strcmp(k, "progress_linger_us") == 0) {
+		if (dibv_parse_u32(v, &x) < 0 || x > 1000)
+			return -EINVAL;
+		s->progress_linger_us = x;
+		return 0;
+	}
+	if (strcmp(k, "progress_quiet_us") == 0) {
+		if (dibv_parse_u32(v, &x) < 0 || x > 1000000)
+			return -EINVAL;
+		s->progress_quiet_us = x;
+		return 0;
+	}
+	if (strcmp(k, "progress_slice_us") == 0) {
+		if (dibv_parse_u32(v, &x) < 0 || x > 100000)
+			return -EINVAL;
+		s->progress_slice_us = x;
 		return 0;
 	}
 	if (strcmp(k, "progress_spin_us") == 0) {
@@ -728,6 +995,9 @@ dibv_start(void)
 		.progress_rt = 0,
 		.progress_wait = true,
 		.progress_spin_us = 2,
+		.progress_slice_us = 100,
+		.progress_quiet_us = 100,
+		.progress_linger_us = 8,
 	};
 	struct dibv_eal e = { .log_level = RTE_LOG_ERR };
 	struct drnic_env_opts eo = { .name = "drnic-ibverbs" };
@@ -891,10 +1161,10 @@ ibv_open_device(struct ibv_device *device)
 		if (d->cfg.progress == DRNIC_PROGRESS_INLINE) {
 			atomic_store_explicit(&dibv_progress_dev, d->dev, memory_order_release);
 			if (d->set.progress_thread != 0)
-				dibv_helper_start(d->dev, &d->set);
+				dibv_helper_start(d->dev, &d->set, true);
 		} else if (d->set.progress_thread == 1) {
 			atomic_store_explicit(&dibv_progress_dev, d->dev, memory_order_release);
-			dibv_helper_start(d->dev, &d->set);
+			dibv_helper_start(d->dev, &d->set, false);
 		}
 	}
 	d->refs++;

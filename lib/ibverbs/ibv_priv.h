@@ -37,6 +37,9 @@ struct dibv_settings {
 	int progress_rt;           /* SCHED_FIFO helper: -1 auto (when it blocks), 0, 1 */
 	bool progress_wait;        /* block on the link's receive wake-up when it has one */
 	unsigned int progress_spin_us;  /* keep looking this long before blocking */
+	unsigned int progress_slice_us; /* helper's scheduler slice (EEVDF), 0: kernel's */
+	unsigned int progress_quiet_us; /* helper arms the wake-up after this long without calls */
+	unsigned int progress_linger_us; /* a poll that completes waits this long for more */
 	/* Destination of AVs without a GRH (is_global 0, e.g. ibv_rc_pingpong
 	 * without -g): RoCE needs one, so the configured peer's IPv4 is used. */
 	bool has_peer;
@@ -133,6 +136,13 @@ void dibv_app_enter(void);
 void dibv_app_leave(void);
 void dibv_progress_kick(void);             /* make sure someone progresses */
 void dibv_posted(void);                    /* after a post: nobody may sleep on it */
+void dibv_app_waits(void);                 /* the application is about to block */
+void dibv_linger(void);                    /* a poll returned completions an ACK brought */
+/* DRNIC_IBV_TRACE (debug) */
+extern bool dibv_trace_on;
+uint64_t dibv_trace_now(void);
+void dibv_trace_rxtx(uint64_t *rx, uint64_t *tx);
+void dibv_trace(uint32_t type, uint64_t t0, int n, uint64_t rx0, uint64_t tx0);
 
 /* ibv_verbs.c */
 struct dibv_cq *dibv_cq_lookup(const struct drnic_cq *dcq);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_branch_prediction.h>
 #include <rte_common.h>
 #include <rte_errno.h>
 
@@ -215,15 +216,44 @@ dibv_cq_unlink(struct dibv_cq *cq)
 	pthread_mutex_unlock(&dibv_cq_lock);
 }
 
+/* Completions an ACK brought (SEND, RDMA WRITE): the peer's answer to what
+ * completed may be on its way right behind that ACK (see dibv_linger()).
+ * Not READ / atomic responses (they carry the answer) nor receives. */
+static bool
+dibv_acked(const struct ibv_wc *wc, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (wc[i].status == IBV_WC_SUCCESS &&
+		    (wc[i].opcode == IBV_WC_SEND || wc[i].opcode == IBV_WC_RDMA_WRITE))
+			return true;
+	return false;
+}
+
 static int
 dibv_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
+	uint64_t t0 = 0, rx = 0, tx = 0;
 	int n;
 
+	if (unlikely(dibv_trace_on)) {
+		t0 = dibv_trace_now();
+		dibv_trace_rxtx(&rx, &tx);
+	}
 	/* struct drnic_wc is struct ibv_wc (test/unit/lib/cq/verbs_abi). */
 	dibv_app_enter();
 	n = drnic_cq_poll(dibv_cq_of(cq)->dcq, num_entries, (struct drnic_wc *)(void *)wc);
+	if (n > 0 && dibv_acked(wc, n))
+		dibv_linger();
 	dibv_app_leave();
+	if (unlikely(dibv_trace_on)) {
+		uint64_t rx1, tx1;
+
+		dibv_trace_rxtx(&rx1, &tx1);
+		if (n != 0 || rx1 != rx || tx1 != tx)
+			dibv_trace(1, t0, n, rx, tx);
+	}
 	return n < 0 ? -1 : n;
 }
 
@@ -231,6 +261,8 @@ static int
 dibv_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
 	int rc = drnic_cq_req_notify(dibv_cq_of(cq)->dcq, solicited_only);
+
+	dibv_app_waits();
 
 	return rc < 0 ? -rc : 0;
 }
@@ -244,6 +276,8 @@ dibv_cqx_fill(struct dibv_cq *c)
 
 		dibv_app_enter();
 		n = drnic_cq_poll(c->dcq, (int)RTE_DIM(c->buf), c->buf);
+		if (n > 0 && dibv_acked((const struct ibv_wc *)(const void *)c->buf, n))
+			dibv_linger();
 		dibv_app_leave();
 		if (n <= 0) {
 			c->buf_n = c->buf_i = 0;
@@ -476,6 +510,7 @@ ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq
 		errno = EINVAL;
 		return -1;
 	}
+	dibv_app_waits();
 	rc = drnic_get_cq_event(ch->dch, &dcq, &ctx);
 	if (rc < 0) {
 		errno = -rc;
@@ -851,7 +886,13 @@ dibv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **b
 	struct dibv_qp *q = dibv_qp_of(qp);
 	struct drnic_send_wr d[DIBV_POST_BATCH];
 	struct ibv_send_wr *src[DIBV_POST_BATCH];
+	uint64_t t0 = 0, rx = 0, tx = 0;
 	int rc = 0;
+
+	if (unlikely(dibv_trace_on)) {
+		t0 = dibv_trace_now();
+		dibv_trace_rxtx(&rx, &tx);
+	}
 
 	dibv_app_enter();
 	while (wr != NULL) {
@@ -887,6 +928,8 @@ dibv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **b
 	}
 	dibv_posted();
 	dibv_app_leave();
+	if (unlikely(dibv_trace_on))
+		dibv_trace(2, t0, 0, rx, tx);
 	return 0;
 }
 
