@@ -459,7 +459,7 @@ comp_read_gap(struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t psn
 	struct drnic_wire_pkt pkt;
 	uint32_t from;
 
-	from = engine_read_partial(eq, w) ? eq->rd_psn : w->first_psn;
+	from = engine_read_partial(eq, w) ? w->rd_next : w->first_psn;
 	if (drnic_psn_diff(psn, from) < ENGINE_READ_GAP ||
 	    (eq->reread_sent && eq->reread_psn == from) || engine_port_room(eq->port) == 0)
 		return;
@@ -497,7 +497,7 @@ comp_implied_nak(struct engine_qp *eq, uint32_t psn)
 		/* A READ whose response is partly here lost the rest of it
 		 * (its tail, or the rest after a gap): ask for the rest, once
 		 * per missing PSN. */
-		from = engine_read_partial(eq, w) ? eq->rd_psn : w->first_psn;
+		from = engine_read_partial(eq, w) ? w->rd_next : w->first_psn;
 		if ((eq->reread_sent && eq->reread_psn == from) || engine_port_room(eq->port) == 0)
 			return;
 		if (w->opcode == DRNIC_WR_RDMA_READ)
@@ -518,7 +518,7 @@ static void
 comp_read_resp(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wire_pkt *pkt)
 {
 	const struct drnic_wire_opinfo *op = drnic_wire_opcode_info(pkt->bth.opcode);
-	uint32_t psn = pkt->bth.psn, off, i;
+	uint32_t psn = pkt->bth.psn, off;
 	struct verbs_send_wqe *w;
 	int64_t idx;
 
@@ -538,26 +538,15 @@ comp_read_resp(struct engine_qp *eq, const struct rte_mbuf *m, const struct drni
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
 		return;
 	}
-	/* An older READ still misses part of its response: the responder
-	 * answered it first, so that part was lost (the implied NAK above
-	 * asked for it again). This one waits its turn (go-back-N): rd_psn
-	 * keeps describing the oldest READ, whose progress is kept. */
-	for (i = eq->comp_idx; i != (uint32_t)idx; i++) {
-		const struct verbs_send_wqe *o = engine_sq_wqe(eq, i);
-
-		if (o->opcode == DRNIC_WR_RDMA_READ && o->state == WQE_SENT) {
-			engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
-			return;
-		}
-	}
-	/* In sequence: a FIRST (ONLY) starts the READ or the rest of it after
-	 * a partial re-read; other packets continue at rd_psn. */
-	if (psn != eq->rd_psn || !engine_read_partial(eq, w)) {
-		if (!(op->pos & DRNIC_WIRE_POS_FIRST) || psn != w->first_psn) {
-			comp_read_gap(eq, w, psn);
-			engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
-			return;
-		}
+	/* In sequence for this READ (each keeps its own progress, so a later
+	 * READ's response is taken while an older one waits for the rest of
+	 * its own): the PSN it waits for, or a FIRST (ONLY) that starts it
+	 * again from the beginning. */
+	if (psn != w->rd_next &&
+	    (!(op->pos & DRNIC_WIRE_POS_FIRST) || psn != w->first_psn)) {
+		comp_read_gap(eq, w, psn);
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
+		return;
 	}
 	off = drnic_psn_sub(psn, w->first_psn) * eq->mtu;
 	if ((op->pos & DRNIC_WIRE_POS_LAST) ?
@@ -572,7 +561,7 @@ comp_read_resp(struct engine_qp *eq, const struct rte_mbuf *m, const struct drni
 		comp_nak_error(eq, psn, DRNIC_WC_LOC_PROT_ERR);
 		return;
 	}
-	eq->rd_psn = drnic_psn_add(psn, 1);
+	w->rd_next = drnic_psn_add(psn, 1);
 	comp_rtt_sample(eq, psn);
 	comp_cwnd_grow(eq, 1);
 	comp_progress(eq);
@@ -651,13 +640,11 @@ comp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 }
 
 /* Resend from the oldest unretired WQE: a SEND or WRITE from after what the
- * responder acknowledged, a READ with part of its response only the rest. */
+ * responder acknowledged; a READ with part of its response asks for the
+ * rest only (the requester looks at its rd_next). */
 static void
 comp_go_back(struct engine_qp *eq)
 {
-	struct verbs_send_wqe *w = engine_sq_wqe(eq, eq->comp_idx);
-
-	eq->rd_resume = w->state == WQE_SENT && engine_read_partial(eq, w);
 	eq->reread_sent = false;
 	if (eq->any_acked)
 		req_rewind_psn(eq, eq->comp_idx, drnic_psn_add(eq->acked_psn, 1));

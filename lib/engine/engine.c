@@ -1162,15 +1162,15 @@ drnic_qp_dump(const struct drnic_qp *qp, FILE *f)
 		eq->rd_outstanding, eq->retry_left, eq->rnr_retry_left, eq->retry_deadline_ns,
 		eq->rnr_deadline_ns, engine_now_ns(eq->eng), eq->on_active, eq->tmr.armed,
 		eq->tmr.deadline_ns);
-	fprintf(f, "  comp %s idx %u acked %u (%d) rd_psn %u cwnd %u ssthresh %u inflight %u"
+	fprintf(f, "  comp %s idx %u acked %u (%d) cwnd %u ssthresh %u inflight %u"
 		" srtt %" PRIu64 " probe_deadline %" PRIu64 "\n", comp_state_names[eq->cstate],
-		eq->comp_idx, eq->acked_psn, eq->any_acked, eq->rd_psn, eq->cwnd, eq->ssthresh,
+		eq->comp_idx, eq->acked_psn, eq->any_acked, eq->cwnd, eq->ssthresh,
 		engine_inflight(eq), eq->srtt_ns, eq->probe_deadline_ns);
 	if (eq->comp_idx != eq->req_idx || eq->req_off > 0) {
 		const struct verbs_send_wqe *w = engine_sq_wqe(eq, eq->comp_idx);
 
-		fprintf(f, "  oldest WQE op %u len %u psn %u..%u state %u\n", w->opcode,
-			w->length, w->first_psn, w->last_psn, w->state);
+		fprintf(f, "  oldest WQE op %u len %u psn %u..%u state %u rd_next %u\n", w->opcode,
+			w->length, w->first_psn, w->last_psn, w->state, w->rd_next);
 	}
 	fprintf(f, "  resp %s epsn %u msn %u rq_idx %u ack_pending %d syn 0x%x psn %u"
 		" nak_seq_sent %d rtx %u..%u\n", resp_state_names[eq->sstate], eq->epsn, eq->msn,

@@ -215,10 +215,8 @@ struct engine_qp {
 	uint32_t comp_idx;       /* oldest WQE not retired */
 	uint32_t acked_psn;      /* highest PSN acknowledged (valid if any_acked) */
 	bool any_acked;
-	uint32_t rd_psn;         /* next READ response PSN expected */
 	uint32_t reread_psn;     /* a re-read from here was sent (if reread_sent) */
 	bool reread_sent;
-	bool rd_resume;          /* resend the oldest READ from rd_psn only */
 
 	/* Responder. */
 	enum resp_state sstate;
@@ -407,13 +405,15 @@ engine_wqe_is_rd_atomic(const struct verbs_send_wqe *w)
 	       w->opcode == DRNIC_WR_ATOMIC_FETCH_AND_ADD;
 }
 
-/* READ @p w has its responses up to rd_psn (exclusive) and no further:
- * the rest can be asked for from rd_psn (a partial re-read). */
+/* READ @p w has its responses up to its rd_next (exclusive) and no
+ * further: the rest can be asked for from there (a partial re-read). Each
+ * READ keeps its own progress, so several can be partly answered. */
 static inline bool
 engine_read_partial(const struct engine_qp *eq, const struct verbs_send_wqe *w)
 {
-	return w->opcode == DRNIC_WR_RDMA_READ && drnic_psn_gt(eq->rd_psn, w->first_psn) &&
-	       drnic_psn_le(eq->rd_psn, w->last_psn);
+	RTE_SET_USED(eq);
+	return w->opcode == DRNIC_WR_RDMA_READ && w->rd_next <= DRNIC_PSN_MASK &&
+	       drnic_psn_gt(w->rd_next, w->first_psn) && drnic_psn_le(w->rd_next, w->last_psn);
 }
 
 /* PSNs sent and not yet acknowledged (what the congestion window limits):
@@ -431,8 +431,8 @@ engine_inflight(const struct engine_qp *eq)
 	base = w->first_psn;
 	if (eq->any_acked && drnic_psn_gt(drnic_psn_add(eq->acked_psn, 1), base))
 		base = drnic_psn_add(eq->acked_psn, 1);
-	if (engine_read_partial(eq, w) && drnic_psn_gt(eq->rd_psn, base))
-		base = eq->rd_psn;
+	if (engine_read_partial(eq, w) && drnic_psn_gt(w->rd_next, base))
+		base = w->rd_next;
 	return drnic_psn_gt(eq->npsn, base) ? drnic_psn_sub(eq->npsn, base) : 0;
 }
 

@@ -254,11 +254,11 @@ req_send_rd_atomic(struct engine_qp *eq, struct verbs_send_wqe *w)
 	pkt.bth.psn = eq->npsn;
 	pkt.bth.ackreq = true;
 	if (w->opcode == DRNIC_WR_RDMA_READ) {
-		/* After a timeout, the oldest READ asks only for what is missing. */
-		bool resume = eq->rd_resume && eq->req_idx == eq->comp_idx &&
-			      engine_read_partial(eq, w);
-
-		engine_read_request(eq, w, resume ? eq->rd_psn : w->first_psn, &pkt);
+		/* Sent again after a go-back, a READ with part of its response
+		 * asks only for what is missing; otherwise for all of it. */
+		if (!engine_read_partial(eq, w))
+			w->rd_next = w->first_psn;
+		engine_read_request(eq, w, w->rd_next, &pkt);
 	} else {
 		engine_atomic_request(eq, w, &pkt);
 	}
@@ -267,8 +267,6 @@ req_send_rd_atomic(struct engine_qp *eq, struct verbs_send_wqe *w)
 		return rc;
 	req_time_rtt(eq, pkt.bth.psn);
 	eq->npsn = drnic_psn_add(w->last_psn, 1);
-	if (w->opcode == DRNIC_WR_RDMA_READ)
-		eq->rd_resume = false;
 	w->state = WQE_SENT;
 	eq->rd_outstanding++;
 	eq->req_idx++;

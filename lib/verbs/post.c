@@ -95,6 +95,7 @@ drnic_post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_send
 		w->length = (uint32_t)len;
 		w->state = 0;
 		w->status = 0;
+		w->rd_next = VERBS_WQE_NO_PSN;
 		if (wr->opcode == DRNIC_WR_ATOMIC_CMP_AND_SWP ||
 		    wr->opcode == DRNIC_WR_ATOMIC_FETCH_AND_ADD) {
 			w->remote_addr = wr->wr.atomic.remote_addr;

@@ -122,10 +122,15 @@ struct verbs_send_wqe {
 	uint8_t state;             /* engine's WQE state */
 	uint8_t status;            /* completion status once known */
 	uint16_t pad1;
-	uint32_t pad2;
+	/* READ: the next response PSN it waits for (its own progress, kept
+	 * across go-backs); VERBS_WQE_NO_PSN until the engine starts it. */
+	uint32_t rd_next;
 	/* Then num_sge struct drnic_sge, or inline data. */
 	struct drnic_sge sge[];
 };
+
+/* No PSN (PSNs are 24 bits). */
+#define VERBS_WQE_NO_PSN UINT32_MAX
 
 /* A receive WQE. */
 struct verbs_recv_wqe {

@@ -180,6 +180,7 @@ ut_post_send(uint64_t wr_id, enum drnic_wr_opcode op, const struct drnic_sge *sg
 	int i;
 
 	memset(w, 0, ut_qp.sq.stride);
+	w->rd_next = VERBS_WQE_NO_PSN;   /* as post_send leaves it */
 	w->wr_id = wr_id;
 	w->opcode = (uint8_t)op;
 	w->send_flags = flags;

@@ -369,17 +369,17 @@ test_rewind_psn(void)
 	r->rkey = 9;
 	CU_ASSERT_EQUAL(req_step(eq, 32), 1);
 	CU_ASSERT_EQUAL(eq->rd_outstanding, 1);
-	eq->rd_psn = 301;                 /* the completer got PSN 300 */
+	CU_ASSERT_EQUAL(r->rd_next, 300);           /* a fresh READ: from its first PSN */
+	r->rd_next = 301;                 /* the completer got PSN 300 */
 	req_rewind(eq, 0);
 	CU_ASSERT_EQUAL(eq->rd_outstanding, 0);
-	eq->rd_resume = true;
 	ut_ntx = 0;
 	CU_ASSERT_EQUAL(req_step(eq, 32), 1);
 	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST);
 	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.psn, 301);
 	CU_ASSERT_EQUAL(ut_tx[0].pkt.reth.va, 0x9000 + 1024);
 	CU_ASSERT_EQUAL(ut_tx[0].pkt.reth.dmalen, 3000 - 1024);
-	CU_ASSERT_FALSE(eq->rd_resume);
+	CU_ASSERT_EQUAL(r->rd_next, 301);           /* its progress kept */
 	CU_ASSERT_EQUAL(eq->npsn, 303);
 	CU_ASSERT_EQUAL(r->first_psn, 300);
 	CU_ASSERT_EQUAL(r->last_psn, 302);
