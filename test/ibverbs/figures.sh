@@ -39,6 +39,7 @@ TMP=$(mktemp -d /tmp/drnic-ibvfig.XXXXXX)
 PIDS=()
 
 skip() { echo "SKIP: $*"; exit 77; }
+. "$(dirname "$0")/../common/netns.sh"
 cleanup() {
 	local p
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
@@ -54,16 +55,7 @@ trap 'exit 1' INT TERM
 [ -x "$PERF" ] || skip "no drnic-perf at $PERF"
 [ "$(id -u)" = 0 ] || skip "needs root for network namespaces (uid $(id -u))"
 need_pkgs
-ip netns add "$NSS" 2>"$TMP/err" || skip "cannot create a network namespace: $(cat "$TMP/err")"
-ip netns add "$NSC" || skip "cannot create a second network namespace"
-ip link add "$VS" type veth peer name "$VC" 2>"$TMP/err" || skip "cannot create a veth pair: $(cat "$TMP/err")"
-ip link set "$VS" netns "$NSS" && ip link set "$VC" netns "$NSC" || skip "cannot move veth ends"
-for side in "$NSS $VS 10.232.0.2" "$NSC $VC 10.232.0.1"; do
-	set -- $side
-	ip -n "$1" link set lo up
-	ip -n "$1" link set "$2" mtu 9000 up
-	ip -n "$1" addr add "$3/24" dev "$2"
-done
+netns_pair "$NSS" "$VS" 10.232.0.2 "$NSC" "$VC" 10.232.0.1
 
 AFP="blocksz=65536,framesz=8192"
 # mkcfg SIDE IFACE MY_IP PEER_IP MAC [IBVERBS_KEY...]: the drop-in's file.

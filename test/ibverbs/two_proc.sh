@@ -35,17 +35,8 @@ cleanup() {
 trap cleanup EXIT
 
 skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "needs root for network namespaces (uid $(id -u))"
-ip netns add "$NSS" 2>/dev/null || skip "cannot create a network namespace"
-ip netns add "$NSC" || skip "cannot create a second network namespace"
-ip link add "$VS" type veth peer name "$VC" || skip "cannot create a veth pair"
-ip link set "$VS" netns "$NSS" && ip link set "$VC" netns "$NSC" || skip "cannot move veth ends"
-for side in "$NSS $VS 10.232.0.2" "$NSC $VC 10.232.0.1"; do
-	set -- $side
-	ip -n "$1" link set lo up
-	ip -n "$1" link set "$2" mtu 9000 up
-	ip -n "$1" addr add "$3/24" dev "$2"
-done
+. "$(dirname "$0")/../common/netns.sh"
+netns_pair "$NSS" "$VS" 10.232.0.2 "$NSC" "$VC" 10.232.0.1
 
 # One configuration file per side.
 mkcfg() {  # SIDE IFACE MY_IP PEER_IP MAC
