@@ -49,9 +49,9 @@ comp_fill_wc(const struct engine_qp *eq, const struct verbs_send_wqe *w,
  * comes at least half a probe interval before the retransmit timeout (after
  * a probe the estimate has doubled: a few probes per timeout at most). */
 static void
-comp_probe_arm(struct engine_qp *eq)
+comp_probe_arm(struct engine_qp *eq, uint64_t now)
 {
-	uint64_t now = engine_now_ns(eq->eng), probe;
+	uint64_t probe;
 	const struct verbs_send_wqe *w;
 
 	eq->probe_deadline_ns = 0;
@@ -98,7 +98,7 @@ engine_retry_arm(struct engine_qp *eq)
 	now = engine_now_ns(eq->eng);
 	to = 4096ull << t;
 	eq->retry_deadline_ns = now + to;
-	comp_probe_arm(eq);
+	comp_probe_arm(eq, now);
 }
 
 /*
@@ -459,7 +459,7 @@ comp_read_gap(struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t psn
 	struct drnic_wire_pkt pkt;
 	uint32_t from;
 
-	from = engine_read_partial(eq, w) ? w->rd_next : w->first_psn;
+	from = engine_read_partial(w) ? w->rd_next : w->first_psn;
 	if (drnic_psn_diff(psn, from) < ENGINE_READ_GAP ||
 	    (eq->reread_sent && eq->reread_psn == from) || engine_port_room(eq->port) == 0)
 		return;
@@ -497,7 +497,7 @@ comp_implied_nak(struct engine_qp *eq, uint32_t psn)
 		/* A READ whose response is partly here lost the rest of it
 		 * (its tail, or the rest after a gap): ask for the rest, once
 		 * per missing PSN. */
-		from = engine_read_partial(eq, w) ? w->rd_next : w->first_psn;
+		from = engine_read_partial(w) ? w->rd_next : w->first_psn;
 		if ((eq->reread_sent && eq->reread_psn == from) || engine_port_room(eq->port) == 0)
 			return;
 		if (w->opcode == DRNIC_WR_RDMA_READ)
@@ -714,7 +714,7 @@ comp_probe(struct engine_qp *eq)
 	eq->rttvar_ns *= 2;
 	comp_cwnd_loss(eq, false);
 	comp_go_back(eq);
-	comp_probe_arm(eq);
+	comp_probe_arm(eq, engine_now_ns(eq->eng));
 }
 
 int

@@ -409,9 +409,8 @@ engine_wqe_is_rd_atomic(const struct verbs_send_wqe *w)
  * further: the rest can be asked for from there (a partial re-read). Each
  * READ keeps its own progress, so several can be partly answered. */
 static inline bool
-engine_read_partial(const struct engine_qp *eq, const struct verbs_send_wqe *w)
+engine_read_partial(const struct verbs_send_wqe *w)
 {
-	RTE_SET_USED(eq);
 	return w->opcode == DRNIC_WR_RDMA_READ && w->rd_next <= DRNIC_PSN_MASK &&
 	       drnic_psn_gt(w->rd_next, w->first_psn) && drnic_psn_le(w->rd_next, w->last_psn);
 }
@@ -431,7 +430,7 @@ engine_inflight(const struct engine_qp *eq)
 	base = w->first_psn;
 	if (eq->any_acked && drnic_psn_gt(drnic_psn_add(eq->acked_psn, 1), base))
 		base = drnic_psn_add(eq->acked_psn, 1);
-	if (engine_read_partial(eq, w) && drnic_psn_gt(w->rd_next, base))
+	if (engine_read_partial(w) && drnic_psn_gt(w->rd_next, base))
 		base = w->rd_next;
 	return drnic_psn_gt(eq->npsn, base) ? drnic_psn_sub(eq->npsn, base) : 0;
 }

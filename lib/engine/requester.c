@@ -185,9 +185,10 @@ req_time_rtt(struct engine_qp *eq, uint32_t psn)
 	eq->rtt_sent_ns = engine_now_ns(eq->eng);
 }
 
-/* Send the next packet of a SEND or WRITE WQE. */
+/* Send the next packet of a SEND or WRITE WQE; @p fills_window: it is the
+ * last the congestion window lets out before an ACK. */
 static int
-req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w)
+req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 {
 	struct drnic_wire_sge sg[VERBS_MAX_SGE + 1];
 	struct drnic_wire_pkt pkt;
@@ -216,7 +217,7 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w)
 	every = RTE_MIN((uint32_t)ENGINE_ACKREQ_EVERY, RTE_MAX(eq->cwnd / 4, 1u));
 	pkt.bth.ackreq = (pos & DRNIC_WIRE_POS_LAST) != 0 ||
 			 drnic_psn_sub(eq->npsn, w->first_psn) % every == every - 1 ||
-			 engine_inflight(eq) + 1 >= eq->cwnd;
+			 fills_window;
 	pkt.bth.se = (pos & DRNIC_WIRE_POS_LAST) && (w->send_flags & DRNIC_SEND_SOLICITED);
 	if (is_write && (pos & DRNIC_WIRE_POS_FIRST)) {
 		pkt.reth.va = w->remote_addr;
@@ -256,7 +257,7 @@ req_send_rd_atomic(struct engine_qp *eq, struct verbs_send_wqe *w)
 	if (w->opcode == DRNIC_WR_RDMA_READ) {
 		/* Sent again after a go-back, a READ with part of its response
 		 * asks only for what is missing; otherwise for all of it. */
-		if (!engine_read_partial(eq, w))
+		if (!engine_read_partial(w))
 			w->rd_next = w->first_psn;
 		engine_read_request(eq, w, w->rd_next, &pkt);
 	} else {
@@ -332,6 +333,7 @@ req_step(struct engine_qp *eq, int budget)
 	struct drnic_qp *qp = eq->qp;
 	enum drnic_qp_state st = verbs_qp_state(qp);
 	uint32_t prod;
+	uint32_t inflight;
 	int sent = 0;
 
 	switch (eq->rstate) {
@@ -362,7 +364,8 @@ req_step(struct engine_qp *eq, int budget)
 		}
 		/* The congestion window: wait for ACKs (the completer wakes
 		 * us); something is outstanding, so the timer runs. */
-		if (engine_inflight(eq) >= eq->cwnd) {
+		inflight = engine_inflight(eq);
+		if (inflight >= eq->cwnd) {
 			eq->rstate = REQ_WAIT_WINDOW;
 			break;
 		}
@@ -375,7 +378,7 @@ req_step(struct engine_qp *eq, int budget)
 		if (engine_wqe_is_rd_atomic(w))
 			rc = req_send_rd_atomic(eq, w);
 		else
-			rc = req_send_data(eq, w);
+			rc = req_send_data(eq, w, inflight + 1 >= eq->cwnd);
 		if (rc < 0)
 			break;  /* no mbuf: try again next step */
 		if (eq->retry_deadline_ns == 0)

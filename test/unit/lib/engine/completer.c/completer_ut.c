@@ -79,7 +79,7 @@ ut_sent(struct engine_qp *eq, struct verbs_send_wqe *w)
 
 	w->first_psn = eq->npsn;
 	w->last_psn = drnic_psn_add(eq->npsn, n - 1);
-	if (!engine_read_partial(eq, w))      /* as the requester starts a READ */
+	if (!engine_read_partial(w))      /* as the requester starts a READ */
 		w->rd_next = w->first_psn;
 	w->state = WQE_SENT;
 	eq->npsn = drnic_psn_add(eq->npsn, n);
@@ -415,7 +415,7 @@ test_read_partial(void)
 		ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, i, 0, 1024);
 	CU_ASSERT_EQUAL(w->rd_next, 1020);
 	comp_timeout(eq);
-	CU_ASSERT_TRUE(engine_read_partial(eq, w));  /* the requester asks from 1020 */
+	CU_ASSERT_TRUE(engine_read_partial(w));  /* the requester asks from 1020 */
 	CU_ASSERT_EQUAL(ut_rewound, 0);
 	w->state = WQE_SENT;                      /* resent (requester stub) */
 	eq->req_idx = 1;
