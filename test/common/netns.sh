@@ -29,3 +29,16 @@ netns_pair() {
 netns_mac() {
 	ip -n "$1" -o link show "$2" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p'
 }
+
+# netns_teardown NS1 NS2 IF1 [PID...]: stop the processes, then remove the
+# namespaces and the veth pair netns_pair made (quietly: parts may be gone).
+netns_teardown() {
+	local ns1=$1 ns2=$2 if1=$3 p
+
+	shift 3
+	for p in "$@"; do kill "$p" 2>/dev/null; done
+	for p in "$@"; do wait "$p" 2>/dev/null; done
+	ip netns del "$ns1" 2>/dev/null
+	ip netns del "$ns2" 2>/dev/null
+	ip link del "$if1" 2>/dev/null
+}

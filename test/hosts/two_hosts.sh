@@ -30,12 +30,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; FAIL=1; }
 
 cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	ip netns del "$NSA" 2>/dev/null
-	ip netns del "$NSB" 2>/dev/null
-	ip link del "$VA" 2>/dev/null
+	netns_teardown "$NSA" "$NSB" "$VA" "${PIDS[@]}"
 	rm -f /dev/hugepages/drnhA"$TAG"* /dev/hugepages/drnhB"$TAG"* \
 	      /dev/hugepages/drnhC"$TAG"* /dev/hugepages/drnhD"$TAG"* 2>/dev/null
 	rm -rf "$TMP"
