@@ -167,8 +167,9 @@ engine_port_flush(struct engine *eng, struct engine_port *p)
 
 	if (p->tx_n == 0)
 		return 0;
-	if (!p->tx_data && p->tx_n < ENGINE_BURST) {
-		/* Only ACKs: they wait a while for data to go with. */
+	if (!p->tx_data && p->tx_n < ENGINE_BURST && p->link->tx_hold_acks) {
+		/* Only ACKs, and a burst costs a system call: they wait a
+		 * while for data to go with. */
 		uint64_t now = engine_now_ns(eng);
 
 		if (p->hold_until_ns == 0) {
@@ -199,8 +200,35 @@ engine_qp_activate(struct engine_qp *eq)
 	if (eq->on_active)
 		return;
 	eq->on_active = true;
-	atomic_store_explicit(&eq->qp->db, VERBS_DB_QUEUED, memory_order_relaxed);
+	atomic_store_explicit(&eq->qp->sq.db, VERBS_DB_QUEUED, memory_order_relaxed);
 	TAILQ_INSERT_TAIL(&eq->eng->active, eq, active_next);
+}
+
+/* The QP stops lingering (it worked, or leaves the active list). */
+static inline void
+engine_qp_unlinger(struct engine_qp *eq)
+{
+	if (eq->linger > 0) {
+		eq->linger = 0;
+		eq->eng->nb_linger--;
+	}
+}
+
+/* An idle QP on the active list: may it stay (RTS, within the limits)? */
+static inline bool
+engine_qp_linger(struct engine_qp *eq)
+{
+	if (verbs_qp_state(eq->qp) != DRNIC_QPS_RTS)
+		return false;
+	if (eq->linger == 0) {
+		if (eq->eng->nb_linger >= ENGINE_LINGER_MAX)
+			return false;
+		eq->eng->nb_linger++;
+	} else if (eq->linger >= ENGINE_LINGER_STEPS) {
+		return false;
+	}
+	eq->linger++;
+	return true;
 }
 
 /* The QP goes to ERR (engine-detected error); flushing follows. */
@@ -612,8 +640,10 @@ engine_ctrl_handle(struct engine *eng, struct engine_ctrl *c)
 		/* Doorbells rung before the delete may still name the QP. */
 		eq->qp->eng_priv = NULL;
 		engine_doorbells(eng, UINT32_MAX);
-		if (eq->on_active)
+		if (eq->on_active) {
+			engine_qp_unlinger(eq);
 			TAILQ_REMOVE(&eng->active, eq, active_next);
+		}
 		timer_cancel(&eng->wheel, &eq->tmr);
 		TAILQ_REMOVE(&eng->all, eq, all_next);
 		eng->nb_qp--;
@@ -698,6 +728,7 @@ engine_run_once(struct engine *eng)
 	for (eq = TAILQ_FIRST(&eng->active); eq != NULL; eq = tmp) {
 		bool end = eq == last;
 		uint16_t room;
+		int step;
 
 		tmp = TAILQ_NEXT(eq, active_next);
 		room = engine_port_room(eq->port);
@@ -706,7 +737,11 @@ engine_run_once(struct engine *eng)
 				break;
 			continue;
 		}
-		work += engine_qp_step(eq, room);
+		step = engine_qp_step(eq, room);
+		if (step > 0) {
+			work += step;
+			engine_qp_unlinger(eq);
+		}
 		if (engine_qp_busy(eq)) {
 			if (end)
 				break;
@@ -714,14 +749,20 @@ engine_run_once(struct engine *eng)
 			TAILQ_INSERT_TAIL(&eng->active, eq, active_next);
 			continue;
 		}
+		if (engine_qp_linger(eq)) {
+			if (end)
+				break;
+			continue;
+		}
 		/* Idle: leave the list, then look again (a poster may have
 		 * posted after our check and seen the flag still set). */
+		engine_qp_unlinger(eq);
 		TAILQ_REMOVE(&eng->active, eq, active_next);
 		eq->on_active = false;
-		atomic_store_explicit(&eq->qp->db, VERBS_DB_IDLE, memory_order_seq_cst);
+		atomic_store_explicit(&eq->qp->sq.db, VERBS_DB_IDLE, memory_order_seq_cst);
 		atomic_thread_fence(memory_order_seq_cst);
 		if (engine_qp_busy(eq) &&
-		    atomic_exchange_explicit(&eq->qp->db, VERBS_DB_QUEUED, memory_order_seq_cst) ==
+		    atomic_exchange_explicit(&eq->qp->sq.db, VERBS_DB_QUEUED, memory_order_seq_cst) ==
 		    VERBS_DB_IDLE) {
 			eq->on_active = true;
 			TAILQ_INSERT_TAIL(&eng->active, eq, active_next);
@@ -790,6 +831,7 @@ drnic_engine_idle_ns(uint64_t *wait_ns)
 {
 	unsigned int i, j, top = atomic_load_explicit(&engine_inline_top, memory_order_acquire);
 	uint64_t wait = UINT64_MAX;
+	struct engine_qp *eq;
 
 	if (wait_ns == NULL)
 		return -EINVAL;
@@ -805,9 +847,24 @@ drnic_engine_idle_ns(uint64_t *wait_ns)
 		if (atomic_flag_test_and_set_explicit(&eng->running, memory_order_acquire))
 			continue;
 		now = engine_now_ns(eng);
-		if (!TAILQ_EMPTY(&eng->active) || rte_ring_count(eng->ctrl) > 0 ||
-		    rte_ring_count(eng->doorbell) > 0)
+		if (rte_ring_count(eng->ctrl) > 0 || rte_ring_count(eng->doorbell) > 0)
 			wait = 0;
+		/* A QP that lingers waits for a post or for its deadline (not
+		 * in the wheel while it lingers): a post made meanwhile is
+		 * work now, as a doorbell in the ring would be. Any other QP
+		 * on the list has work now. At most ENGINE_LINGER_MAX + 1 are
+		 * looked at. */
+		TAILQ_FOREACH(eq, &eng->active, active_next) {
+			uint64_t d;
+
+			if (eq->linger == 0 || wait == 0 || engine_qp_busy(eq)) {
+				wait = 0;
+				break;
+			}
+			d = engine_qp_deadline(eq);
+			if (d != 0)
+				wait = RTE_MIN(wait, d > now ? d - now : 0);
+		}
 		for (j = 0; j < eng->nb_ports && wait > 0; j++) {
 			const struct engine_port *p = &eng->port[j];
 
@@ -1152,7 +1209,7 @@ drnic_qp_dump(const struct drnic_qp *qp, FILE *f)
 	fprintf(f, "qp#%u %s sq prod %u cons %u, rq prod %u cons %u, db %u\n", qp->qp_num,
 		drnic_qp_state_str(verbs_qp_state(qp)), atomic_load(&qp->sq.prod),
 		atomic_load(&qp->sq.cons), atomic_load(&qp->rq.prod), atomic_load(&qp->rq.cons),
-		atomic_load(&qp->db));
+		atomic_load(&qp->sq.db));
 	if (eq == NULL)
 		return;
 	fprintf(f, "  req %s idx %u off %u npsn %u rd_out %u retry_left %u rnr_left %u"

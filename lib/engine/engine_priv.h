@@ -72,6 +72,16 @@ extern int engine_logtype;
 #define ENGINE_ACK_HOLD_NS (10 * 1000)
 /* Packets one QP may produce per visit, for fairness. */
 #define ENGINE_QP_BUDGET 64
+/*
+ * A QP in RTS that goes idle stays on the active list for up to
+ * ENGINE_LINGER_STEPS steps, ENGINE_LINGER_MAX such QPs per engine: a
+ * ping-pong's next post is then seen in the QP's send queue (one cache
+ * line from the poster) instead of through the doorbell ring (the ring's
+ * lines, then the QP's). Thousands of QPs do not linger: each would be
+ * walked every step.
+ */
+#define ENGINE_LINGER_STEPS 4096
+#define ENGINE_LINGER_MAX 8
 
 /* ------------------------------------------------------------------------ */
 /* Clock                                                                    */
@@ -160,6 +170,8 @@ struct engine_qp {
 	 * retransmit timeout or an RNR wait to end. */
 	struct engine_timer tmr;
 	bool on_active;
+	/* Idle steps it has stayed on the active list (0: not lingering). */
+	uint32_t linger;
 	bool req_init;
 	bool resp_init;
 	bool sqd_notified;       /* SQ_DRAINED raised for the current SQD */
@@ -263,8 +275,9 @@ struct engine_port {
 	uint16_t queue;
 	int8_t up;                   /* link state last seen (queue 0 reports changes) */
 	uint16_t tx_n;
-	/* Staged frames include more than ACKs/NAKs. When they do not, the
-	 * flush holds them up to ENGINE_ACK_HOLD_NS (until hold_until_ns),
+	/* Staged frames include more than ACKs/NAKs. When they do not and
+	 * the link asks for it (drnic_link::tx_hold_acks), the flush holds
+	 * them up to ENGINE_ACK_HOLD_NS (until hold_until_ns),
 	 * so the reply the application posts meanwhile leaves in the same
 	 * burst: on a port where each burst is a system call (af_packet)
 	 * that halves the calls of a ping-pong, and the peer, spinning for
@@ -303,6 +316,7 @@ struct engine {
 	atomic_bool stop;
 	unsigned int refs;           /* ports attached (control path, under lock) */
 	unsigned int nb_qp;
+	unsigned int nb_linger;      /* QPs lingering on the active list */
 
 	struct engine_port port[ENGINE_MAX_PORTS];
 	unsigned int nb_ports;

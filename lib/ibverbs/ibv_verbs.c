@@ -374,6 +374,27 @@ dibv_cqx_dlid_path_bits(struct ibv_cq_ex *cq)
 	return CQX(cq)->cur.dlid_path_bits;
 }
 
+/*
+ * The depth a CQ of @p cqe entries gets: the next power of two above the
+ * request, as ConnectX's provider does (its CQs hold cqe + 1 rounded up),
+ * within the device's limit. Applications such as perftest size a CQ for
+ * the completions they expect and rely on that slack: a send completion
+ * whose ACK comes after the peer's reply must still find room.
+ */
+static uint32_t
+dibv_cq_depth(struct ibv_context *context, uint32_t cqe)
+{
+	struct drnic_device_attr da;
+	uint32_t depth;
+
+	if (cqe >= UINT32_MAX / 2 || drnic_query_device(dibv_ctx(context)->d->dev, &da) != 0)
+		return cqe;
+	depth = rte_align32pow2(cqe + 1);
+	if (depth > (uint32_t)da.max_cqe)
+		depth = RTE_MAX(cqe, (uint32_t)da.max_cqe);
+	return depth;
+}
+
 static struct dibv_cq *
 dibv_cq_new(struct ibv_context *context, uint32_t cqe, void *cq_context,
 	    struct ibv_comp_channel *channel, uint32_t comp_vector)
@@ -394,6 +415,7 @@ dibv_cq_new(struct ibv_context *context, uint32_t cqe, void *cq_context,
 		errno = ENOMEM;
 		return NULL;
 	}
+	cqe = dibv_cq_depth(context, cqe);
 	a.cqe = cqe;
 	a.channel = channel != NULL ? ((struct dibv_comp_channel *)(void *)channel)->dch : NULL;
 	a.comp_vector = (int)comp_vector;
@@ -488,12 +510,15 @@ ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {
 	int rc;
 
+	uint32_t depth;
+
 	if (cq == NULL || cqe <= 0)
 		return DIBV_ERR(EINVAL);
-	rc = drnic_cq_resize(dibv_cq_of(cq)->dcq, (uint32_t)cqe);
+	depth = dibv_cq_depth(cq->context, (uint32_t)cqe);
+	rc = drnic_cq_resize(dibv_cq_of(cq)->dcq, depth);
 	if (rc < 0)
 		return dibv_errno(rc);
-	cq->cqe = cqe;
+	cq->cqe = (int)depth;
 	return 0;
 }
 

@@ -95,6 +95,12 @@ struct drnic_link {
 	 * (IPv4 mapped, ::ffff:a.b.c.d), IPv4 first. */
 	unsigned int nb_addrs;
 	uint8_t addrs[LINK_MAX_ADDRS][16];
+	/** Each transmit burst costs a system call (net_af_packet, net_tap):
+	 * the engine holds a burst of lone ACKs a few microseconds for a
+	 * data frame to go in the same call. Elsewhere (loopback, net_ring,
+	 * memif, NICs) an ACK leaves at once, as a NIC's does. Set by the
+	 * driver's create. */
+	bool tx_hold_acks;
 	void *priv;                           /**< driver state */
 	struct link_queue_stats stats[LINK_MAX_QUEUES];
 	/** Transmit fault injectors per queue (link_fault.c); NULL: none. */

@@ -72,8 +72,7 @@ drnic_post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_send
 
 	sq = &qp->sq;
 	prod = atomic_load_explicit(&sq->prod, memory_order_relaxed);
-	/* Acquire: slots below cons were retired by the engine. */
-	cons = atomic_load_explicit(&sq->cons, memory_order_acquire);
+	cons = sq->cons_seen;
 	for (; wr != NULL; wr = wr->next) {
 		struct verbs_send_wqe *w;
 
@@ -81,7 +80,9 @@ drnic_post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_send
 		if (rc < 0)
 			break;
 		if (prod - cons >= sq->size) {
+			/* Acquire: slots below cons were retired by the engine. */
 			cons = atomic_load_explicit(&sq->cons, memory_order_acquire);
+			sq->cons_seen = cons;
 			if (prod - cons >= sq->size) {
 				rc = -ENOMEM;
 				break;
@@ -158,7 +159,7 @@ drnic_post_recv(struct drnic_qp *qp, struct drnic_recv_wr *wr, struct drnic_recv
 
 	rq = &qp->rq;
 	prod = atomic_load_explicit(&rq->prod, memory_order_relaxed);
-	cons = atomic_load_explicit(&rq->cons, memory_order_acquire);
+	cons = rq->cons_seen;
 	for (; wr != NULL; wr = wr->next) {
 		struct verbs_recv_wqe *w;
 		uint64_t len = 0;
@@ -176,6 +177,7 @@ drnic_post_recv(struct drnic_qp *qp, struct drnic_recv_wr *wr, struct drnic_recv
 		}
 		if (prod - cons >= rq->size) {
 			cons = atomic_load_explicit(&rq->cons, memory_order_acquire);
+			rq->cons_seen = cons;
 			if (prod - cons >= rq->size) {
 				rc = -ENOMEM;
 				break;

@@ -297,7 +297,9 @@ qp_reset_queues(struct drnic_qp *qp)
 	atomic_store(&qp->sq.cons, 0);
 	atomic_store(&qp->rq.prod, 0);
 	atomic_store(&qp->rq.cons, 0);
-	atomic_store(&qp->db, VERBS_DB_IDLE);
+	qp->sq.cons_seen = 0;
+	qp->rq.cons_seen = 0;
+	atomic_store(&qp->sq.db, VERBS_DB_IDLE);
 }
 
 static void

@@ -154,8 +154,15 @@ struct verbs_wq {
 	uint32_t stride;           /* bytes per WQE */
 	uint32_t max_sge;
 	uint32_t max_inline;
-	/* Poster side. */
+	/* Poster side: one cache line that a post writes. */
 	alignas(RTE_CACHE_LINE_SIZE) atomic_uint prod;
+	uint32_t cons_seen;        /* cons when last read: the poster reads
+				    * cons (the engine's line) only when the
+				    * queue looks full */
+	/* Send queue only: the QP's doorbell flag, VERBS_DB_QUEUED while the
+	 * QP is in, or about to be in, the engine's doorbell ring or active
+	 * list. Beside prod, so a post moves one line to the engine. */
+	atomic_uint db;
 	/* Engine side. */
 	alignas(RTE_CACHE_LINE_SIZE) atomic_uint cons;
 };
@@ -184,7 +191,7 @@ verbs_wq_retire(struct verbs_wq *wq, uint32_t cons)
 /* Queue pairs                                                              */
 /* ------------------------------------------------------------------------ */
 
-/* Doorbell flag values (struct drnic_qp::db). */
+/* Doorbell flag values (struct verbs_wq::db of the send queue). */
 #define VERBS_DB_IDLE 0u
 #define VERBS_DB_QUEUED 1u
 
@@ -210,9 +217,6 @@ struct drnic_qp {
 	uint32_t attr_mtu_bytes;   /* path MTU in bytes */
 	uint8_t dmac[6];           /* resolved destination MAC */
 	uint16_t udp_sport;
-	/* Doorbell: VERBS_DB_QUEUED while the QPN is in, or about to be in,
-	 * the engine's doorbell ring or active list. */
-	atomic_uint db;
 	atomic_uint events_unacked;  /* async events not acknowledged */
 	void *eng_priv;            /* engine-private state (engine_qp) */
 	struct verbs_wq sq;
@@ -301,7 +305,7 @@ const struct verbs_engine_ops *verbs_engine_ops(void);
 static inline void
 verbs_qp_doorbell(struct drnic_qp *qp)
 {
-	if (atomic_exchange_explicit(&qp->db, VERBS_DB_QUEUED, memory_order_seq_cst) ==
+	if (atomic_exchange_explicit(&qp->sq.db, VERBS_DB_QUEUED, memory_order_seq_cst) ==
 	    VERBS_DB_IDLE)
 		/* Never full: it has room for every QP of the engine. */
 		(void)rte_ring_mp_enqueue(qp->dev->eng[qp->engine].doorbell, qp);

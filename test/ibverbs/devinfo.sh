@@ -4,7 +4,7 @@
 # ibv_devices / ibv_devinfo through drnic's libibverbs.so.1 (suite 'ibverbs'),
 # and `ldd -r` of every verbs program: nothing may be missing.
 #
-# Usage: devinfo.sh BUILD/lib/ibverbs
+# Usage: devinfo.sh BUILD/lib/ibverbs BUILD/test/ibverbs/ibv_cq_check
 set -u
 . "$(dirname "$0")/common.sh"
 need_pkgs
@@ -68,7 +68,17 @@ expect '^\t\t\tGID\[  1\]:\t\tfd00::7, RoCE v2$' "GID 1 IPv6"
 DRNIC_CONFIG="$TMP/cfg.ini" DRNIC_VENDOR_PART_ID=4123 ibv timeout 30 ibv_devinfo >"$TMP/devinfo" 2>&1
 expect '^\tvendor_part_id:\t\t\t4123$' "DRNIC_VENDOR_PART_ID overrides"
 
-# 4. A bad configuration is an error, not a silent default.
+# 4. CQ sizes as a verbs program sees them (our own check program).
+CQCHECK=${2:-}
+if [ -z "$CQCHECK" ]; then
+	fail "no ibv_cq_check program given (second argument)"
+elif ibv timeout 30 "$CQCHECK" >"$TMP/cq" 2>&1; then
+	ok "CQ sizes: $(grep -c '^ok' "$TMP/cq") checks (create_cq rounds up as ConnectX's provider)"
+else
+	fail "CQ sizes: $(grep -E '^FAIL|rror' "$TMP/cq" | head -3)"
+fi
+
+# 5. A bad configuration is an error, not a silent default.
 printf '[ibverbs]\nvendor_part_id = x\n' >"$TMP/bad.ini"
 if DRNIC_CONFIG="$TMP/bad.ini" ibv timeout 30 ibv_devinfo >"$TMP/bad" 2>&1; then
 	fail "ibv_devinfo accepted a bad configuration"
@@ -77,7 +87,7 @@ else
 		fail "bad configuration: $(cat "$TMP/bad")"
 fi
 
-# 5. A bad progress key names the key.
+# 6. A bad progress key names the key.
 printf '[ibverbs]\nprogress_wait = sometimes\n' >"$TMP/bad2.ini"
 if DRNIC_CONFIG="$TMP/bad2.ini" ibv timeout 30 ibv_devinfo >"$TMP/bad2" 2>&1; then
 	fail "ibv_devinfo accepted progress_wait = sometimes"

@@ -381,6 +381,11 @@ ethl_setup_port(struct drnic_link *link, struct ethl_port *ep, const struct ethl
 	if (rc < 0)
 		return rc;
 	ep->device = info.device;
+	/* PMDs whose every transmit burst is a system call. */
+	link->tx_hold_acks = info.driver_name != NULL &&
+			     (strcmp(info.driver_name, "net_af_packet") == 0 ||
+			      strcmp(info.driver_name, "net_tap") == 0 ||
+			      strcmp(info.driver_name, "net_pcap") == 0);
 	rte_eth_dev_get_name_by_port(ep->port_id, ep->devname);
 	if (info.max_rx_queues < 1 || info.max_tx_queues < 1)
 		return -ENOTSUP;

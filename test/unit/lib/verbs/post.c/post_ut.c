@@ -56,7 +56,7 @@ ut_drain(void)
 	atomic_store(&qp->rq.cons, atomic_load(&qp->rq.prod));
 	while (rte_ring_dequeue(dev->eng[0].doorbell, &x) == 0)
 		;
-	atomic_store(&qp->db, VERBS_DB_IDLE);
+	atomic_store(&qp->sq.db, VERBS_DB_IDLE);
 }
 
 static struct drnic_send_wr

@@ -210,7 +210,7 @@ test_modify_path(void)
 	/* ERR rings the doorbell (the engine flushes). */
 	while (rte_ring_dequeue(dev->eng[0].doorbell, (void **)&db) == 0)
 		;
-	atomic_store(&qp->db, VERBS_DB_IDLE);
+	atomic_store(&qp->sq.db, VERBS_DB_IDLE);
 	a.qp_state = DRNIC_QPS_ERR;
 	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, DRNIC_QP_STATE), 0);
 	CU_ASSERT_EQUAL(drnic_qp_state(qp), DRNIC_QPS_ERR);
