@@ -41,11 +41,7 @@ PIDS=()
 skip() { echo "SKIP: $*"; exit 77; }
 . "$(dirname "$0")/../common/netns.sh"
 cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	ip netns del "$NSS" 2>/dev/null
-	ip netns del "$NSC" 2>/dev/null
+	netns_teardown "$NSS" "$NSC" "$VS" "${PIDS[@]}"
 	rm -rf /var/run/dpdk/dibf?"$TAG"* 2>/dev/null
 	[ "${FIG_KEEP:-0}" = 1 ] && echo "logs kept in $TMP" || rm -rf "$TMP"
 }

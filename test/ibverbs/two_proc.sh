@@ -24,11 +24,7 @@ PORT=$((20000 + $$ % 20000))
 PIDS=()
 NSS=dibvS$$ NSC=dibvC$$ VS=dibvs$$ VC=dibvc$$
 cleanup() {
-	local p
-	ip netns del "$NSS" 2>/dev/null
-	ip netns del "$NSC" 2>/dev/null
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
+	netns_teardown "$NSS" "$NSC" "$VS" "${PIDS[@]}"
 	rm -rf "$TMP"
 	rm -rf /var/run/dpdk/dibvS$$ /var/run/dpdk/dibvC$$ 2>/dev/null
 }
