@@ -6,6 +6,8 @@
  *    of a ping-pong are taken from its send queue without a doorbell;
  *    after ENGINE_LINGER_STEPS idle steps it leaves, and a post rings
  *    again; at most ENGINE_LINGER_MAX QPs linger at once;
+ *    a lingering QP is no reason for an inline thread not to sleep
+ *    (drnic_engine_idle_ns());
  *  - on a link whose bursts are cheap (the loopback) an ACK leaves at
  *    once: a WRITE completes within a few steps, with no reply to wait
  *    for and no hold time.
@@ -84,6 +86,18 @@ rnic_linger(void)
 	d1 = doorbells(&p.a);
 	printf("doorbells for 50 posts on a lingering QP: %" PRIu64 "\n", d1 - d0);
 	TEST_ASSERT_EQUAL(d1 - d0, 0, "posts while the QP lingers ring no doorbell");
+	/* A lingering QP with nothing posted lets an inline thread sleep
+	 * (the drop-in's helper asks this before it blocks). */
+	{
+		uint64_t w = 0;
+		unsigned int k;
+
+		for (k = 0; k < 64; k++)   /* the last ACK and completion, if any */
+			drnic_device_progress(p.a.dev);
+		TEST_ASSERT_SUCCESS(drnic_engine_idle_ns(&w), "idle_ns");
+		printf("idle_ns with the QP lingering: %" PRIu64 "\n", w);
+		TEST_ASSERT(w > 0, "a lingering QP is no work: the helper may sleep");
+	}
 
 	/* Idle past the linger: the QP leaves, the next post rings. */
 	idle_steps(&p.a, ENGINE_LINGER_STEPS + 16);
