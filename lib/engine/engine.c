@@ -201,7 +201,7 @@ engine_qp_activate(struct engine_qp *eq)
 		return;
 	eq->on_active = true;
 	atomic_store_explicit(&eq->qp->sq.db, VERBS_DB_QUEUED, memory_order_relaxed);
-	TAILQ_INSERT_TAIL(&eq->eng->active, eq, active_next);
+	TAILQ_INSERT_TAIL(&eq->port->active, eq, active_next);
 }
 
 /* The QP stops lingering (it worked, or leaves the active list). */
@@ -583,6 +583,7 @@ engine_doorbells(struct engine *eng, unsigned int max)
 static void
 engine_ctrl_handle(struct engine *eng, struct engine_ctrl *c)
 {
+	struct engine_qp_list moved;
 	struct engine_qp *eq;
 	struct drnic_device *dev;
 	struct engine_port *p;
@@ -598,6 +599,7 @@ engine_ctrl_handle(struct engine *eng, struct engine_ctrl *c)
 		}
 		p = &eng->port[eng->nb_ports];
 		memset(p, 0, sizeof(*p));
+		TAILQ_INIT(&p->active);
 		p->dev = dev;
 		p->link = dev->link;
 		p->queue = c->queue;
@@ -616,8 +618,14 @@ engine_ctrl_handle(struct engine *eng, struct engine_ctrl *c)
 			(void)engine_port_flush(eng, p);
 			if (p->tx_n > 0)
 				link_drop(p->link, p->queue, DRNIC_LINK_DROP_TX_ERROR, p->tx, p->tx_n);
-			/* QPs keep pointers into port[]: none is left on it. */
+			/* QPs keep pointers into port[]: none is left on it.
+			 * The last port moves into its slot, its active list
+			 * with it (the list's head moves: relink). */
+			TAILQ_INIT(&moved);
+			TAILQ_CONCAT(&moved, &eng->port[eng->nb_ports - 1].active, active_next);
 			eng->port[i] = eng->port[eng->nb_ports - 1];
+			TAILQ_INIT(&eng->port[i].active);
+			TAILQ_CONCAT(&eng->port[i].active, &moved, active_next);
 			eng->nb_ports--;
 			TAILQ_FOREACH(eq, &eng->all, all_next)
 				if (eq->port == &eng->port[eng->nb_ports])
@@ -642,7 +650,7 @@ engine_ctrl_handle(struct engine *eng, struct engine_ctrl *c)
 		engine_doorbells(eng, UINT32_MAX);
 		if (eq->on_active) {
 			engine_qp_unlinger(eq);
-			TAILQ_REMOVE(&eng->active, eq, active_next);
+			TAILQ_REMOVE(&eq->port->active, eq, active_next);
 		}
 		timer_cancel(&eng->wheel, &eq->tmr);
 		TAILQ_REMOVE(&eng->all, eq, all_next);
@@ -694,11 +702,67 @@ engine_ports_watch(struct engine *eng)
 	}
 }
 
+/* One turn of each active QP of port @p p (see engine_run_once()). */
+static int
+engine_port_step(struct engine *eng, struct engine_port *p)
+{
+	struct engine_qp *eq, *tmp, *last = TAILQ_LAST(&p->active, engine_qp_list);
+	int work = 0;
+
+	for (eq = TAILQ_FIRST(&p->active); eq != NULL; eq = tmp) {
+		bool end = eq == last;
+		uint16_t room = engine_port_room(p);
+		int step;
+
+		if (room == 0)
+			break;
+		tmp = TAILQ_NEXT(eq, active_next);
+		step = engine_qp_step(eq, room);
+		if (step > 0) {
+			work += step;
+			engine_qp_unlinger(eq);
+		}
+		if (engine_qp_busy(eq)) {
+			if (end)
+				break;
+			TAILQ_REMOVE(&p->active, eq, active_next);
+			TAILQ_INSERT_TAIL(&p->active, eq, active_next);
+			continue;
+		}
+		if (engine_qp_linger(eq)) {
+			if (end)
+				break;
+			continue;
+		}
+		/* Idle: leave the list, then look again (a poster may have
+		 * posted after our check and seen the flag still set). */
+		engine_qp_unlinger(eq);
+		TAILQ_REMOVE(&p->active, eq, active_next);
+		eq->on_active = false;
+		atomic_store_explicit(&eq->qp->sq.db, VERBS_DB_IDLE, memory_order_seq_cst);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (engine_qp_busy(eq) &&
+		    atomic_exchange_explicit(&eq->qp->sq.db, VERBS_DB_QUEUED, memory_order_seq_cst) ==
+		    VERBS_DB_IDLE) {
+			eq->on_active = true;
+			TAILQ_INSERT_TAIL(&p->active, eq, active_next);
+		} else {
+			uint64_t d = engine_qp_deadline(eq);
+
+			/* Waits for a deadline: sleep in the wheel. */
+			if (d != 0)
+				timer_arm(&eng->wheel, &eq->tmr, d);
+		}
+		if (end)
+			break;
+	}
+	return work;
+}
+
 int
 engine_run_once(struct engine *eng)
 {
 	struct engine_ctrl *c;
-	struct engine_qp *eq, *tmp, *last;
 	uint64_t t0 = rte_rdtsc(), t1;
 	unsigned int i;
 	int work = 0;
@@ -718,64 +782,14 @@ engine_run_once(struct engine *eng)
 	}
 
 	/*
-	 * The active QPs, each once per step (up to the one that was last
-	 * when the step began), round robin: a QP still busy after its turn
-	 * goes to the tail. When the port is full nothing on it can send: a
-	 * one-port engine stops there (thousands of QPs waiting for room are
+	 * The active QPs of each port, each once per step (up to the one that
+	 * was last when the step began), round robin: a QP still busy after
+	 * its turn goes to the tail. When a port is full nothing on it can
+	 * send: its walk stops there (thousands of QPs waiting for room are
 	 * not walked every step), the rest keep their places.
 	 */
-	last = TAILQ_LAST(&eng->active, engine_qp_list);
-	for (eq = TAILQ_FIRST(&eng->active); eq != NULL; eq = tmp) {
-		bool end = eq == last;
-		uint16_t room;
-		int step;
-
-		tmp = TAILQ_NEXT(eq, active_next);
-		room = engine_port_room(eq->port);
-		if (room == 0) {
-			if (end || eng->nb_ports == 1)
-				break;
-			continue;
-		}
-		step = engine_qp_step(eq, room);
-		if (step > 0) {
-			work += step;
-			engine_qp_unlinger(eq);
-		}
-		if (engine_qp_busy(eq)) {
-			if (end)
-				break;
-			TAILQ_REMOVE(&eng->active, eq, active_next);
-			TAILQ_INSERT_TAIL(&eng->active, eq, active_next);
-			continue;
-		}
-		if (engine_qp_linger(eq)) {
-			if (end)
-				break;
-			continue;
-		}
-		/* Idle: leave the list, then look again (a poster may have
-		 * posted after our check and seen the flag still set). */
-		engine_qp_unlinger(eq);
-		TAILQ_REMOVE(&eng->active, eq, active_next);
-		eq->on_active = false;
-		atomic_store_explicit(&eq->qp->sq.db, VERBS_DB_IDLE, memory_order_seq_cst);
-		atomic_thread_fence(memory_order_seq_cst);
-		if (engine_qp_busy(eq) &&
-		    atomic_exchange_explicit(&eq->qp->sq.db, VERBS_DB_QUEUED, memory_order_seq_cst) ==
-		    VERBS_DB_IDLE) {
-			eq->on_active = true;
-			TAILQ_INSERT_TAIL(&eng->active, eq, active_next);
-		} else {
-			uint64_t d = engine_qp_deadline(eq);
-
-			/* Waits for a deadline: sleep in the wheel. */
-			if (d != 0)
-				timer_arm(&eng->wheel, &eq->tmr, d);
-		}
-		if (end)
-			break;
-	}
+	for (i = 0; i < eng->nb_ports; i++)
+		work += engine_port_step(eng, &eng->port[i]);
 	for (i = 0; i < eng->nb_ports; i++)
 		work += engine_port_flush(eng, &eng->port[i]);
 	if (unlikely(eng->stats.loops % ENGINE_LINK_CHECK_LOOPS == 0))
@@ -854,16 +868,18 @@ drnic_engine_idle_ns(uint64_t *wait_ns)
 		 * work now, as a doorbell in the ring would be. Any other QP
 		 * on the list has work now. At most ENGINE_LINGER_MAX + 1 are
 		 * looked at. */
-		TAILQ_FOREACH(eq, &eng->active, active_next) {
-			uint64_t d;
+		for (j = 0; j < eng->nb_ports && wait > 0; j++) {
+			TAILQ_FOREACH(eq, &eng->port[j].active, active_next) {
+				uint64_t d;
 
-			if (eq->linger == 0 || wait == 0 || engine_qp_busy(eq)) {
-				wait = 0;
-				break;
+				if (eq->linger == 0 || engine_qp_busy(eq)) {
+					wait = 0;
+					break;
+				}
+				d = engine_qp_deadline(eq);
+				if (d != 0)
+					wait = RTE_MIN(wait, d > now ? d - now : 0);
 			}
-			d = engine_qp_deadline(eq);
-			if (d != 0)
-				wait = RTE_MIN(wait, d > now ? d - now : 0);
 		}
 		for (j = 0; j < eng->nb_ports && wait > 0; j++) {
 			const struct engine_port *p = &eng->port[j];
@@ -974,7 +990,6 @@ engine_new(unsigned int lcore, bool inline_mode, int socket)
 	atomic_flag_clear(&eng->running);
 	atomic_init(&eng->stop, false);
 	TAILQ_INIT(&eng->all);
-	TAILQ_INIT(&eng->active);
 	snprintf(name, sizeof(name), "drnic_db%u", id);
 	eng->doorbell = rte_ring_create(name, ENGINE_DOORBELL_SIZE, socket, RING_F_SC_DEQ);
 	snprintf(name, sizeof(name), "drnic_ctl%u", id);

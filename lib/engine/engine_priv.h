@@ -268,8 +268,13 @@ struct engine_qp {
 /* Engine                                                                   */
 /* ------------------------------------------------------------------------ */
 
+TAILQ_HEAD(engine_qp_list, engine_qp);
+
 /* One (device, link queue) an engine polls. */
 struct engine_port {
+	/* Its active QPs (engine_qp::port is this port): when the port is
+	 * full none of them can send, and none is walked. */
+	struct engine_qp_list active;
 	struct drnic_device *dev;
 	struct drnic_link *link;
 	uint16_t queue;
@@ -321,7 +326,6 @@ struct engine {
 	struct engine_port port[ENGINE_MAX_PORTS];
 	unsigned int nb_ports;
 	TAILQ_HEAD(, engine_qp) all;
-	TAILQ_HEAD(engine_qp_list, engine_qp) active;
 	struct engine_wheel wheel;   /* QPs waiting for a deadline */
 	/* The last receive filled a burst: frames wait in our own queues, so
 	 * an ACK may be among them; retransmit timeouts wait for the engine

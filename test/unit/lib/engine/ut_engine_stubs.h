@@ -139,7 +139,7 @@ ut_qp_reset(uint32_t psn)
 	ut_wq_init(&ut_qp.sq, 16, sizeof(struct verbs_send_wqe), 4);
 	ut_wq_init(&ut_qp.rq, 16, sizeof(struct verbs_recv_wqe), 4);
 	memset(&ut_eng, 0, sizeof(ut_eng));
-	TAILQ_INIT(&ut_eng.active);
+	TAILQ_INIT(&ut_eng.port[0].active);
 	TAILQ_INIT(&ut_eng.all);
 	memset(eq, 0, sizeof(*eq));
 	memset(ut_rd, 0, sizeof(ut_rd));
