@@ -3,7 +3,8 @@
  * Unit tests for lib/engine/timer.c with a fake clock: timers expire at
  * their deadline (never before), in any order of arming, across many turns
  * of the wheel and after long gaps; moving and cancelling; re-arming from
- * the callback; an empty wheel does nothing.
+ * the callback; an empty wheel does nothing; deadlines beyond a turn wait
+ * in level 1 and fire on time.
  */
 #include "lib/engine/timer.c"
 
@@ -147,6 +148,71 @@ test_next_deadline(void)
 	CU_ASSERT_EQUAL(timer_wheel_next(&wheel, t0 + 900000, 1000000), UINT64_MAX);
 }
 
+/*
+ * Deadlines further than a turn of level 0 (4.2 ms) wait in level 1 and come
+ * down when the wheel enters their block: each fires at the first run at or
+ * after its deadline, in small steps and across long gaps, beyond level 1's
+ * own span too; a level-1 timer can be moved into level 0 and cancelled;
+ * timer_wheel_next() sees a level-1 deadline inside its horizon.
+ */
+static void
+test_levels(void)
+{
+	static const uint64_t at[6] = {
+		5000000ull, 9000000ull, 100000000ull, 1000000000ull, 6000000000ull, 2000000ull,
+	};
+	uint64_t t0 = 777, t;
+	unsigned int i;
+
+	reset(t0);
+	for (i = 0; i < 6; i++)
+		timer_arm(&wheel, &tm[i], t0 + at[i]);
+	CU_ASSERT_EQUAL(wheel.armed, 6);
+	CU_ASSERT_EQUAL(wheel.nb_far, 5);          /* all but the 2 ms one */
+	/* Run in 250 us steps up to 150 ms: 2, 5, 9 and 100 ms fire on time. */
+	for (t = t0; t <= t0 + 150000000ull; t += 250000)
+		run_to(t);
+	for (i = 0; i < 3; i++) {
+		CU_ASSERT_TRUE(fired_at[i] >= t0 + at[i] && fired_at[i] < t0 + at[i] + 250000);
+	}
+	CU_ASSERT_TRUE(fired_at[5] >= t0 + at[5] && fired_at[5] < t0 + at[5] + 250000);
+	CU_ASSERT_EQUAL(nfired, 4);
+	CU_ASSERT_EQUAL(wheel.nb_far, 2);          /* 1 s and 6 s wait in level 1 */
+	/* Never early: just before 1 s nothing, at 1 s the 1 s timer. */
+	CU_ASSERT_EQUAL(run_to(t0 + at[3] - 1), 0);
+	CU_ASSERT_EQUAL(run_to(t0 + at[3]), 1);
+	CU_ASSERT_EQUAL(fired_at[3], t0 + at[3]);
+	/* 6 s is beyond level 1's span (4.3 s): a gap of 4 s, then one to 6 s. */
+	CU_ASSERT_EQUAL(run_to(t0 + 5000000000ull), 0);
+	CU_ASSERT_EQUAL(run_to(t0 + at[4] - 4096), 0);
+	CU_ASSERT_EQUAL(run_to(t0 + at[4]), 1);
+	CU_ASSERT_EQUAL(wheel.armed, 0);
+	CU_ASSERT_EQUAL(wheel.nb_far, 0);
+
+	/* Moved from level 1 into level 0, and cancelled from level 1. */
+	t = now;
+	timer_arm(&wheel, &tm[6], t + 500000000ull);
+	timer_arm(&wheel, &tm[7], t + 700000000ull);
+	CU_ASSERT_EQUAL(wheel.nb_far, 2);
+	timer_arm(&wheel, &tm[6], t + 1000000ull);
+	timer_cancel(&wheel, &tm[7]);
+	CU_ASSERT_EQUAL(wheel.nb_far, 0);
+	CU_ASSERT_EQUAL(wheel.armed, 1);
+	CU_ASSERT_EQUAL(run_to(t + 999999), 0);
+	CU_ASSERT_EQUAL(run_to(t + 1000000), 1);
+	CU_ASSERT_EQUAL(run_to(t + 800000000ull), 0);   /* the cancelled one stays quiet */
+
+	/* timer_wheel_next() reaches into level 1: a deadline 4.5 ms away is in
+	 * level 1 when armed, and inside a 1 ms horizon 3.6 ms later. */
+	t = now;
+	timer_arm(&wheel, &tm[0], t + 4500000ull);
+	CU_ASSERT_EQUAL(wheel.nb_far, 1);
+	CU_ASSERT_EQUAL(timer_wheel_next(&wheel, t, 1000000), UINT64_MAX);
+	CU_ASSERT_EQUAL(timer_wheel_next(&wheel, t + 3600000ull, 1000000), t + 4500000ull);
+	CU_ASSERT_EQUAL(run_to(t + 4500000ull), 1);
+	CU_ASSERT_EQUAL(wheel.armed, 0);
+}
+
 int
 main(void)
 {
@@ -158,5 +224,6 @@ main(void)
 	CU_ADD_TEST(s, test_gap_move_cancel);
 	CU_ADD_TEST(s, test_rearm_in_callback);
 	CU_ADD_TEST(s, test_next_deadline);
+	CU_ADD_TEST(s, test_levels);
 	return ut_run_all();
 }
