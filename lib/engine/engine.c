@@ -302,12 +302,17 @@ engine_qp_build_template(struct engine_qp *eq)
 }
 
 /* Catch up with state changes made by modify_qp (engine thread). */
-void
+static inline void
 engine_qp_sync(struct engine_qp *eq)
 {
 	struct drnic_qp *qp = eq->qp;
-	enum drnic_qp_state st = verbs_qp_state(qp);
+	enum drnic_qp_state st;
 
+	/* Once both sides are set up there is nothing left to do (they are
+	 * never set up again). */
+	if (likely(eq->req_init && eq->resp_init))
+		return;
+	st = verbs_qp_state(qp);
 	if (st == DRNIC_QPS_ERR || st == DRNIC_QPS_RESET || st == DRNIC_QPS_INIT)
 		return;
 	if (!eq->resp_init) {
@@ -445,10 +450,12 @@ engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, 
 	struct drnic_qp *qp[ENGINE_BURST];
 	struct engine_qp *eq[ENGINE_BURST];
 	bool parsed[ENGINE_BURST];
+	bool is_req[ENGINE_BURST];   /* a request (responder), else a response */
 	struct drnic_device *dev = p->dev;
 	uint16_t j;
 
 	for (j = 0; j < n; j++) {
+		const struct drnic_wire_opinfo *oi;
 		enum drnic_wire_drop why;
 
 		eq[j] = NULL;
@@ -461,11 +468,12 @@ engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, 
 			eng->stats.wire_drops[why]++;
 			continue;
 		}
-		if (unlikely(drnic_wire_opcode_info(pkt[j].bth.opcode)->transport !=
-			     DRNIC_WIRE_TR_RC)) {
+		oi = drnic_wire_opcode_info(pkt[j].bth.opcode);
+		if (unlikely(oi->transport != DRNIC_WIRE_TR_RC)) {
 			eng->stats.drops[DRNIC_ENGINE_DROP_NOT_REQUEST]++;
 			continue;
 		}
+		is_req[j] = (oi->flags & DRNIC_WIRE_OPF_REQUEST) != 0;
 		rte_prefetch0(&dev->qp_tab[pkt[j].bth.dqpn & dev->qp_mask]);
 		parsed[j] = true;
 	}
@@ -487,6 +495,9 @@ engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, 
 		if (eq[j] != NULL) {
 			const uint8_t *e = (const uint8_t *)eq[j];
 
+			/* Its first lines: counters, pointers, list entries
+			 * and set-up flags. (Fetching the responder's or
+			 * completer's lines instead measured slower at 64 B.) */
 			rte_prefetch0(e);
 			rte_prefetch0(e + RTE_CACHE_LINE_SIZE);
 			rte_prefetch0(e + RTE_CACHE_LINE_SIZE * 2);
@@ -503,11 +514,8 @@ engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, 
 			continue;
 		}
 		e->stats.rx_packets++;
-		/* Once both sides are set up, engine_qp_sync() has nothing
-		 * left to do (they are never set up again). */
-		if (unlikely(!e->req_init || !e->resp_init))
-			engine_qp_sync(e);
-		if (drnic_wire_opcode_info(pkt[j].bth.opcode)->flags & DRNIC_WIRE_OPF_REQUEST)
+		engine_qp_sync(e);
+		if (is_req[j])
 			resp_rx(e, m[j], &pkt[j]);
 		else
 			comp_rx(e, m[j], &pkt[j]);

@@ -356,7 +356,6 @@ uint16_t engine_port_room(const struct engine_port *p);
 int engine_push_cqe(struct engine_qp *eq, struct drnic_cq *cq, const struct drnic_wc *wc,
 		    bool solicited);
 void engine_qp_error(struct engine_qp *eq);
-void engine_qp_sync(struct engine_qp *eq);
 void engine_qp_build_template(struct engine_qp *eq);
 int engine_qp_tx(struct engine_qp *eq, const struct drnic_wire_pkt *pkt);
 void req_rewind(struct engine_qp *eq, uint32_t idx);
