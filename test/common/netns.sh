@@ -42,3 +42,18 @@ netns_teardown() {
 	ip netns del "$ns2" 2>/dev/null
 	ip link del "$if1" 2>/dev/null
 }
+
+# netns_wait_listen NS PORT: until something listens on TCP PORT in NS (an
+# empty NS: this namespace); 1 when nothing does within 10 s.
+netns_wait_listen() {
+	local i
+	for i in $(seq 100); do
+		if [ -n "$1" ]; then
+			ip netns exec "$1" ss -ltn 2>/dev/null | grep -q ":$2 " && return 0
+		else
+			ss -ltn 2>/dev/null | grep -q ":$2 " && return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}

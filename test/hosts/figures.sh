@@ -60,15 +60,6 @@ bg() {
 	LAST=$!
 }
 
-wait_listen() {
-	local i
-	for i in $(seq 100); do
-		ip netns exec "$1" ss -ltn 2>/dev/null | grep -q ":$2 " && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # raw CASE SERVER_NS CLIENT_NS SDEV CDEV SIZE [--acks] -> median (us) on stdout
 raw() {
 	local case=$1 sns=$2 cns=$3 sdev=$4 cdev=$5 size=$6 spid rs rc
@@ -95,7 +86,7 @@ rdma() {
 	bg "$case.s" "$sns" timeout 60 "$PP" --lcores 1 --file-prefix "drfS$TAG" \
 		--set mac=02:00:00:32:00:12 --set ipv4=10.232.0.12 --set "link_args=$slink" "${com[@]}"
 	spid=$LAST
-	wait_listen "$sns" "$port" || fail "$case: server not listening" >&2
+	netns_wait_listen "$sns" "$port" || fail "$case: server not listening" >&2
 	bg "$case.c" "$cns" timeout 60 "$PP" --lcores 0 --file-prefix "drfC$TAG" \
 		--set mac=02:00:00:32:00:11 --set ipv4=10.232.0.11 --set "link_args=$clink" \
 		"${com[@]}" "$host"

@@ -54,19 +54,6 @@ run() {
 	LAST=$!
 }
 
-# wait_listen NS PORT: until a TCP listener is up (or 10 s).
-wait_listen() {
-	local i
-	for i in $(seq 100); do
-		if ip netns exec "$1" ss -ltn 2>/dev/null | grep -q ":$2 " ||
-		   { [ -z "$1" ] && ss -ltn | grep -q ":$2 "; }; then
-			return 0
-		fi
-		sleep 0.1
-	done
-	return 1
-}
-
 # pair CASE SERVER_NS CLIENT_NS HOST SERVER_LINK CLIENT_LINK MODE_ARGS...
 pair() {
 	local case=$1 sns=$2 cns=$3 host=$4 slink=$5 clink=$6 port=$7
@@ -75,7 +62,7 @@ pair() {
 	run "$case.server" "$sns" 1 "drnhB$TAG" --set mac=02:00:00:31:00:12 \
 		--set ipv4=10.231.0.12 --set "link_args=$slink" -p "$port" "$@"
 	local spid=$LAST
-	wait_listen "$sns" "$port" || fail "$case: server not listening"
+	netns_wait_listen "$sns" "$port" || fail "$case: server not listening"
 	if [ "$case" = afp.pingpong ]; then
 		# The kernel of namespace A resolves drnic B's address by ARP.
 		ip netns exec "$NSA" bash -c "echo x > /dev/udp/10.231.0.12/9" 2>/dev/null

@@ -72,15 +72,6 @@ mkcfg C "$VC" 10.232.0.11 10.232.0.12 02:00:00:33:00:11
 mkcfg SN "$VS" 10.232.0.12 10.232.0.11 02:00:00:33:00:12 "progress_wait = nap"
 mkcfg CN "$VC" 10.232.0.11 10.232.0.12 02:00:00:33:00:11 "progress_wait = nap"
 
-wait_listen() {
-	local i
-	for i in $(seq 100); do
-		ip netns exec "$NSS" ss -ltn 2>/dev/null | grep -q ":$1 " && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 PORT=$((21000 + TAG % 10000))
 # run_pair NAME SERVER_CMD... -- CLIENT_CMD... : both must exit 0; the
 # client's output is in $TMP/NAME.c.
@@ -92,7 +83,7 @@ run_pair() {
 	ip netns exec "$NSS" timeout 120 "${scmd[@]}" >"$TMP/$name.s" 2>&1 &
 	spid=$!
 	PIDS+=($spid)
-	wait_listen "$PORT" || echo "FAIL: $name: server not listening on $PORT" >&2
+	netns_wait_listen "$NSS" "$PORT" || echo "FAIL: $name: server not listening on $PORT" >&2
 	ip netns exec "$NSC" timeout 120 "$@" >"$TMP/$name.c" 2>&1
 	rc=$?
 	wait "$spid"

@@ -56,15 +56,6 @@ EOC
 mkcfg S "$VS" 10.232.0.12 10.232.0.11 02:00:00:32:00:12
 mkcfg C "$VC" 10.232.0.11 10.232.0.12 02:00:00:32:00:11
 
-wait_listen() {
-	local i
-	for i in $(seq 100); do
-		ip netns exec "$NSS" ss -ltn 2>/dev/null | grep -q ":$1 " && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # pair NAME PROGRAM ARGS... : server and client; both must exit 0.
 pair() {
 	local name=$1 prog=$2
@@ -75,7 +66,7 @@ pair() {
 		timeout 90 "$prog" "$@" -p $PORT >"$TMP/$name.s" 2>&1 &
 	spid=$!
 	PIDS+=($spid)
-	wait_listen $PORT || fail "$name: server not listening on $PORT"
+	netns_wait_listen "$NSS" $PORT || fail "$name: server not listening on $PORT"
 	ip netns exec "$NSC" env DRNIC_CONFIG="$TMP/C.ini" LD_LIBRARY_PATH="$IBV_LIB" \
 		timeout 90 "$prog" "$@" -p $PORT 10.232.0.2 >"$TMP/$name.c" 2>&1
 	rc=$?
