@@ -42,7 +42,7 @@
 enum {
 	OPT_INLINE = 256, OPT_GBITS, OPT_JSON, OPT_OUT, OPT_FLOORS, OPT_ENGINE_LCORE,
 	OPT_APP_LCORE, OPT_CONFIG, OPT_SET, OPT_FILE_PREFIX, OPT_SERVER, OPT_CQ_PER_QP,
-	OPT_TIMEOUT, OPT_MSGS, OPT_STATS, OPT_LOG_LEVEL,
+	OPT_TIMEOUT, OPT_MSGS, OPT_WINDOW, OPT_STATS, OPT_LOG_LEVEL,
 };
 
 static void
@@ -80,7 +80,9 @@ perf_usage(FILE *f)
 		"  --server      wait for a client (default when the link is not loopback)\n"
 		"  --file-prefix P   EAL file prefix (two processes on one host)\n"
 		"  --cq-per-qp   one CQ per QP instead of one for all\n"
-		"  --msgs N      scale: messages a run (400000)\n"
+		"  --msgs N      scale: messages a run (2000000)\n"
+		"  --window N    scale: also run with N WRs in flight in all, split over\n"
+		"                the QPs (16384; 0: not)\n"
 		"  --timeout S   client/server: longest wait (60)\n"
 		"  --stats       print engine and link counters after each test\n"
 		"  --log-level=TYPE:LEVEL   EAL log level, e.g. drnic.engine:debug (repeatable)\n");
@@ -197,6 +199,7 @@ main(int argc, char **argv)
 		{ "cq-per-qp", no_argument, NULL, OPT_CQ_PER_QP },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "msgs", required_argument, NULL, OPT_MSGS },
+		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "size", required_argument, NULL, 's' },
@@ -228,7 +231,8 @@ main(int argc, char **argv)
 	bool all_sizes = false, gbits = false, json = false, floors = false, cq_mod_set = false;
 	bool engines_given = false;
 	int c, rc, app_lcore = -1, nb_extra = 0;
-	uint64_t msgs = 400000;
+	uint64_t msgs = 2000000;
+	unsigned int window = 16384;
 	char *log_args[12] = { NULL };
 	char lcores[64], main_arg[64];
 
@@ -293,6 +297,7 @@ main(int argc, char **argv)
 		case OPT_CQ_PER_QP: o.cq_per_qp = true; break;
 		case OPT_TIMEOUT: o.timeout_s = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case OPT_MSGS: msgs = strtoull(optarg, NULL, 0); break;
+		case OPT_WINDOW: window = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case OPT_STATS: o.stats = true; break;
 		case OPT_LOG_LEVEL:
 			/* The global level gates every type: open it, let the types decide. */
@@ -419,7 +424,7 @@ main(int argc, char **argv)
 		if (!cq_mod_set)
 			o.cq_mod = 32;
 		if (o.tx_depth == 128)
-			o.tx_depth = 16384;   /* in all, over the QPs */
+			o.tx_depth = 128;  /* per QP, perftest's default: 2M WRs in flight at 16384 QPs */
 		if (o.post_list == 0)
 			o.post_list = 16;
 		if (o.qp_timeout == 0)
@@ -427,7 +432,7 @@ main(int argc, char **argv)
 		if (o.inline_size < 0)
 			o.inline_size = 0;
 		rc = perf_suite_scale(&o, given ? &one : counts, given ? 1 : RTE_DIM(counts), cqs,
-				      given ? 0 : RTE_DIM(cqs), msgs);
+				      given ? 0 : RTE_DIM(cqs), msgs, window);
 		perf_rep_print_compare(o.out);
 	} else if (strcmp(cmd, "qp_scale") == 0) {
 		double secs, per_qp;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "perf_report.h"
 
@@ -249,15 +250,36 @@ rep_open(const char *dir, const char *name, char *path, size_t len)
 	return fopen(path, "w");
 }
 
-/* gnuplot: latency percentiles and bandwidth (with memcpy) against size. */
+enum { REP_PLOT_LAT = 1, REP_PLOT_BW = 2 };
+
+/* A bandwidth line's title: the test, and its variant when it has one. */
+static void
+rep_bw_key(const struct rep_bw *r, char *key, size_t len)
+{
+	if (r->variant[0] != '\0')
+		snprintf(key, len, "%s (%s)", r->test, r->variant);
+	else
+		snprintf(key, len, "%s", r->test);
+}
+
+/*
+ * gnuplot: latency percentiles and bandwidth (with memcpy) against size.
+ * Returns the plots written (REP_PLOT_*), or -errno; PNGs of an earlier run
+ * in @dir are removed first, so what is there is this run's.
+ */
 static int
 rep_plots(const char *dir, FILE *log)
 {
-	char path[512], tests[16][24];
+	char path[512], tests[16][24], bw_keys[16][24 + 48 + 4], line[256];
 	unsigned int i, t, nt = 0;
+	int plots = 0;
 	FILE *f;
 	int rc;
 
+	snprintf(path, sizeof(path), "%s/latency.png", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/bandwidth.png", dir);
+	unlink(path);
 	if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
 		fprintf(log, "plots: gnuplot not installed (apt-get install gnuplot-nox); no PNGs\n");
 		return 0;
@@ -298,28 +320,36 @@ rep_plots(const char *dir, FILE *log)
 			fprintf(f, ", %.4f with lines lc rgb 'black' dt 4 title 'rte_ring round trip'",
 				perf_rep_floor_get("ring_rtt_ns") / 1e3);
 		fprintf(f, "\nunset logscale y\n");
+		plots |= REP_PLOT_LAT;
 	}
-	/* Bandwidth: per test (variant), GB/s, memcpy line. */
+	/* Bandwidth: per test and variant, GB/s, memcpy line. Scale runs are
+	 * not size sweeps: they are left out. */
 	nt = 0;
 	for (i = 0; i < nb_bws; i++) {
-		const char *key = bws[i].test;
+		char key[24 + 48 + 4];
 
-		if (bws[i].qps != 1 && bws[i].variant[0] == 's')
-			continue;   /* scale runs are not size sweeps */
+		if (strncmp(bws[i].variant, "scale", 5) == 0)
+			continue;
+		rep_bw_key(&bws[i], key, sizeof(key));
 		for (t = 0; t < nt; t++)
-			if (strcmp(tests[t], key) == 0)
+			if (strcmp(bw_keys[t], key) == 0)
 				break;
 		if (t == nt && nt < 16)
-			snprintf(tests[nt++], sizeof(tests[0]), "%.23s", key);
+			snprintf(bw_keys[nt++], sizeof(bw_keys[0]), "%s", key);
 	}
 	if (nt > 0 || nb_mcs > 0) {
 		for (t = 0; t < nt; t++) {
 			fprintf(f, "$bw%u << EOD\n", t);
-			for (i = 0; i < nb_bws; i++)
-				if (strcmp(bws[i].test, tests[t]) == 0 &&
-				    !(bws[i].qps != 1 && bws[i].variant[0] == 's'))
+			for (i = 0; i < nb_bws; i++) {
+				char key[24 + 48 + 4];
+
+				if (strncmp(bws[i].variant, "scale", 5) == 0)
+					continue;
+				rep_bw_key(&bws[i], key, sizeof(key));
+				if (strcmp(key, bw_keys[t]) == 0)
 					fprintf(f, "%" PRIu64 " %.4f\n", bws[i].bytes,
 						bws[i].b.avg_mbps * 1048576.0 / 1e9);
+			}
 			fprintf(f, "EOD\n");
 		}
 		fprintf(f, "$memcpy << EOD\n");
@@ -332,20 +362,30 @@ rep_plots(const char *dir, FILE *log)
 			   "plot ", dir);
 		for (t = 0; t < nt; t++)
 			fprintf(f, "%s$bw%u using 1:2 with linespoints lw 2 title '%s'", t ? ", " : "", t,
-				tests[t]);
+				bw_keys[t]);
 		if (nb_mcs > 0)
 			fprintf(f, "%s$memcpy using 1:2 with linespoints lc rgb 'black' dt 2 "
 				   "title 'memcpy (cache-hot)'", nt ? ", " : "");
 		fprintf(f, "\n");
+		plots |= REP_PLOT_BW;
 	}
 	fclose(f);
+	/* gnuplot's messages go where the tables go: stdout may be the JSON. */
 	snprintf(path, sizeof(path), "gnuplot '%s/plots.gp' 2>&1", dir);
-	rc = system(path);
+	fflush(log);
+	f = popen(path, "r");
+	if (f == NULL) {
+		fprintf(log, "plots: cannot run gnuplot: %s\n", strerror(errno));
+		return -errno;
+	}
+	while (fgets(line, sizeof(line), f) != NULL)
+		fprintf(log, "plots: gnuplot: %s", line);
+	rc = pclose(f);
 	if (rc != 0) {
 		fprintf(log, "plots: gnuplot failed (%d)\n", rc);
 		return -EIO;
 	}
-	return 0;
+	return plots;
 }
 
 int
@@ -353,6 +393,7 @@ perf_rep_write(const char *dir, FILE *log)
 {
 	char path[512];
 	unsigned int i;
+	int plots;
 	FILE *f;
 
 	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
@@ -387,7 +428,7 @@ perf_rep_write(const char *dir, FILE *log)
 		for (k = 0; k < nb_mcs; k++)
 			if (mcs[k].bytes == bws[i].bytes)
 				mc = mcs[k].gbps;
-		fprintf(f, "%s,%s,%" PRIu64 ",%" PRIu64 ",%u,%.2f,%.2f,%.6f,%.4f,%.0f,%.3f\n",
+		fprintf(f, "%s,\"%s\",%" PRIu64 ",%" PRIu64 ",%u,%.2f,%.2f,%.6f,%.4f,%.0f,%.3f\n",
 			bws[i].test, bws[i].variant, bws[i].bytes, bws[i].iters, bws[i].qps,
 			bws[i].b.peak_mbps, bws[i].b.avg_mbps, bws[i].b.mpps, bws[i].b.seconds,
 			bws[i].b.bytes_per_qp, mc);
@@ -418,8 +459,12 @@ perf_rep_write(const char *dir, FILE *log)
 	fclose(f);
 	fprintf(log, "wrote %s/{results.json,latency.csv,bandwidth.csv,floors.csv,compare.csv}\n",
 		dir);
-	if (rep_plots(dir, log) == 0 && system("command -v gnuplot >/dev/null 2>&1") == 0)
-		fprintf(log, "wrote %s/latency.png, %s/bandwidth.png (gnuplot script %s/plots.gp)\n",
-			dir, dir, dir);
+	plots = rep_plots(dir, log);
+	if (plots > 0)
+		fprintf(log, "wrote %s%s%s%s%s (gnuplot script %s/plots.gp)\n",
+			plots & REP_PLOT_LAT ? dir : "", plots & REP_PLOT_LAT ? "/latency.png" : "",
+			plots == (REP_PLOT_LAT | REP_PLOT_BW) ? ", " : "",
+			plots & REP_PLOT_BW ? dir : "", plots & REP_PLOT_BW ? "/bandwidth.png" : "",
+			dir);
 	return 0;
 }

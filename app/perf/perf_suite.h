@@ -35,11 +35,14 @@ int perf_suite_sweep(const struct perf_opts *o, uint64_t max_size, uint64_t lat_
 
 /*
  * QP scale: 64 B WRITE message rate and memory per QP at each QP count of
- * @counts, then one CQ for all QPs against one CQ per QP at @cq_counts.
- * @msgs: messages per run (split over the QPs).
+ * @counts with the same flags per QP (o->tx_depth, post_list and cq_mod, as
+ * perftest's -q), then, when @window is not 0, with @window WRs in flight in
+ * all split over the QPs (cold QP state), then one CQ for all QPs against one
+ * CQ per QP at @cq_counts. @msgs: messages per run (split over the QPs).
  */
 int perf_suite_scale(const struct perf_opts *o, const unsigned int *counts, unsigned int n,
-		     const unsigned int *cq_counts, unsigned int ncq, uint64_t msgs);
+		     const unsigned int *cq_counts, unsigned int ncq, uint64_t msgs,
+		     unsigned int window);
 
 /* Print the latency/bandwidth table of one result, perftest style. */
 void perf_print_lat(const struct perf_opts *o, uint64_t bytes, uint64_t iters,

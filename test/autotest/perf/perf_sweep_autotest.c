@@ -30,11 +30,11 @@ test_perf_sweep(void)
 	rc = perf_suite_sweep(&o, 65536, 1000, 2000);
 	TEST_ASSERT_SUCCESS(rc, "sweep");
 	so = o;
-	so.tx_depth = 16384;
+	so.tx_depth = 32;
 	so.post_list = 16;
 	so.cq_mod = 32;
 	so.qp_timeout = 18;
-	rc = perf_suite_scale(&so, counts, RTE_DIM(counts), cqs, RTE_DIM(cqs), 200000);
+	rc = perf_suite_scale(&so, counts, RTE_DIM(counts), cqs, RTE_DIM(cqs), 200000, 16384);
 	TEST_ASSERT_SUCCESS(rc, "scale");
 	perf_rep_print_compare(stdout);
 	rc = perf_rep_write("perf-autotest-results", stdout);

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""drnic-perf's machine-readable output, read the way a user's script reads it.
+
+Runs drnic-perf (loopback, small runs) with --json and --out DIR, then checks:
+- stdout is one JSON document and nothing else (the tables, the "wrote"
+  lines and gnuplot's messages go to stderr);
+- results.json, latency.csv, bandwidth.csv, floors.csv and compare.csv parse
+  with Python's json and csv modules, every row has the header's columns;
+- the CSV rows carry the same figures as the JSON (and as stdout's JSON);
+- the figures agree with each other: t_min <= t_typical <= p99 <= p99.9 <=
+  t_max, the iterations asked for, BW average = rate x size (MB = 2^20
+  bytes, as perftest), the QP counts of a scale run;
+- with gnuplot installed (the README's set-up installs it), the two PNGs
+  exist and are PNG files.
+
+Usage: check_report.py PATH/TO/drnic-perf
+"""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+FAILS = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL: " + what)
+
+
+def run(perf, args, out_dir):
+    cmd = [perf] + args + ["--json", "--out", out_dir]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=300, text=True)
+    if p.returncode != 0:
+        print(p.stderr[-2000:])
+        sys.exit("FAIL: %s exited %d" % (" ".join(cmd), p.returncode))
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError as e:
+        sys.exit("FAIL: %s: stdout is not one JSON document (%s): %r"
+                 % (" ".join(args), e, p.stdout[:200]))
+    return doc, p.stderr
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    check(len(rows) >= 1, "%s: no header" % path)
+    hdr = rows[0]
+    for i, r in enumerate(rows[1:], 2):
+        check(len(r) == len(hdr), "%s line %d: %d fields, header has %d: %r"
+              % (path, i, len(r), len(hdr), r))
+    return [dict(zip(hdr, r)) for r in rows[1:]]
+
+
+def close(a, b, rel=1e-3, abs_=1e-3):
+    return abs(a - b) <= max(abs_, rel * max(abs(a), abs(b)))
+
+
+def check_files(d, doc, what):
+    with open(os.path.join(d, "results.json")) as f:
+        file_doc = json.load(f)
+    check(file_doc == doc, "%s: results.json differs from stdout's JSON" % what)
+    lat = read_csv(os.path.join(d, "latency.csv"))
+    bw = read_csv(os.path.join(d, "bandwidth.csv"))
+    read_csv(os.path.join(d, "floors.csv"))
+    read_csv(os.path.join(d, "compare.csv"))
+    check(len(lat) == len(doc["latency"]), "%s: latency.csv has %d rows, JSON %d"
+          % (what, len(lat), len(doc["latency"])))
+    for c, j in zip(lat, doc["latency"]):
+        check(c["test"] == j["test"] and int(c["bytes"]) == j["bytes"],
+              "%s: latency row %r against %r" % (what, c, j))
+        for k in ("t_min_us", "t_typical_us", "p99_us", "t_max_us"):
+            check(close(float(c[k]), j[k]), "%s: latency %s %s in CSV, %s in JSON"
+                  % (what, k, c[k], j[k]))
+    check(len(bw) == len(doc["bandwidth"]), "%s: bandwidth.csv has %d rows, JSON %d"
+          % (what, len(bw), len(doc["bandwidth"])))
+    for c, j in zip(bw, doc["bandwidth"]):
+        check(c["test"] == j["test"] and c["variant"] == j["variant"] and
+              int(c["qps"]) == j["qps"], "%s: bandwidth row %r against %r" % (what, c, j))
+        check(close(float(c["msg_rate_Mpps"]), j["msg_rate_Mpps"], abs_=1e-6),
+              "%s: msg rate %s in CSV, %s in JSON" % (what, c["msg_rate_Mpps"],
+                                                      j["msg_rate_Mpps"]))
+    if shutil.which("gnuplot"):
+        # A plot for what was measured, none for what was not (scale rows
+        # are not a size sweep and are not plotted).
+        sweep = [b for b in doc["bandwidth"] if not b["variant"].startswith("scale")]
+        for png, want in (("latency.png", bool(doc["latency"])),
+                          ("bandwidth.png", bool(sweep or doc["memcpy"]))):
+            p = os.path.join(d, png)
+            ok = os.path.exists(p)
+            if ok:
+                with open(p, "rb") as f:
+                    ok = f.read(8) == b"\x89PNG\r\n\x1a\n"
+            check(ok == want, "%s: %s %s" % (what, png, "missing or not a PNG" if want
+                                              else "written with nothing to plot"))
+    return lat, bw
+
+
+def main():
+    perf = sys.argv[1]
+    tmp = tempfile.mkdtemp(prefix="drnic-perf-report.")
+    try:
+        # Latency: perftest's columns, in order.
+        d = os.path.join(tmp, "lat")
+        doc, err = run(perf, ["write_lat", "-n", "2000"], d)
+        check(doc["info"]["command"] == "write_lat", "write_lat: info.command %r"
+              % doc["info"]["command"])
+        check(len(doc["latency"]) == 1, "write_lat: %d latency entries"
+              % len(doc["latency"]))
+        check_files(d, doc, "write_lat")
+        for e in doc["latency"]:
+            check(e["test"] == "write_lat" and e["bytes"] == 2 and e["iterations"] == 2000,
+                  "write_lat entry %r" % e)
+            seq = [e["t_min_us"], e["t_typical_us"], e["p99_us"], e["p99_9_us"],
+                   e["t_max_us"]]
+            check(all(seq[i] <= seq[i + 1] for i in range(len(seq) - 1)) and seq[0] > 0,
+                  "write_lat: min <= typical <= p99 <= p99.9 <= max: %r" % seq)
+            check(e["t_min_us"] <= e["t_avg_us"] <= e["t_max_us"],
+                  "write_lat: average %r outside min..max" % e["t_avg_us"])
+        check("#bytes #iterations" in err and "99.9% percentile[usec]" in err,
+              "write_lat: perftest's table header not on stderr")
+
+        # Bandwidth: BW average is the rate times the size, in MB of 2^20.
+        d = os.path.join(tmp, "bw")
+        doc, err = run(perf, ["write_bw", "-s", "4096", "-n", "20000"], d)
+        check(len(doc["bandwidth"]) == 1, "write_bw: %d entries" % len(doc["bandwidth"]))
+        check_files(d, doc, "write_bw")
+        for e in doc["bandwidth"]:
+            check(e["bytes"] == 4096 and e["iterations"] == 20000 and e["qps"] == 1,
+                  "write_bw entry %r" % e)
+            check(e["msg_rate_Mpps"] > 0 and
+                  close(e["bw_avg_MBps"], e["msg_rate_Mpps"] * 1e6 * 4096 / 1048576, rel=2e-3),
+                  "write_bw: BW average %r MB/s is not %r Mpps x 4096 B"
+                  % (e["bw_avg_MBps"], e["msg_rate_Mpps"]))
+            check(e["bw_peak_MBps"] >= e["bw_avg_MBps"] * 0.999,
+                  "write_bw: peak %r below average %r" % (e["bw_peak_MBps"], e["bw_avg_MBps"]))
+        check("BW average[MB/sec]" in err and "MsgRate[Mpps]" in err,
+              "write_bw: perftest's table header not on stderr")
+
+        # A scale run: variants with commas in them, QP counts, memory per QP.
+        d = os.path.join(tmp, "scale")
+        doc, err = run(perf, ["scale", "-q", "8", "--msgs", "40000"], d)
+        check_files(d, doc, "scale")
+        variants = sorted(e["variant"] for e in doc["bandwidth"])
+        check(variants == ["scale, one CQ", "scale, window, one CQ"],
+              "scale: variants %r" % variants)
+        for e in doc["bandwidth"]:
+            check(e["qps"] == 8 and e["bytes"] == 64 and e["msg_rate_Mpps"] > 0 and
+                  e["bytes_per_qp"] > 0, "scale entry %r" % e)
+    finally:
+        if FAILS:
+            print("outputs kept in " + tmp)
+        else:
+            shutil.rmtree(tmp)
+    if FAILS:
+        sys.exit("%d check(s) failed" % len(FAILS))
+    print("drnic-perf --json/--out: all checks passed")
+
+
+if __name__ == "__main__":
+    main()
