@@ -59,7 +59,8 @@ perf_usage(FILE *f)
 		"  -a            all sizes 2..2^23\n"
 		"  -q QPS        QPs (bandwidth)           -t DEPTH  tx depth (128)\n"
 		"  -r DEPTH      rx depth (send, 512)      -I BYTES  inline size (lat 220, bw 0)\n"
-		"  -Q N          CQ moderation: one signaled WR every N (lat 1, bw 100)\n"
+		"  -Q N          CQ moderation: one signaled WR every N (lat 1, bw 100;\n"
+		"                bw above 8 KiB 1; a post list: its length; as perftest)\n"
 		"  -l N          post list: N WRs chained per post_send (1)\n"
 		"  -m MTU        path MTU 256..4096 (4096 in loopback)\n"
 		"  -c RC|UC|UD   connection type (drnic: RC only)\n"
@@ -388,6 +389,20 @@ main(int argc, char **argv)
 			o.iters = o.kind == PERF_LAT ? 1000 : 5000;
 		if (!cq_mod_set)
 			o.cq_mod = o.kind == PERF_LAT ? 1 : 100;
+		/* perftest's rules: above 8 KiB (not with -a) every WR is
+		 * signaled unless -Q says otherwise; a post list sets the
+		 * moderation it did not get; never more than the depth. */
+		if (o.kind == PERF_BW && o.size > PERF_CQ_MOD_SIZE_LIMIT && !all_sizes) {
+			if (!cq_mod_set)
+				o.cq_mod = 1;
+			else if (o.cq_mod > 1)
+				fprintf(stderr, "drnic-perf: warning: large message requested and CQ"
+					" moderation enabled: it can lead to inaccurate results\n");
+		}
+		if (o.post_list > 1 && !cq_mod_set)
+			o.cq_mod = o.post_list;
+		if (o.kind == PERF_BW && o.cq_mod > o.tx_depth)
+			o.cq_mod = o.tx_depth;
 		if (o.inline_size < 0)
 			o.inline_size = o.kind == PERF_LAT && o.test <= PERF_SEND ? 220 : 0;
 		if (o.events && o.test == PERF_WRITE && o.kind == PERF_LAT) {

@@ -457,31 +457,7 @@ perf_idle(void *arg)
 static void
 perf_print_stats(const struct perf_conn *c, struct perf_ep *e)
 {
-	struct drnic_engine_stats es;
-	struct drnic_link_stats ls;
-	unsigned int i;
-
-	if (e->dev == NULL || drnic_engine_stats_get(e->dev, 0, &es) != 0)
-		return;
-	fprintf(c->o->out, " stats %s: engine loops %" PRIu64 " (busy %" PRIu64 "), rx %" PRIu64
-		", tx %" PRIu64 ", doorbells %" PRIu64 ", wqes %" PRIu64 ", cqes %" PRIu64
-		", nomem %" PRIu64, drnic_device_name(e->dev), es.loops, es.busy_loops,
-		es.rx_packets, es.tx_packets, es.doorbells, es.wqes, es.cqes, es.nomem);
-	for (i = 0; i < DRNIC_ENGINE_DROP_MAX; i++)
-		if (es.drops[i])
-			fprintf(c->o->out, ", %s %" PRIu64, drnic_engine_drop_name(i), es.drops[i]);
-	for (i = 0; i < DRNIC_WIRE_DROP_MAX; i++)
-		if (es.wire_drops[i])
-			fprintf(c->o->out, ", wire %s %" PRIu64, drnic_wire_drop_name(i),
-				es.wire_drops[i]);
-	if (drnic_link_stats_get(drnic_device_link(e->dev), &ls) == 0) {
-		fprintf(c->o->out, "; link tx %" PRIu64 " rx %" PRIu64 " busy %" PRIu64, ls.tx_packets,
-			ls.rx_packets, ls.tx_busy);
-		for (i = 0; i < DRNIC_LINK_DROP_MAX; i++)
-			if (ls.drops[i])
-				fprintf(c->o->out, ", %s %" PRIu64, drnic_link_drop_name(i), ls.drops[i]);
-	}
-	fprintf(c->o->out, "\n");
+	drnic_device_stats_print(e->dev, " ", c->o->out);
 }
 
 static void

@@ -21,6 +21,9 @@
 #include "perf_stats.h"
 
 #define PERF_MAX_SETS 16
+/* perftest's MSG_SIZE_CQ_MOD_LIMIT: bandwidth tests above this size signal
+ * every WR unless -Q is given. */
+#define PERF_CQ_MOD_SIZE_LIMIT 8192u
 
 enum perf_test {
 	PERF_WRITE = 0,

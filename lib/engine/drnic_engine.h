@@ -100,6 +100,14 @@ int drnic_engine_stats_get(struct drnic_device *dev, unsigned int index,
 			   struct drnic_engine_stats *stats);
 
 /**
+ * Print one line of a device's counters to @p f, for diagnosis: each
+ * engine's loops, packets, doorbells, WQEs, CQEs and the drop reasons that
+ * are not zero, then the link's packets, busy bursts and drops. Each line
+ * starts with @p prefix (may be NULL).
+ */
+void drnic_device_stats_print(struct drnic_device *dev, const char *prefix, FILE *f);
+
+/**
  * Print a QP's transport state (requester, completer, responder: states,
  * PSNs, indices, timers) to @p f, for diagnosis. Read without the engine's
  * cooperation: a snapshot that may be torn while the QP is busy.

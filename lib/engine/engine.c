@@ -77,6 +77,41 @@ drnic_engine_stats_get(struct drnic_device *dev, unsigned int index,
 	return 0;
 }
 
+void
+drnic_device_stats_print(struct drnic_device *dev, const char *prefix, FILE *f)
+{
+	struct drnic_engine_stats es;
+	struct drnic_link_stats ls;
+	unsigned int e, i;
+
+	if (dev == NULL || f == NULL)
+		return;
+	for (e = 0; drnic_engine_stats_get(dev, e, &es) == 0; e++) {
+		fprintf(f, "%sstats %s engine %u: loops %" PRIu64 " (busy %" PRIu64 "), rx %" PRIu64
+			", tx %" PRIu64 ", doorbells %" PRIu64 ", wqes %" PRIu64 ", cqes %" PRIu64
+			", nomem %" PRIu64, prefix ? prefix : "", drnic_device_name(dev), e,
+			es.loops, es.busy_loops, es.rx_packets, es.tx_packets, es.doorbells, es.wqes,
+			es.cqes, es.nomem);
+		for (i = 0; i < DRNIC_ENGINE_DROP_MAX; i++)
+			if (es.drops[i])
+				fprintf(f, ", %s %" PRIu64, drnic_engine_drop_name(i), es.drops[i]);
+		for (i = 0; i < DRNIC_WIRE_DROP_MAX; i++)
+			if (es.wire_drops[i])
+				fprintf(f, ", wire %s %" PRIu64, drnic_wire_drop_name(i),
+					es.wire_drops[i]);
+		fprintf(f, "\n");
+	}
+	if (drnic_link_stats_get(drnic_device_link(dev), &ls) == 0) {
+		fprintf(f, "%sstats %s link: tx %" PRIu64 " rx %" PRIu64 " busy %" PRIu64,
+			prefix ? prefix : "", drnic_device_name(dev), ls.tx_packets, ls.rx_packets,
+			ls.tx_busy);
+		for (i = 0; i < DRNIC_LINK_DROP_MAX; i++)
+			if (ls.drops[i])
+				fprintf(f, ", %s %" PRIu64, drnic_link_drop_name(i), ls.drops[i]);
+		fprintf(f, "\n");
+	}
+}
+
 int
 drnic_engine_mbuf_count(unsigned int *avail, unsigned int *size)
 {

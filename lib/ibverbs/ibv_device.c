@@ -176,7 +176,7 @@ static atomic_int dibv_helper_state = DIBV_HELPER_AWAKE;
 static int dibv_poke_fd = -1;        /* eventfd: wakes a sleeping helper */
 static struct dibv_helper_stats dibv_hstats;
 
-static bool
+bool
 dibv_debug(void)
 {
 	const char *v = getenv("DRNIC_IBV_DEBUG");
@@ -1200,6 +1200,8 @@ ibv_close_device(struct ibv_context *context)
 			atomic_store(&dibv_progress_dev, NULL);
 			dibv_helper_stop_join();
 		}
+		if (dibv_debug())
+			drnic_device_stats_print(d->dev, "drnic ibverbs: ", stderr);
 		rc = drnic_device_close(d->dev);
 		if (rc < 0) {
 			/* Objects left behind: keep the device open. */

@@ -140,6 +140,8 @@ void dibv_app_waits(void);                 /* the application is about to block 
 void dibv_linger(void);                    /* a poll returned completions an ACK brought */
 /* DRNIC_IBV_TRACE (debug) */
 extern bool dibv_trace_on;
+/* DRNIC_IBV_DEBUG is set (and not "0"): counters and helper figures on stderr. */
+bool dibv_debug(void);
 uint64_t dibv_trace_now(void);
 void dibv_trace_rxtx(uint64_t *rx, uint64_t *tx);
 void dibv_trace(uint32_t type, uint64_t t0, int n, uint64_t rx0, uint64_t tx0);

@@ -4,6 +4,7 @@
  * extended), QPs (classic and ibv_qp_ex / ibv_wr_*), the data path.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <rte_common.h>
 #include <rte_errno.h>
 
+#include "drnic_engine.h"
 #include "ibv_priv.h"
 
 #undef ibv_reg_mr
@@ -739,6 +741,18 @@ ibv_destroy_qp(struct ibv_qp *qp)
 
 	if (qp == NULL)
 		return DIBV_ERR(EINVAL);
+	if (dibv_debug()) {
+		struct drnic_qp_stats st;
+
+		if (drnic_qp_stats_get(q->dqp, &st) == 0)
+			fprintf(stderr, "drnic ibverbs: qp %u: tx %" PRIu64 " rx %" PRIu64 " wqes %"
+				PRIu64 " acks %" PRIu64 " naks rx %" PRIu64 " tx %" PRIu64
+				" retransmits %" PRIu64 " (early %" PRIu64 ") timeouts %" PRIu64
+				" rnr naks %" PRIu64 " cwnd %u srtt %" PRIu64 " ns\n", qp->qp_num,
+				st.tx_packets, st.rx_packets, st.wqes, st.acks_rx, st.naks_rx,
+				st.naks_tx, st.retransmits, st.early_retransmits, st.timeouts,
+				st.rnr_naks_rx, st.cwnd, st.srtt_ns);
+	}
 	rc = drnic_destroy_qp(q->dqp);
 	if (rc < 0)
 		return dibv_errno(rc);

@@ -230,9 +230,15 @@ drnic_device_open(const struct drnic_config *cfg)
 	dev->qp_next = VERBS_FIRST_QPN;
 
 	snprintf(lname, sizeof(lname), "%s.%s", cfg->name, cfg->link_driver);
+	/* The device's addresses go to the link, which answers ARP and
+	 * neighbour solicitations for them and resolves peers from them. (Its
+	 * MTU does not: cfg->mtu always has a value, and the link would set it
+	 * on the port, a kernel interface's MTU with af_packet.) */
 	lcfg = (struct link_config){
 		.name = lname, .args = cfg->link_args, .nb_queues = (uint16_t)cfg->nb_engines,
 		.socket_id = cfg->socket_id,
+		.ipv4 = cfg->ipv4, .nb_ipv4 = cfg->nb_ipv4,
+		.ipv6 = cfg->ipv6, .nb_ipv6 = cfg->nb_ipv6,
 	};
 	memcpy(lcfg.mac, cfg->mac, 6);
 	dev->link = link_create(cfg->link_driver, &lcfg);

@@ -231,7 +231,15 @@ qp_resolve_dmac(struct drnic_qp *qp, const struct drnic_ah_attr *ah, uint8_t dma
 		memset(dmac, 0, 6);
 		return rc;
 	}
-	if (rc < 0) {
+	if (rc == -EADDRNOTAVAIL) {
+		/* The link resolves, but has no address of the destination's
+		 * family to ask from: frames would go to MAC 00:00:00:00:00:00,
+		 * which only a point-to-point wire delivers. */
+		VERBS_QP_LOG(WARNING, qp, "no local address of the destination's family to resolve"
+			     " its MAC from (device or link_args ipv4=/ipv6=): sending to MAC"
+			     " 00:00:00:00:00:00");
+		memset(dmac, 0, 6);
+	} else if (rc < 0) {
 		VERBS_QP_LOG(DEBUG, qp, "link cannot resolve the destination (%s)", strerror(-rc));
 		memset(dmac, 0, 6);
 	}

@@ -40,6 +40,7 @@ trap 'exit 1' INT TERM
 
 [ -x "$PP" ] || skip "no drnic-pingpong at $PP"
 netns_pair "$NSA" "$VA" 10.231.0.1 "$NSB" "$VB" 10.231.0.2
+MACA=$(netns_mac "$NSA" "$VA")
 MACB=$(netns_mac "$NSB" "$VB")
 
 # run NAME NS CPU PREFIX ARGS... : start drnic-pingpong in the background.
@@ -117,6 +118,21 @@ check_capture() {
 		fail "capture $f: not every ICRC valid ($res, tshark RoCE $roce)"
 }
 
+# check_dst_mac FILE SRC DST MIN: at least MIN RoCE frames from MAC SRC in
+# FILE, every one of them to MAC DST.
+check_dst_mac() {
+	local f=$1 src=$2 dst=$3 min=$4 all to
+	command -v tshark >/dev/null || { echo "no tshark: MAC check of $f skipped"; return; }
+	[ -s "$f" ] || { fail "no capture file $f"; return; }
+	all=$(tshark -r "$f" -Y "infiniband && eth.src == $src" -T fields -e eth.dst 2>/dev/null |
+		wc -l)
+	to=$(tshark -r "$f" -Y "infiniband && eth.src == $src && eth.dst == $dst" -T fields \
+		-e eth.dst 2>/dev/null | wc -l)
+	echo "capture $(basename "$f"): $all RoCE frames from $src, $to of them to $dst"
+	[ "$all" -ge "$min" ] && [ "$to" = "$all" ] ||
+		fail "capture $f: $all RoCE frames from $src (>= $min?), only $to to $dst"
+}
+
 AFP="blocksz=65536,framesz=8192,qpairs=1"
 SLINK="dev=net_af_packet0,iface=$VB,$AFP,ipv4=10.231.0.12"
 CLINK="dev=net_af_packet0,iface=$VA,$AFP,ipv4=10.231.0.11"
@@ -130,9 +146,15 @@ grep -q "data check: $N messages of 4096 bytes verified" "$TMP/afp.pingpong.clie
 # N messages each way, each seen leaving one side and arriving at the other.
 check_capture "$TMP/afp.server.pcapng" $((2 * N))
 check_capture "$TMP/afp.client.pcapng" $((2 * N))
-pair afp.write "$NSB" "$NSA" 10.231.0.2 "$SLINK" "$CLINK" 18516 -w -s 65536 -n $N -m 4096
+# The WRITE run gives its RoCE addresses only in the device's configuration
+# (--set ipv4=, no ipv4= in link_args): the link must answer ARP for them and
+# resolve the peer from them, so every frame goes to the peer's MAC.
+pair afp.write "$NSB" "$NSA" 10.231.0.2 "dev=net_af_packet0,iface=$VB,$AFP" \
+	"dev=net_af_packet0,iface=$VA,$AFP,capture=$TMP/afp.write.client.pcapng" 18516 \
+	-w -s 65536 -n $N -m 4096
 grep -q "write check: $N writes of 65536 bytes" "$TMP/afp.write.server.log" ||
 	fail "afp.write: server did not verify the data"
+check_dst_mac "$TMP/afp.write.client.pcapng" "$MACA" "$MACB" $((16 * N))
 
 # memif: two processes in one namespace (A), TCP on its loopback.
 ip -n "$NSA" link set lo up

@@ -14,8 +14,9 @@
  *   ipv4=A, ipv6=A     addresses answered in ARP / neighbour discovery and
  *                      used as source of requests (repeat for several), on
  *                      top of the device's (struct link_config).
- *   mtu=N              set the port's MTU when the device gives none (the
- *                      device's MTU, struct link_config, wins; without either
+ *   mtu=N              set the port's MTU when struct link_config gives none
+ *                      (its MTU wins; drnic devices pass none, so a device's
+ *                      mtu never changes a kernel interface; without either
  *                      the port's MTU is left as it is); with af_packet this
  *                      sets the kernel interface's MTU. A port refusing the
  *                      device's MTU (af_packet above 1500 in DPDK 22.11) is
