@@ -37,6 +37,7 @@ struct dibv_settings {
 	int progress_rt;           /* SCHED_FIFO helper: -1 auto (when it blocks), 0, 1 */
 	bool progress_wait;        /* block on the link's receive wake-up when it has one */
 	unsigned int progress_spin_us;  /* keep looking this long before blocking */
+	unsigned int progress_spin_max_us; /* ... growing to this while sleeps are short */
 	unsigned int progress_slice_us; /* helper's scheduler slice (EEVDF), 0: kernel's */
 	unsigned int progress_quiet_us; /* helper arms the wake-up after this long without calls */
 	unsigned int progress_linger_us; /* a poll that completes waits this long for more */

@@ -96,5 +96,20 @@ else
 		ok "bad progress_wait reported with its key" || fail "bad progress_wait: $(cat "$TMP/bad2")"
 fi
 
+# 7. The helper's adaptive look: a value in range is taken, one out of range
+# (above 1 s) is refused with its key.
+printf '[ibverbs]\nprogress_spin_max_us = 50\n' >"$TMP/spin.ini"
+DRNIC_CONFIG="$TMP/spin.ini" ibv timeout 30 ibv_devinfo >"$TMP/spin" 2>&1 &&
+	grep -q "PORT_ACTIVE" "$TMP/spin" && ok "progress_spin_max_us = 50 taken" ||
+	fail "progress_spin_max_us = 50: $(tail -3 "$TMP/spin")"
+printf '[ibverbs]\nprogress_spin_max_us = 2000000\n' >"$TMP/bad3.ini"
+if DRNIC_CONFIG="$TMP/bad3.ini" ibv timeout 30 ibv_devinfo >"$TMP/bad3" 2>&1; then
+	fail "ibv_devinfo accepted progress_spin_max_us = 2000000"
+else
+	grep -q "bad key or value: progress_spin_max_us = 2000000" "$TMP/bad3" &&
+		ok "progress_spin_max_us out of range reported with its key" ||
+		fail "bad progress_spin_max_us: $(cat "$TMP/bad3")"
+fi
+
 [ $FAIL = 0 ] && echo PASS || echo FAILED
 exit $FAIL

@@ -20,16 +20,16 @@
 # bandwidth: below 1 is slower).
 #
 # Usage: figures.sh BUILD/lib/ibverbs PATH/TO/drnic-perf
-# Environment: FIG_RUNS (3), FIG_LAT_ITERS (5000), FIG_BW_ITERS (5000),
+# Environment: FIG_RUNS (5), FIG_LAT_ITERS (5000), FIG_BW_ITERS (50000),
 # FIG_LAT_SIZE (2), FIG_BW_SIZE (65536), FIG_NAP (1: also the nap rows),
 # FIG_KEEP=1 keeps the logs. Exit: 0 (figures printed), 1 (a run failed),
 # 77 (skipped: not root, no namespaces).
 set -u
 . "$(dirname "$0")/common.sh"
 PERF=${2:?usage: $0 BUILD/lib/ibverbs drnic-perf}
-RUNS=${FIG_RUNS:-3}
+RUNS=${FIG_RUNS:-5}
 LAT_N=${FIG_LAT_ITERS:-5000}
-BW_N=${FIG_BW_ITERS:-5000}
+BW_N=${FIG_BW_ITERS:-50000}
 LAT_S=${FIG_LAT_SIZE:-2}
 BW_S=${FIG_BW_SIZE:-65536}
 NAP=${FIG_NAP:-1}

@@ -128,6 +128,15 @@ helper_blocks() {
 	ok "$name: progress helper blocks on the af_packet receive wake-up (woken by frames: $n)"
 }
 
+# A bandwidth server's helper does all of its engine's work: frames come in
+# bursts with short gaps, so its look before sleeping must have grown.
+helper_spins() {
+	local name=$1 n
+	n=$(sed -n 's/.*quiet naps, spin grown \([0-9]*\) times.*/\1/p' "$LAST_S")
+	[ "${n:-0}" -gt 0 ] && ok "$name: the server's helper lengthened its look $n times" ||
+		fail "$name: the server's helper never lengthened its look: $(grep 'sleeps (' "$LAST_S")"
+}
+
 export DRNIC_IBV_DEBUG=1
 N=200
 [ "$QUICK" = quick ] && N=50
@@ -146,6 +155,7 @@ for mode in unknown connectx; do
 		 ib_atomic_lat ib_atomic_bw; do
 		perf "$mode.$p" "$p" -n $N
 		[ $p = ib_write_lat ] && [ -n "${LAST_S:-}" ] && helper_blocks "$mode.$p"
+		[ $p = ib_write_bw ] && [ -n "${LAST_S:-}" ] && helper_spins "$mode.$p"
 	done
 	[ "$QUICK" = quick ] && continue
 	perf "$mode.write_lat.s" ib_write_lat -n $N -s 4096
