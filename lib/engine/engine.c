@@ -498,7 +498,7 @@ engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, 
 		parsed[j] = false;
 		if (j + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(m[j + 1], void *));
-		why = drnic_wire_parse(m[j], &pkt[j]);
+		why = drnic_wire_parse_flags(m[j], DRNIC_WIRE_PARSE_DEFER_ICRC, &pkt[j]);
 		if (unlikely(why != DRNIC_WIRE_OK)) {
 			eng->stats.wire_drops[why]++;
 			continue;
@@ -517,7 +517,8 @@ engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, 
 			continue;
 		qp[j] = verbs_qp_lookup(dev, pkt[j].bth.dqpn);
 		if (unlikely(qp[j] == NULL)) {
-			eng->stats.drops[DRNIC_ENGINE_DROP_NO_QP]++;
+			if (engine_pkt_verify(eng, m[j], &pkt[j]))
+				eng->stats.drops[DRNIC_ENGINE_DROP_NO_QP]++;
 			continue;
 		}
 		rte_prefetch0(&qp[j]->eng_priv);
@@ -545,7 +546,8 @@ engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, 
 		if (qp[j] == NULL)
 			continue;
 		if (unlikely(e == NULL || e->eng != eng)) {
-			eng->stats.drops[DRNIC_ENGINE_DROP_WRONG_ENGINE]++;
+			if (engine_pkt_verify(eng, m[j], &pkt[j]))
+				eng->stats.drops[DRNIC_ENGINE_DROP_WRONG_ENGINE]++;
 			continue;
 		}
 		e->stats.rx_packets++;

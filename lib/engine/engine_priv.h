@@ -389,6 +389,28 @@ engine_qp_drop(struct engine_qp *eq, enum drnic_engine_drop why)
 	eq->eng->stats.drops[why]++;
 }
 
+/*
+ * A frame whose ICRC the parser deferred (DRNIC_WIRE_PARSE_DEFER_ICRC: an
+ * RDMA WRITE continuation, copied and verified in one pass when it is the
+ * one expected) is verified here before anything else acts on it: a drop
+ * for another reason, an answer, a state change. False: the ICRC is bad,
+ * the frame is counted as a bad_icrc wire drop and must be dropped. Each
+ * path verifies at most once.
+ */
+static inline bool
+engine_pkt_verify(struct engine *eng, const struct rte_mbuf *m, const struct drnic_wire_pkt *pkt)
+{
+	uint32_t calc;
+
+	if (likely(!pkt->icrc_deferred))
+		return true;
+	if (drnic_wire_icrc(m, pkt->l3_off, pkt->frame_len - pkt->l3_off, &calc) == 0 &&
+	    calc == pkt->icrc)
+		return true;
+	eng->stats.wire_drops[DRNIC_WIRE_DROP_BAD_ICRC]++;
+	return false;
+}
+
 /* Helpers shared by the three machines. */
 static inline struct verbs_send_wqe *
 engine_sq_wqe(const struct engine_qp *eq, uint32_t idx)

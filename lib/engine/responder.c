@@ -212,6 +212,8 @@ resp_write(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wi
 
 	/* WRITE with immediate consumes a receive WQE: RNR before anything. */
 	if (imm && resp_rq_empty(eq)) {
+		if (!engine_pkt_verify(eq->eng, m, pkt))
+			return;
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_RNR);
 		resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_RNR_NAK, qp->attr.min_rnr_timer), psn);
 		eq->nak_seq_sent = true;
@@ -238,12 +240,29 @@ resp_write(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wi
 	}
 	if ((op->pos & DRNIC_WIRE_POS_LAST) ? pkt->payload_len != eq->wr_resid :
 	    pkt->payload_len > eq->wr_resid) {
-		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+		if (engine_pkt_verify(eq->eng, m, pkt))
+			resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
 		return;
 	}
-	if (pkt->payload_len > 0 &&
-	    drnic_wire_copy_out(m, pkt->payload_off, pkt->payload_len,
-				(void *)(uintptr_t)eq->wr_va) < 0) {
+	if (pkt->icrc_deferred) {
+		/* The expected continuation: copy and verify in one pass. The
+		 * bytes land in this WRITE's next range before the ICRC is
+		 * known; a bad frame changes no state, and the retransmission
+		 * writes that range again before anything can complete. */
+		int rc = drnic_wire_copy_out_verify(m, pkt, (void *)(uintptr_t)eq->wr_va);
+
+		if (rc == -EBADMSG) {
+			eq->eng->stats.wire_drops[DRNIC_WIRE_DROP_BAD_ICRC]++;
+			return;
+		}
+		if (rc < 0) {
+			resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+			return;
+		}
+		eq->nak_seq_sent = false;
+	} else if (pkt->payload_len > 0 &&
+		   drnic_wire_copy_out(m, pkt->payload_off, pkt->payload_len,
+				       (void *)(uintptr_t)eq->wr_va) < 0) {
 		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
 		return;
 	}
@@ -458,10 +477,15 @@ resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 
 	if (!eq->resp_init || st == DRNIC_QPS_ERR || st < DRNIC_QPS_RTR ||
 	    eq->sstate == RESP_ERROR) {
-		engine_qp_drop(eq, DRNIC_ENGINE_DROP_QP_STATE);
+		if (engine_pkt_verify(eq->eng, m, pkt))
+			engine_qp_drop(eq, DRNIC_ENGINE_DROP_QP_STATE);
 		return;
 	}
+	/* Only the expected WRITE continuation is copied before its ICRC is
+	 * known (resp_write()); every other outcome verifies first. */
 	d = drnic_psn_diff(psn, eq->epsn);
+	if (d != 0 && !engine_pkt_verify(eq->eng, m, pkt))
+		return;
 	if (d < 0) {
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_PSN_DUP);
 		resp_duplicate(eq, pkt, op);
@@ -481,12 +505,14 @@ resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 		eq->oos_psn = psn;
 		return;
 	}
-	eq->nak_seq_sent = false;
+	if (!pkt->icrc_deferred)
+		eq->nak_seq_sent = false;   /* deferred: once verified (resp_write()) */
 	if (!resp_seq_ok(eq, op) ||
 	    ((op->pos == DRNIC_WIRE_POS_FIRST || op->pos == DRNIC_WIRE_POS_MIDDLE) &&
 	     pkt->payload_len != eq->mtu) ||
 	    pkt->payload_len > eq->mtu) {
-		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+		if (engine_pkt_verify(eq->eng, m, pkt))
+			resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
 		return;
 	}
 	if (op->flags & DRNIC_WIRE_OPF_SEND)

@@ -510,6 +510,7 @@ struct drnic_wire_pkt {
 	uint32_t bth_off;         /**< BTH */
 	uint32_t frame_len;       /**< through the ICRC, without Ethernet padding */
 	uint32_t icrc;            /**< as stored (the CRC value; LSB first on wire) */
+	bool icrc_deferred;       /**< not verified yet (DRNIC_WIRE_PARSE_DEFER_ICRC) */
 };
 
 /**
@@ -638,6 +639,22 @@ enum drnic_wire_drop {
 /** Parse flags for drnic_wire_parse_flags(). */
 #define DRNIC_WIRE_PARSE_SKIP_ICRC     (1u << 0) /**< do not verify the ICRC (still read) */
 #define DRNIC_WIRE_PARSE_SKIP_IP_CSUM  (1u << 1) /**< do not verify the IPv4 checksum */
+/**
+ * Defer the ICRC check of RDMA WRITE MIDDLE and LAST frames (with or without
+ * immediate) carrying at least DRNIC_WIRE_DEFER_MIN_PAYLOAD bytes: their
+ * payload lands where the responder's state says, not where the frame says,
+ * so it can be copied and verified in one pass
+ * (drnic_wire_copy_out_verify()). The parser then sets
+ * drnic_wire_pkt::icrc_deferred and checks the rest; the caller must verify
+ * the ICRC before it acts on the frame in any other way (drops it for a
+ * reason, answers it, or moves any state), e.g. with drnic_wire_icrc().
+ * Other frames are verified as without the flag. A deferred frame with
+ * several faults may then be reported for a header fault instead of the
+ * ICRC (the checks after the ICRC run first).
+ */
+#define DRNIC_WIRE_PARSE_DEFER_ICRC    (1u << 2)
+/** Smallest payload whose ICRC DRNIC_WIRE_PARSE_DEFER_ICRC defers. */
+#define DRNIC_WIRE_DEFER_MIN_PAYLOAD   256u
 
 /**
  * Parse and validate a received frame, strictly.

@@ -162,6 +162,24 @@ wire_check_payload(const struct drnic_wire_opinfo *oi, uint32_t area, uint32_t p
 	return DRNIC_WIRE_OK;
 }
 
+/*
+ * DRNIC_WIRE_PARSE_DEFER_ICRC: an RDMA WRITE continuation (its payload lands
+ * where the responder's state says) with a payload worth copying and
+ * verifying in one pass; @ulen is the UDP length.
+ */
+static inline bool
+wire_icrc_deferrable(uint8_t opcode, uint32_t ulen)
+{
+	uint32_t hdrs = DRNIC_WIRE_UDP_LEN + DRNIC_WIRE_BTH_LEN + DRNIC_WIRE_ICRC_LEN;
+
+	if (opcode == DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST_WITH_IMMEDIATE)
+		hdrs += DRNIC_WIRE_IMMDT_LEN;
+	else if (opcode != DRNIC_WIRE_OP_RC_RDMA_WRITE_MIDDLE &&
+		 opcode != DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST)
+		return false;
+	return ulen >= hdrs + DRNIC_WIRE_DEFER_MIN_PAYLOAD;
+}
+
 enum drnic_wire_drop
 drnic_wire_parse_flags(const struct rte_mbuf *m, uint32_t flags, struct drnic_wire_pkt *out)
 {
@@ -170,6 +188,7 @@ drnic_wire_parse_flags(const struct rte_mbuf *m, uint32_t flags, struct drnic_wi
 	const uint8_t *h, *ip, *udp, *bth, *tail;
 	uint32_t plen = m->pkt_len;
 	uint32_t win, l2, l3_len, ip_hlen, ip_payload, ulen, area, padcnt, icrc;
+	bool deferred;
 	uint16_t type;
 	enum drnic_wire_drop rc;
 
@@ -273,7 +292,8 @@ drnic_wire_parse_flags(const struct rte_mbuf *m, uint32_t flags, struct drnic_wi
 	tail = rte_pktmbuf_read(m, l2 + l3_len - DRNIC_WIRE_ICRC_LEN, DRNIC_WIRE_ICRC_LEN, tbuf);
 	icrc = (uint32_t)tail[0] | (uint32_t)tail[1] << 8 | (uint32_t)tail[2] << 16 |
 	       (uint32_t)tail[3] << 24;
-	if (!(flags & DRNIC_WIRE_PARSE_SKIP_ICRC)) {
+	deferred = (flags & DRNIC_WIRE_PARSE_DEFER_ICRC) && wire_icrc_deferrable(bth[0], ulen);
+	if (!(flags & DRNIC_WIRE_PARSE_SKIP_ICRC) && !deferred) {
 		uint32_t calc;
 
 		/* The window may be a copy: hand the mbuf, not the window. */
@@ -315,6 +335,7 @@ drnic_wire_parse_flags(const struct rte_mbuf *m, uint32_t flags, struct drnic_wi
 	out->payload_len = area - padcnt;
 	out->frame_len = l2 + l3_len;
 	out->icrc = icrc;
+	out->icrc_deferred = deferred;
 	return DRNIC_WIRE_OK;
 }
 

@@ -9,12 +9,16 @@
  *
  *   byte 0      shape: nseg = 1 + b % 3; c = b / 3; c & 1 selects the
  *               "skip IP checksum and ICRC" parse flags (to reach deeper
- *               checks); (c >> 1) % 7 and (c >> 1) / 7 place the segment cuts
+ *               checks), else the engine's (deferred ICRC: a deferred frame
+ *               is then copied and verified into a buffer of exactly its
+ *               payload, and the verdict must be the ICRC's); (c >> 1) % 7
+ *               and (c >> 1) / 7 place the segment cuts
  *   bytes 1..   the frame, starting at the Ethernet header
  *
  * The seed corpus comes from extract_corpus.py (real RoCEv2 frames with
  * shape byte 0 and a few other shapes).
  */
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -63,7 +67,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	nseg = 1 + data[0] % 3;
 	c = data[0] / 3;
-	flags = (c & 1) ? (DRNIC_WIRE_PARSE_SKIP_IP_CSUM | DRNIC_WIRE_PARSE_SKIP_ICRC) : 0;
+	/* Otherwise as the engine parses: WRITE continuations deferred. */
+	flags = (c & 1) ? (DRNIC_WIRE_PARSE_SKIP_IP_CSUM | DRNIC_WIRE_PARSE_SKIP_ICRC) :
+			  DRNIC_WIRE_PARSE_DEFER_ICRC;
 	data++;
 	len = (uint32_t)(size - 1);
 
@@ -99,8 +105,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	drop = drnic_wire_parse_flags(&segs[0], flags, &out);
 	if ((unsigned int)drop >= DRNIC_WIRE_DROP_MAX || drnic_wire_drop_name(drop) == NULL)
 		abort();
-	if (drop == DRNIC_WIRE_OK)
+	if (drop == DRNIC_WIRE_OK) {
 		fuzz_check_view(&segs[0], &out);
+		if (out.icrc_deferred) {
+			/* The engine's one-pass copy: into exactly the payload. */
+			uint8_t *dst = malloc(out.payload_len ? out.payload_len : 1);
+			uint32_t calc;
+			int rc;
+
+			if (dst == NULL)
+				abort();
+			rc = drnic_wire_copy_out_verify(&segs[0], &out, dst);
+			if (rc != 0 && rc != -EBADMSG)
+				abort();    /* the parser's view must be copyable */
+			/* Its verdict is the ICRC's. */
+			if (drnic_wire_icrc(&segs[0], out.l3_off, out.frame_len - out.l3_off,
+					    &calc) != 0 || (rc == 0) != (calc == out.icrc))
+				abort();
+			free(dst);
+		}
+	}
 out:
 	for (i = 0; i < nseg; i++)
 		free(bufs[i]);

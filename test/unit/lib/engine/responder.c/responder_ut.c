@@ -5,6 +5,9 @@
  * and access (a failed check copies nothing), WRITE, READ responses,
  * atomics executed once, ACK/NAK contents, flush.
  */
+/* The ICRC of frames the parser deferred, as this test says (below). */
+#define drnic_wire_icrc ut_wire_icrc
+#define drnic_wire_copy_out_verify ut_wire_copy_out_verify
 #include "lib/engine/responder.c"
 
 #include "test/unit/lib/engine/ut_engine_stubs.h"
@@ -62,6 +65,32 @@ drnic_wire_copy_out(const struct rte_mbuf *m, uint32_t off, uint32_t len, void *
 	return 0;
 }
 
+/* Frames whose ICRC the parser deferred: this test says whether it is good.
+ * drnic_wire_icrc() answers the stored value or its complement, and
+ * drnic_wire_copy_out_verify() copies, then answers the same way (both are
+ * renamed to these stand-ins above). */
+static bool ut_icrc_bad;
+static unsigned int ut_verifies, ut_copy_verifies;
+
+int
+drnic_wire_icrc(const struct rte_mbuf *m, uint32_t l3_off, uint32_t l3_len, uint32_t *icrc)
+{
+	RTE_SET_USED(m);
+	RTE_SET_USED(l3_off);
+	RTE_SET_USED(l3_len);
+	ut_verifies++;
+	*icrc = ut_icrc_bad ? ~0x5a5a5a5au : 0x5a5a5a5au;
+	return 0;
+}
+
+int
+drnic_wire_copy_out_verify(const struct rte_mbuf *m, const struct drnic_wire_pkt *pkt, void *dst)
+{
+	ut_copy_verifies++;
+	memcpy(dst, (const uint8_t *)m + pkt->payload_off, pkt->payload_len);
+	return ut_icrc_bad ? -EBADMSG : 0;
+}
+
 static uint8_t payload[4096], mem[16384];
 
 static struct drnic_wire_pkt
@@ -75,6 +104,17 @@ ut_req(uint8_t opcode, uint32_t psn, uint32_t len)
 	p.payload_off = 0;
 	p.payload_len = len;
 	p.bth.ackreq = (drnic_wire_opcode_info(opcode)->pos & DRNIC_WIRE_POS_LAST) != 0;
+	return p;
+}
+
+/* A WRITE continuation whose ICRC the parser deferred (good or bad: ut_icrc_bad). */
+static struct drnic_wire_pkt
+ut_deferred(uint8_t opcode, uint32_t psn, uint32_t len)
+{
+	struct drnic_wire_pkt p = ut_req(opcode, psn, len);
+
+	p.icrc_deferred = true;
+	p.icrc = 0x5a5a5a5au;
 	return p;
 }
 
@@ -628,6 +668,76 @@ test_atomic_replay_window(void)
 	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_RTS);
 }
 
+/*
+ * WRITE continuations with a deferred ICRC: the expected one is copied and
+ * verified in one pass, and advances the responder only when good; every
+ * other outcome (a gap, a duplicate, a bad length, RNR) verifies first, so
+ * a bad frame is a bad_icrc drop and nothing else: no NAK, no ACK, no state
+ * change, no QP error.
+ */
+static void
+test_write_deferred_icrc(void)
+{
+	struct engine_qp *eq = ut_setup_qp(10);
+	struct drnic_wire_pkt p;
+
+	ut_icrc_bad = false;
+	ut_verifies = ut_copy_verifies = 0;
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_FIRST, 10, 1024);
+	p.reth.va = (uintptr_t)mem + 16;
+	p.reth.rkey = 0x100;
+	p.reth.dmalen = 3072;
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(eq->epsn, 11);
+	/* The expected MIDDLE, bad: its bytes may land, nothing else moves. */
+	p = ut_deferred(DRNIC_WIRE_OP_RC_RDMA_WRITE_MIDDLE, 11, 1024);
+	p.bth.ackreq = true;
+	ut_icrc_bad = true;
+	rx(eq, &p, payload + 1024);
+	CU_ASSERT_EQUAL(ut_copy_verifies, 1);
+	CU_ASSERT_EQUAL(eq->epsn, 11);
+	CU_ASSERT_EQUAL(eq->wr_resid, 2048);
+	CU_ASSERT_EQUAL(eq->sstate, RESP_IN_WRITE);
+	CU_ASSERT_FALSE(eq->ack_pending);
+	CU_ASSERT_EQUAL(ut_eng.stats.wire_drops[DRNIC_WIRE_DROP_BAD_ICRC], 1);
+	/* A bad one from beyond the gap: no NAK, no out-of-sequence count. */
+	p.bth.psn = 12;
+	rx(eq, &p, payload + 2048);
+	CU_ASSERT_EQUAL(ut_verifies, 1);
+	CU_ASSERT_FALSE(eq->ack_pending);
+	CU_ASSERT_EQUAL(ut_eng.stats.drops[DRNIC_ENGINE_DROP_PSN_OOS], 0);
+	CU_ASSERT_EQUAL(ut_eng.stats.wire_drops[DRNIC_WIRE_DROP_BAD_ICRC], 2);
+	/* A bad duplicate: no ACK again. */
+	p = ut_deferred(DRNIC_WIRE_OP_RC_RDMA_WRITE_MIDDLE, 9, 1024);
+	rx(eq, &p, payload);
+	CU_ASSERT_FALSE(eq->ack_pending);
+	CU_ASSERT_EQUAL(ut_eng.stats.drops[DRNIC_ENGINE_DROP_PSN_DUP], 0);
+	CU_ASSERT_EQUAL(ut_eng.stats.wire_drops[DRNIC_WIRE_DROP_BAD_ICRC], 3);
+	/* A bad LAST that would end the WRITE too early: no QP error. */
+	p = ut_deferred(DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST, 11, 100);
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_RTS);
+	CU_ASSERT_FALSE(eq->ack_pending);
+	CU_ASSERT_EQUAL(ut_eng.stats.wire_drops[DRNIC_WIRE_DROP_BAD_ICRC], 4);
+	/* The retransmissions, good: the WRITE completes with the right bytes. */
+	ut_icrc_bad = false;
+	p = ut_deferred(DRNIC_WIRE_OP_RC_RDMA_WRITE_MIDDLE, 11, 1024);
+	rx(eq, &p, payload + 1024);
+	CU_ASSERT_EQUAL(eq->epsn, 12);
+	p = ut_deferred(DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST, 12, 1024);
+	rx(eq, &p, payload + 2048);
+	CU_ASSERT_EQUAL(eq->epsn, 13);
+	CU_ASSERT_EQUAL(eq->sstate, RESP_IDLE);
+	CU_ASSERT_EQUAL(memcmp(mem + 16, payload, 3072), 0);
+	CU_ASSERT_EQUAL(ut_copy_verifies, 3);
+	ut_expect_ack(eq, ACK, 12);
+	/* A good frame beyond a gap is verified, then NAKed as usual. */
+	p = ut_deferred(DRNIC_WIRE_OP_RC_RDMA_WRITE_MIDDLE, 20, 1024);
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(ut_eng.stats.drops[DRNIC_ENGINE_DROP_PSN_OOS], 1);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_PSN_SEQ_ERR), 13);
+}
+
 int
 main(void)
 {
@@ -643,5 +753,6 @@ main(void)
 	CU_ADD_TEST(s, test_atomic);
 	CU_ADD_TEST(s, test_read_replay);
 	CU_ADD_TEST(s, test_atomic_replay_window);
+	CU_ADD_TEST(s, test_write_deferred_icrc);
 	return ut_run_all();
 }

@@ -617,6 +617,73 @@ test_copy_out_verify(void)
 }
 
 /*
+ * DRNIC_WIRE_PARSE_DEFER_ICRC: only RDMA WRITE continuations (MIDDLE, LAST,
+ * LAST with immediate) of at least DRNIC_WIRE_DEFER_MIN_PAYLOAD bytes are
+ * deferred. A deferred frame with a flipped payload bit parses (icrc_deferred
+ * set) and drnic_wire_copy_out_verify() then refuses it; every other frame
+ * with the same flip is refused by the parser itself, as without the flag;
+ * a clean frame is never marked deferred without the flag.
+ */
+static void
+test_defer_icrc(void)
+{
+	static const struct {
+		uint8_t op;
+		uint32_t len;
+		bool deferred;
+	} cases[] = {
+		{ DRNIC_WIRE_OP_RC_RDMA_WRITE_MIDDLE, 1024, true },
+		{ DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST, 256, true },
+		{ DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST, 252, false },
+		{ DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST_WITH_IMMEDIATE, 4096, true },
+		{ DRNIC_WIRE_OP_RC_RDMA_WRITE_FIRST, 1024, false },   /* RETH: from the frame */
+		{ DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY, 4096, false },
+		{ DRNIC_WIRE_OP_RC_SEND_MIDDLE, 1024, false },
+		{ DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, 1024, false },
+	};
+	static uint8_t f[8192], dst[8192];
+	struct drnic_wire_pkt p, q;
+	unsigned int c, v;
+
+	ut_fill(ut_payload, sizeof(ut_payload));
+	for (c = 0; c < RTE_DIM(cases); c++) {
+		for (v = 4; v <= 6; v += 2) {
+			uint32_t n, flip;
+			struct rte_mbuf *m;
+
+			ut_pkt_random(&p, cases[c].op, (uint8_t)v, c & 1);
+			n = ut_build_flat(f, &p, cases[c].len);
+			/* Clean: parses either way, deferred only with the flag. */
+			m = ut_mbuf_from(f, n, 0);
+			CU_ASSERT_FATAL(m != NULL);
+			CU_ASSERT_EQUAL(drnic_wire_parse(m, &q), DRNIC_WIRE_OK);
+			CU_ASSERT_FALSE(q.icrc_deferred);
+			CU_ASSERT_EQUAL(drnic_wire_parse_flags(m, DRNIC_WIRE_PARSE_DEFER_ICRC, &q),
+					DRNIC_WIRE_OK);
+			CU_ASSERT_EQUAL(q.icrc_deferred, cases[c].deferred);
+			rte_pktmbuf_free(m);
+			/* A flipped payload bit. */
+			flip = q.payload_off + cases[c].len / 2;
+			f[flip] ^= 0x04;
+			m = ut_mbuf_from(f, n, 0);
+			CU_ASSERT_FATAL(m != NULL);
+			CU_ASSERT_EQUAL(drnic_wire_parse(m, &q), DRNIC_WIRE_DROP_BAD_ICRC);
+			if (cases[c].deferred) {
+				CU_ASSERT_EQUAL_FATAL(drnic_wire_parse_flags(m, DRNIC_WIRE_PARSE_DEFER_ICRC,
+									    &q), DRNIC_WIRE_OK);
+				CU_ASSERT_TRUE(q.icrc_deferred);
+				CU_ASSERT_EQUAL(drnic_wire_copy_out_verify(m, &q, dst), -EBADMSG);
+			} else {
+				CU_ASSERT_EQUAL(drnic_wire_parse_flags(m, DRNIC_WIRE_PARSE_DEFER_ICRC,
+									    &q), DRNIC_WIRE_DROP_BAD_ICRC);
+			}
+			rte_pktmbuf_free(m);
+			f[flip] ^= 0x04;
+		}
+	}
+}
+
+/*
  * Random corruption: never a crash or a read past the frame (ASan), and an
  * accepted frame's offsets always lie inside it.
  */
@@ -815,6 +882,7 @@ main(void)
 	CU_add_test(s, "segmentation", test_segmentation);
 	CU_add_test(s, "random_corruption", test_random_corruption);
 	CU_add_test(s, "copy_out_verify", test_copy_out_verify);
+	CU_add_test(s, "defer_icrc", test_defer_icrc);
 	CU_add_test(s, "captures", test_captures);
 	return ut_run_all();
 }
