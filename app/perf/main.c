@@ -411,11 +411,6 @@ main(int argc, char **argv)
 			rc = -EINVAL;
 			goto done;
 		}
-		if (o.duration > 0 && o.host == NULL && o.server) {
-			fprintf(stderr, "drnic-perf: -D on the server: not yet (give both sides -n)\n");
-			rc = -EINVAL;
-			goto done;
-		}
 		rc = perf_cmd_test(&o, all_sizes, gbits);
 	} else if (strcmp(cmd, "loopback") == 0) {
 		rc = perf_suite_loopback(&o);

@@ -789,6 +789,13 @@ perf_flag_send(struct perf_conn *c, struct perf_ep *x, uint8_t tag)
 	return rc < 0 ? rc : 0;
 }
 
+/* The flag byte perf_flag_send() writes has @tag. */
+static inline bool
+perf_flag_is(const struct perf_ep *x, uint8_t tag)
+{
+	return *(volatile const uint8_t *)(x->buf + 2 * x->area + 100) == tag;
+}
+
 static void
 perf_flag_wait(struct perf_ep *x, uint8_t tag)
 {
@@ -825,9 +832,13 @@ perf_lat_post(struct perf_conn *c, struct perf_ep *x, uint64_t len, uint64_t i)
 	return rc < 0 ? rc : 0;
 }
 
-/* Wait for the pong (WRITE: its last byte; SEND: its receive) or the response. */
+/*
+ * Wait for the pong (WRITE: its last byte; SEND: its receive) or the response.
+ * @stop: not 0, a ping-pong server under -D: the client's flag with this tag
+ * ends the wait instead (returns 1: the client stopped).
+ */
 static int
-perf_lat_wait(struct perf_conn *c, struct perf_ep *x, uint64_t len, uint64_t i)
+perf_lat_wait(struct perf_conn *c, struct perf_ep *x, uint64_t len, uint64_t i, uint8_t stop)
 {
 	const struct perf_opts *o = c->o;
 	int rc = 0;
@@ -838,6 +849,8 @@ perf_lat_wait(struct perf_conn *c, struct perf_ep *x, uint64_t len, uint64_t i)
 		uint8_t tag = (uint8_t)(i % 255 + 1);
 
 		while (*last != tag) {
+			if (stop != 0 && perf_flag_is(x, stop))
+				return 1;
 			drnic_device_progress(x->dev);
 			rte_pause();
 		}
@@ -845,6 +858,8 @@ perf_lat_wait(struct perf_conn *c, struct perf_ep *x, uint64_t len, uint64_t i)
 	}
 	case PERF_SEND:
 		while (rc >= 0 && x->recvs <= i) {
+			if (stop != 0 && perf_flag_is(x, stop))
+				return 1;
 			rc = perf_poll(x, c);
 			if (rc == 0)
 				rc = perf_idle_step(c, x, NULL);
@@ -878,6 +893,10 @@ perf_lat_one(struct perf_conn *c, uint64_t len, struct perf_lat *out)
 	const bool pingpong = o->test == PERF_WRITE || o->test == PERF_SEND;
 	const bool is_client = c->loopback || o->host != NULL;
 	uint64_t cap = o->duration > 0 ? PERF_MAX_DURATION_SAMPLES : o->iters;
+	/* -D across processes: the client keeps the time and, when it is up,
+	 * writes the flag; a ping-pong server echoes until it sees it. */
+	const bool flag_stop = !c->loopback && pingpong && o->duration > 0;
+	const uint8_t stop = flag_stop && !is_client ? (uint8_t)(c->runs + 1) : 0;
 	uint64_t *samples, i, n = 0, deadline = 0;
 	int rc = 0;
 
@@ -897,23 +916,27 @@ perf_lat_one(struct perf_conn *c, uint64_t len, struct perf_lat *out)
 	for (i = 0; rc == 0 && n < cap; i++) {
 		uint64_t t0 = rte_rdtsc_precise();
 
-		if (i == warmup && o->duration > 0)
+		if (i == warmup && o->duration > 0 && stop == 0)
 			deadline = t0 + (uint64_t)(o->duration * (double)hz);
 		if (c->loopback) {
 			rc = perf_lat_post(c, &c->a, len, i);
 			if (rc == 0 && pingpong) {
-				rc = perf_lat_wait(c, &c->b, len, i);
+				rc = perf_lat_wait(c, &c->b, len, i, 0);
 				if (rc == 0)
 					rc = perf_lat_post(c, &c->b, len, i);
 			}
 			if (rc == 0)
-				rc = perf_lat_wait(c, &c->a, len, i);
+				rc = perf_lat_wait(c, &c->a, len, i, 0);
 		} else if (is_client) {
 			rc = perf_lat_post(c, c->local, len, i);
 			if (rc == 0)
-				rc = perf_lat_wait(c, c->local, len, i);
+				rc = perf_lat_wait(c, c->local, len, i, 0);
 		} else if (pingpong) {
-			rc = perf_lat_wait(c, c->local, len, i);
+			rc = perf_lat_wait(c, c->local, len, i, stop);
+			if (rc == 1) {
+				rc = 0;      /* the client's time is up */
+				break;
+			}
 			if (rc == 0)
 				rc = perf_lat_post(c, c->local, len, i);
 		} else {
@@ -959,8 +982,10 @@ perf_lat_one(struct perf_conn *c, uint64_t len, struct perf_lat *out)
 	c->local->buf[c->local->area + len - 1] = perf_pattern(c->local->id, len - 1);
 	if (c->loopback)
 		c->b.buf[c->b.area + len - 1] = perf_pattern(PERF_ID_B, len - 1);
-	if (rc == 0 && !c->loopback && is_client && !pingpong)
+	if (rc == 0 && !c->loopback && is_client && (!pingpong || flag_stop))
 		rc = perf_flag_send(c, c->local, (uint8_t)(++c->runs));
+	else if (rc == 0 && stop != 0)
+		c->runs++;    /* the server saw that flag */
 	if (rc == 0 && !c->loopback)
 		rc = drnic_cm_sync(c->cm, "lat-done");
 	if (rc == 0 && n >= 3)
@@ -986,6 +1011,8 @@ perf_bw_one(struct perf_conn *c, uint64_t len, struct perf_bw *out)
 	uint64_t t0, t_end, window_t0, window_done = 0, done_all = 0, deadline = 0, target = 0;
 	uint64_t recv_target, atomic_before = 0;
 	unsigned int q, nq = c->local->nb_qps, finished = 0;
+	uint8_t send_stop;
+	uint64_t rx_first = 0;
 	bool full_pass = true;
 	double peak = 0.0;
 	int rc = 0;
@@ -1004,11 +1031,12 @@ perf_bw_one(struct perf_conn *c, uint64_t len, struct perf_bw *out)
 		y->recvs = 0;
 	if (c->loopback && o->test == PERF_ATOMIC)
 		atomic_before = *(volatile uint64_t *)(void *)(c->b.buf + 2 * c->b.area);
-	recv_target = o->test == PERF_SEND && x == NULL ? o->iters * nq : 0;
-	if (!c->loopback && o->duration > 0 && o->test == PERF_SEND) {
-		fprintf(stderr, "drnic-perf: -D with send_bw across processes: not yet (use -n)\n");
-		return -ENOTSUP;
-	}
+	/* A send_bw server counts the client's messages; under -D it cannot
+	 * know them ahead: it stops on the client's flag (perf_flag_send()
+	 * after the last SEND: RC delivers it after them). */
+	recv_target = o->test == PERF_SEND && x == NULL && o->duration <= 0 ? o->iters * nq : 0;
+	send_stop = o->test == PERF_SEND && x == NULL && o->duration > 0 ?
+		    (uint8_t)(c->runs + 1) : 0;
 	if (x != NULL)
 		target = o->duration > 0 ? 0 : o->iters * nq;
 	t0 = window_t0 = rte_rdtsc();
@@ -1094,8 +1122,17 @@ windowed:
 					finished = 1;
 			}
 		} else if (o->test == PERF_SEND) {
-			if (y->recvs >= recv_target)
+			if (rx_first == 0 && y->recvs > 0)
+				rx_first = rte_rdtsc();
+			if (send_stop != 0 && perf_flag_is(y, send_stop)) {
+				/* Every SEND before the flag has its CQE: drain them. */
+				while ((rc = perf_poll(y, c)) > 0)
+					;
+				c->runs++;
 				finished = 1;
+			} else if (send_stop == 0 && y->recvs >= recv_target) {
+				finished = 1;
+			}
 		} else {
 			perf_flag_wait(y, (uint8_t)(++c->runs));   /* passive server */
 			finished = 1;
@@ -1116,7 +1153,15 @@ windowed:
 		out->peak_mbps = peak > out->avg_mbps ? peak : out->avg_mbps;
 		out->mpps = (double)done_all / out->seconds / 1e6;
 	} else if (y != NULL && o->test == PERF_SEND) {
+		/* The receiving side's own figure, as perftest's send_bw server
+		 * prints: from the first receive to the last. */
 		out->msgs = y->recvs;
+		out->seconds = (double)(t_end - (rx_first ? rx_first : t0)) / (double)hz;
+		if (out->seconds > 0) {
+			out->avg_mbps = (double)(len * y->recvs) / out->seconds / 1048576.0;
+			out->peak_mbps = out->avg_mbps;
+			out->mpps = (double)y->recvs / out->seconds / 1e6;
+		}
 	}
 	/* Did the data land? */
 	if (c->loopback) {
@@ -1139,7 +1184,7 @@ windowed:
 			break;
 		}
 	} else {
-		if (x != NULL && o->test != PERF_SEND)
+		if (x != NULL && (o->test != PERF_SEND || o->duration > 0))
 			rc = perf_flag_send(c, x, (uint8_t)(++c->runs));
 		if (rc == 0)
 			rc = drnic_cm_sync(c->cm, "bw-done");

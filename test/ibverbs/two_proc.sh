@@ -95,23 +95,14 @@ rc_pingpong() {
 	ok "$name: $(grep -E 'usec/iter' "$LAST_C")"
 }
 
-# perftest: the client's result line; latency tests print t_typical (column 5),
-# bandwidth tests BW average (column 4). Both must be positive numbers.
+# perftest: the client's result line must carry a sane figure.
+. "$(dirname "$0")/../common/perftest.sh"
 perf() {
-	local name=$1 prog=$2
+	local name=$1 prog=$2 kind=bw
 	shift 2
 	pair "$name" "$prog" "$@" || return
-	local line v
-	line=$(grep -A1 "#bytes" "$LAST_C" | tail -1)
-	case $prog in
-	*_lat) v=$(echo "$line" | awk '{print $5}'); what="t_typical ${v} usec" ;;
-	*) v=$(echo "$line" | awk '{print $4}'); what="BW average ${v} MB/s" ;;
-	esac
-	if awk -v v="$v" 'BEGIN { exit !(v + 0 > 0 && v + 0 < 1e7) }'; then
-		ok "$name: $prog $*: $what"
-	else
-		fail "$name: $prog $*: no sane figure in '$line'"
-	fi
+	case $prog in *_lat) kind=lat ;; esac
+	perftest_figure "$name: $prog $*" "$LAST_C" $kind
 }
 
 # The helper's report (stderr, DRNIC_IBV_DEBUG): its mode when it starts, its
