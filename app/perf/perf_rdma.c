@@ -889,7 +889,10 @@ static int
 perf_lat_one(struct perf_conn *c, uint64_t len, struct perf_lat *out)
 {
 	const struct perf_opts *o = c->o;
-	const uint64_t hz = rte_get_tsc_hz(), warmup = o->duration > 0 ? 100 : RTE_MIN(o->iters, 1000u);
+	/* 1000 round trips before the samples whatever -n says: across
+	 * processes the first few hundred after the start (a few ms) ran
+	 * 10-15x slower (memif, 2026-11-30), and -n 300 measured only those. */
+	const uint64_t hz = rte_get_tsc_hz(), warmup = o->duration > 0 ? 100 : 1000;
 	const bool pingpong = o->test == PERF_WRITE || o->test == PERF_SEND;
 	const bool is_client = c->loopback || o->host != NULL;
 	uint64_t cap = o->duration > 0 ? PERF_MAX_DURATION_SAMPLES : o->iters;
