@@ -343,6 +343,33 @@ perf_floor_icrc_gbps(uint32_t payload)
 	return perf_median(runs, RTE_DIM(runs));
 }
 
+struct floor_icrc_on {
+	uint32_t payload;
+	double gbps;
+};
+
+static int
+floor_icrc_main(void *arg)
+{
+	struct floor_icrc_on *a = arg;
+
+	a->gbps = perf_floor_icrc_gbps(a->payload);
+	return 0;
+}
+
+double
+perf_floor_icrc_gbps_on(unsigned int lcore, uint32_t payload)
+{
+	struct floor_icrc_on a = { .payload = payload, .gbps = 0.0 };
+
+	if (lcore == rte_lcore_id())
+		return perf_floor_icrc_gbps(payload);
+	if (rte_eal_remote_launch(floor_icrc_main, &a, lcore) != 0)
+		return 0.0;
+	rte_eal_wait_lcore(lcore);
+	return a.gbps;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The kernel's UDP round trip over loopback                                */
 /* ------------------------------------------------------------------------ */

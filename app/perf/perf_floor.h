@@ -41,6 +41,14 @@ int perf_floor_link_rtt(unsigned int peer_lcore, uint16_t frame_len, uint64_t *s
 double perf_floor_icrc_gbps(uint32_t payload);
 
 /*
+ * The same, run on @lcore (a worker that is free, or the calling lcore): how
+ * fast that CPU computes now. Two vCPUs of one VM can differ (the host's load
+ * on their cores), and the engine's figures move with its CPU. 0.0 when the
+ * lcore cannot be launched.
+ */
+double perf_floor_icrc_gbps_on(unsigned int lcore, uint32_t payload);
+
+/*
  * The kernel's UDP round trip over 127.0.0.1: the calling lcore sends 16
  * bytes, @peer_lcore echoes them (blocking sockets). Round-trip cycles into
  * @samples. Returns 0 or a negative errno.
