@@ -916,7 +916,9 @@ perf_lat_one(struct perf_conn *c, uint64_t len, struct perf_lat *out)
 	} else {
 		rc = drnic_cm_sync(c->cm, "lat-start");
 	}
-	for (i = 0; rc == 0 && n < cap; i++) {
+	/* A server under -D echoes until the client's flag, past its sample
+	 * cap too (the client stops on its own cap and then sends the flag). */
+	for (i = 0; rc == 0 && (n < cap || stop != 0); i++) {
 		uint64_t t0 = rte_rdtsc_precise();
 
 		if (i == warmup && o->duration > 0 && stop == 0)
@@ -946,7 +948,7 @@ perf_lat_one(struct perf_conn *c, uint64_t len, struct perf_lat *out)
 			perf_flag_wait(c->local, (uint8_t)(++c->runs));   /* READ/atomic server */
 			break;
 		}
-		if (i >= warmup)
+		if (i >= warmup && n < cap)
 			samples[n++] = rte_rdtsc_precise() - t0;
 		if (deadline != 0 && rte_rdtsc() > deadline)
 			break;
