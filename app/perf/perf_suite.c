@@ -215,11 +215,11 @@ perf_suite_ring_again(const struct perf_opts *o)
 }
 
 /*
- * The engine's CPU speed again, after the tests. On these VMs one vCPU is
- * sometimes ~1.7x slower than the other for a while (the host's load on its
- * core; the ring round trip does not show it), and every engine-bound figure
- * with it. Said, not hidden, when the engine's lcore computed less than 0.8x
- * as fast as the application's both at the start and now.
+ * The engine's CPU speed again, after the tests. On these VMs a vCPU
+ * sometimes computes 13-20% slower for a while (the host's load on its core;
+ * the ring round trip does not show it), and the engine's figures drop by up
+ * to 40% then. Said, not hidden, when the engine's lcore computed less than
+ * 0.8x as fast as the application's both at the start and now.
  */
 static void
 perf_suite_speed_again(const struct perf_opts *o)

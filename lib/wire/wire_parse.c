@@ -292,7 +292,8 @@ drnic_wire_parse_flags(const struct rte_mbuf *m, uint32_t flags, struct drnic_wi
 	tail = rte_pktmbuf_read(m, l2 + l3_len - DRNIC_WIRE_ICRC_LEN, DRNIC_WIRE_ICRC_LEN, tbuf);
 	icrc = (uint32_t)tail[0] | (uint32_t)tail[1] << 8 | (uint32_t)tail[2] << 16 |
 	       (uint32_t)tail[3] << 24;
-	deferred = (flags & DRNIC_WIRE_PARSE_DEFER_ICRC) && wire_icrc_deferrable(bth[0], ulen);
+	deferred = (flags & (DRNIC_WIRE_PARSE_DEFER_ICRC | DRNIC_WIRE_PARSE_SKIP_ICRC)) ==
+		   DRNIC_WIRE_PARSE_DEFER_ICRC && wire_icrc_deferrable(bth[0], ulen);
 	if (!(flags & DRNIC_WIRE_PARSE_SKIP_ICRC) && !deferred) {
 		uint32_t calc;
 
