@@ -406,10 +406,15 @@ perf_suite_sweep(const struct perf_opts *o, uint64_t max_size, uint64_t lat_iter
 	return 0;
 }
 
-/* One scale run: 64 B WRITEs over @nb_qps QPs, @depth WRs in flight per QP. */
+/*
+ * One scale run and its row: 64 B WRITEs over @nb_qps QPs, @depth WRs in
+ * flight per QP. A 1-QP run sets *@base; the row shows the rate against it,
+ * and against the best so far when @best is not NULL (updated).
+ */
 static int
-perf_scale_one(const struct perf_opts *o, unsigned int nb_qps, unsigned int depth,
-	       bool cq_per_qp, uint64_t msgs, const char *table, struct perf_bw *b)
+perf_scale_row(const struct perf_opts *o, unsigned int nb_qps, unsigned int depth,
+	       bool cq_per_qp, uint64_t msgs, const char *table, double *base, double *best,
+	       struct perf_bw *b)
 {
 	struct perf_opts so = *o;
 	char variant[64];
@@ -434,6 +439,17 @@ perf_scale_one(const struct perf_opts *o, unsigned int nb_qps, unsigned int dept
 	snprintf(variant, sizeof(variant), "scale%s%s", table,
 		 cq_per_qp ? ", CQ per QP" : ", one CQ");
 	perf_rep_bw("write_bw", 64, so.iters, nb_qps, variant, b);
+	if (nb_qps == 1)
+		*base = b->mpps;
+	fprintf(o->out, " %-8u %-10s %-7u %-14.3f %-16.2f %-18.0f ", nb_qps,
+		cq_per_qp ? "per QP" : "1 shared", depth, b->mpps, b->avg_mbps, b->bytes_per_qp);
+	if (best != NULL) {
+		*best = RTE_MAX(*best, b->mpps);
+		fprintf(o->out, "%-8.2f %.2f\n", *base > 0 ? b->mpps / *base : 0.0,
+			b->mpps / *best);
+	} else {
+		fprintf(o->out, "%.2f\n", *base > 0 ? b->mpps / *base : 0.0);
+	}
 	return 0;
 }
 
@@ -442,10 +458,9 @@ perf_suite_scale(const struct perf_opts *o, const unsigned int *counts, unsigned
 		 const unsigned int *cq_counts, unsigned int ncq, uint64_t msgs,
 		 unsigned int window)
 {
-	static const char *const hdr = " %-8s %-10s %-7s %-14s %-16s %-18s %-8s %-8s\n";
 	const unsigned int depth = RTE_MIN(RTE_MAX(o->tx_depth, 1u), 512u);
 	double rate1 = 0, rate_max_qps = 0, best = 0, wrate1 = 0;
-	unsigned int i, max_qps = 0;
+	unsigned int i, k, max_qps = 0;
 	struct perf_bw b;
 	int rc = 0;
 
@@ -455,60 +470,34 @@ perf_suite_scale(const struct perf_opts *o, const unsigned int *counts, unsigned
 		" count (perftest's -q): depth %u, post list %u, cq_mod %u (both at most the"
 		" depth), QP timeout %u, %" PRIu64 " messages a run\n", depth, o->post_list,
 		o->cq_mod, o->qp_timeout, msgs);
-	fprintf(o->out, hdr, "#qps", "CQs", "depth", "MsgRate[Mpps]", "BW[MB/sec]",
-		"memory/QP[bytes]", "vs 1 QP", "vs best");
+	fprintf(o->out, " %-8s %-10s %-7s %-14s %-16s %-18s %-8s %-8s\n", "#qps", "CQs", "depth",
+		"MsgRate[Mpps]", "BW[MB/sec]", "memory/QP[bytes]", "vs 1 QP", "vs best");
 	for (i = 0; i < n && rc == 0; i++) {
-		rc = perf_scale_one(o, counts[i], depth, false, msgs, "", &b);
-		if (rc != 0)
-			break;
-		if (counts[i] == 1)
-			rate1 = b.mpps;
-		if (counts[i] >= max_qps) {
+		rc = perf_scale_row(o, counts[i], depth, false, msgs, "", &rate1, &best, &b);
+		if (rc == 0 && counts[i] >= max_qps) {
 			max_qps = counts[i];
 			rate_max_qps = b.mpps;
 		}
-		best = RTE_MAX(best, b.mpps);
-		fprintf(o->out, " %-8u %-10s %-7u %-14.3f %-16.2f %-18.0f %-8.2f %.2f\n",
-			counts[i], "1 shared", depth, b.mpps, b.avg_mbps, b.bytes_per_qp,
-			rate1 > 0 ? b.mpps / rate1 : 0.0, b.mpps / best);
 	}
 
 	/* The same WRs in flight in all, split over the QPs: at 16384 QPs each has
 	 * one WR, signaled, posted alone, so every message finds its QP's state
 	 * cold. Not perftest's -q; it shows what cold QP state costs. */
-	if (window > 0 && rc == 0) {
+	if (window > 0 && rc == 0)
 		fprintf(o->out, " The same %u WRs in flight in all, split over the QPs (per QP at"
 			" most 512; post list and cq_mod at most the depth): cold QP state\n",
 			window);
-		for (i = 0; i < n && rc == 0; i++) {
-			unsigned int d = RTE_MIN(RTE_MAX(window / counts[i], 1u), 512u);
-
-			rc = perf_scale_one(o, counts[i], d, false, msgs, ", window", &b);
-			if (rc != 0)
-				break;
-			if (counts[i] == 1)
-				wrate1 = b.mpps;
-			fprintf(o->out, " %-8u %-10s %-7u %-14.3f %-16.2f %-18.0f %.2f\n",
-				counts[i], "1 shared", d, b.mpps, b.avg_mbps, b.bytes_per_qp,
-				wrate1 > 0 ? b.mpps / wrate1 : 0.0);
-		}
-	}
+	for (i = 0; window > 0 && i < n && rc == 0; i++)
+		rc = perf_scale_row(o, counts[i], RTE_MIN(RTE_MAX(window / counts[i], 1u), 512u),
+				    false, msgs, ", window", &wrate1, NULL, &b);
 
 	if (ncq > 0 && rc == 0)
 		fprintf(o->out, " CQ sharing (same flags per QP): one CQ for all QPs against one CQ"
 			" per QP\n");
-	for (i = 0; i < ncq && rc == 0; i++) {
-		unsigned int k;
-
-		for (k = 0; k < 2 && rc == 0; k++) {
-			rc = perf_scale_one(o, cq_counts[i], depth, k == 1, msgs, "", &b);
-			if (rc != 0)
-				break;
-			fprintf(o->out, " %-8u %-10s %-7u %-14.3f %-16.2f %-18.0f %.2f\n",
-				cq_counts[i], k == 1 ? "per QP" : "1 shared", depth, b.mpps,
-				b.avg_mbps, b.bytes_per_qp, rate1 > 0 ? b.mpps / rate1 : 0.0);
-		}
-	}
+	for (i = 0; i < ncq && rc == 0; i++)
+		for (k = 0; k < 2 && rc == 0; k++)
+			rc = perf_scale_row(o, cq_counts[i], depth, k == 1, msgs, "", &rate1, NULL,
+					    &b);
 	if (rc == 0 && rate1 > 0 && max_qps > 1) {
 		char fig[64];
 
