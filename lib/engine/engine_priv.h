@@ -400,12 +400,7 @@ engine_qp_drop(struct engine_qp *eq, enum drnic_engine_drop why)
 static inline bool
 engine_pkt_verify(struct engine *eng, const struct rte_mbuf *m, const struct drnic_wire_pkt *pkt)
 {
-	uint32_t calc;
-
-	if (likely(!pkt->icrc_deferred))
-		return true;
-	if (drnic_wire_icrc(m, pkt->l3_off, pkt->frame_len - pkt->l3_off, &calc) == 0 &&
-	    calc == pkt->icrc)
+	if (likely(!pkt->icrc_deferred) || drnic_wire_icrc_check(m, pkt) == 0)
 		return true;
 	eng->stats.wire_drops[DRNIC_WIRE_DROP_BAD_ICRC]++;
 	return false;

@@ -647,7 +647,7 @@ enum drnic_wire_drop {
  * (drnic_wire_copy_out_verify()). The parser then sets
  * drnic_wire_pkt::icrc_deferred and checks the rest; the caller must verify
  * the ICRC before it acts on the frame in any other way (drops it for a
- * reason, answers it, or moves any state), e.g. with drnic_wire_icrc().
+ * reason, answers it, or moves any state): drnic_wire_icrc_check().
  * Other frames are verified as without the flag. A deferred frame with
  * several faults may then be reported for a header fault instead of the
  * ICRC (the checks after the ICRC run first).
@@ -686,6 +686,18 @@ const char *drnic_wire_drop_name(enum drnic_wire_drop reason);
  * @return 0, or -EINVAL when [off, off + len) is not inside the frame.
  */
 int drnic_wire_copy_out(const struct rte_mbuf *m, uint32_t off, uint32_t len, void *dst);
+
+/**
+ * Verify the ICRC of a frame parsed with its check skipped or deferred
+ * (DRNIC_WIRE_PARSE_SKIP_ICRC, DRNIC_WIRE_PARSE_DEFER_ICRC): the check
+ * drnic_wire_parse() makes, on the offsets it returned.
+ *
+ * @param m    the frame.
+ * @param pkt  what drnic_wire_parse_flags() returned for @p m.
+ * @return 0 when the stored ICRC is right; -EBADMSG when it is not;
+ *         -EINVAL when @p pkt's offsets do not fit @p m.
+ */
+int drnic_wire_icrc_check(const struct rte_mbuf *m, const struct drnic_wire_pkt *pkt);
 
 /**
  * Copy the payload of a frame parsed with DRNIC_WIRE_PARSE_SKIP_ICRC to @p dst

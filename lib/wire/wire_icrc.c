@@ -183,6 +183,20 @@ drnic_wire_icrc_buf(const void *l3, uint32_t l3_len, uint32_t *icrc)
 }
 
 int
+drnic_wire_icrc_check(const struct rte_mbuf *m, const struct drnic_wire_pkt *pkt)
+{
+	uint32_t calc;
+	int rc;
+
+	if (pkt->l3_off >= pkt->frame_len)
+		return -EINVAL;
+	rc = drnic_wire_icrc(m, pkt->l3_off, pkt->frame_len - pkt->l3_off, &calc);
+	if (rc < 0)
+		return rc;
+	return calc == pkt->icrc ? 0 : -EBADMSG;
+}
+
+int
 drnic_wire_copy_out_verify(const struct rte_mbuf *m, const struct drnic_wire_pkt *pkt, void *dst)
 {
 	uint8_t buf[WIRE_ICRC_HDR_MAX + DRNIC_WIRE_ATOMICETH_LEN];

@@ -6,7 +6,7 @@
  * atomics executed once, ACK/NAK contents, flush.
  */
 /* The ICRC of frames the parser deferred, as this test says (below). */
-#define drnic_wire_icrc ut_wire_icrc
+#define drnic_wire_icrc_check ut_wire_icrc_check
 #define drnic_wire_copy_out_verify ut_wire_copy_out_verify
 #include "lib/engine/responder.c"
 
@@ -66,21 +66,19 @@ drnic_wire_copy_out(const struct rte_mbuf *m, uint32_t off, uint32_t len, void *
 }
 
 /* Frames whose ICRC the parser deferred: this test says whether it is good.
- * drnic_wire_icrc() answers the stored value or its complement, and
- * drnic_wire_copy_out_verify() copies, then answers the same way (both are
- * renamed to these stand-ins above). */
+ * drnic_wire_icrc_check() answers it, and drnic_wire_copy_out_verify()
+ * copies, then answers the same way (both are renamed to these stand-ins
+ * above). */
 static bool ut_icrc_bad;
 static unsigned int ut_verifies, ut_copy_verifies;
 
 int
-drnic_wire_icrc(const struct rte_mbuf *m, uint32_t l3_off, uint32_t l3_len, uint32_t *icrc)
+drnic_wire_icrc_check(const struct rte_mbuf *m, const struct drnic_wire_pkt *pkt)
 {
 	RTE_SET_USED(m);
-	RTE_SET_USED(l3_off);
-	RTE_SET_USED(l3_len);
+	RTE_SET_USED(pkt);
 	ut_verifies++;
-	*icrc = ut_icrc_bad ? ~0x5a5a5a5au : 0x5a5a5a5au;
-	return 0;
+	return ut_icrc_bad ? -EBADMSG : 0;
 }
 
 int
@@ -114,7 +112,6 @@ ut_deferred(uint8_t opcode, uint32_t psn, uint32_t len)
 	struct drnic_wire_pkt p = ut_req(opcode, psn, len);
 
 	p.icrc_deferred = true;
-	p.icrc = 0x5a5a5a5au;
 	return p;
 }
 

@@ -620,7 +620,8 @@ test_copy_out_verify(void)
  * DRNIC_WIRE_PARSE_DEFER_ICRC: only RDMA WRITE continuations (MIDDLE, LAST,
  * LAST with immediate) of at least DRNIC_WIRE_DEFER_MIN_PAYLOAD bytes are
  * deferred. A deferred frame with a flipped payload bit parses (icrc_deferred
- * set) and drnic_wire_copy_out_verify() then refuses it; every other frame
+ * set) and drnic_wire_icrc_check() and drnic_wire_copy_out_verify() then
+ * refuse it (a clean one passes the check); every other frame
  * with the same flip is refused by the parser itself, as without the flag;
  * a clean frame is never marked deferred without the flag.
  */
@@ -661,6 +662,7 @@ test_defer_icrc(void)
 			CU_ASSERT_EQUAL(drnic_wire_parse_flags(m, DRNIC_WIRE_PARSE_DEFER_ICRC, &q),
 					DRNIC_WIRE_OK);
 			CU_ASSERT_EQUAL(q.icrc_deferred, cases[c].deferred);
+			CU_ASSERT_EQUAL(drnic_wire_icrc_check(m, &q), 0);
 			rte_pktmbuf_free(m);
 			/* A flipped payload bit. */
 			flip = q.payload_off + cases[c].len / 2;
@@ -672,6 +674,7 @@ test_defer_icrc(void)
 				CU_ASSERT_EQUAL_FATAL(drnic_wire_parse_flags(m, DRNIC_WIRE_PARSE_DEFER_ICRC,
 									    &q), DRNIC_WIRE_OK);
 				CU_ASSERT_TRUE(q.icrc_deferred);
+				CU_ASSERT_EQUAL(drnic_wire_icrc_check(m, &q), -EBADMSG);
 				CU_ASSERT_EQUAL(drnic_wire_copy_out_verify(m, &q, dst), -EBADMSG);
 			} else {
 				CU_ASSERT_EQUAL(drnic_wire_parse_flags(m, DRNIC_WIRE_PARSE_DEFER_ICRC,
