@@ -108,6 +108,14 @@ int drnic_engine_stats_get(struct drnic_device *dev, unsigned int index,
 void drnic_device_stats_print(struct drnic_device *dev, const char *prefix, FILE *f);
 
 /**
+ * Print one line of a QP's counters (drnic_qp_stats_get()) to @p f, for
+ * diagnosis: frames, WQEs, ACKs, NAKs, retransmits, timeouts, RNR NAKs,
+ * congestion window and smoothed round trip. Starts with @p prefix (may be
+ * NULL).
+ */
+void drnic_qp_stats_print(const struct drnic_qp *qp, const char *prefix, FILE *f);
+
+/**
  * Print a QP's transport state (requester, completer, responder: states,
  * PSNs, indices, timers) to @p f, for diagnosis. Read without the engine's
  * cooperation: a snapshot that may be torn while the QP is busy.

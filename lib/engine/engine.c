@@ -112,6 +112,21 @@ drnic_device_stats_print(struct drnic_device *dev, const char *prefix, FILE *f)
 	}
 }
 
+void
+drnic_qp_stats_print(const struct drnic_qp *qp, const char *prefix, FILE *f)
+{
+	struct drnic_qp_stats st;
+
+	if (qp == NULL || f == NULL || drnic_qp_stats_get(qp, &st) != 0)
+		return;
+	fprintf(f, "%sqp %u: tx %" PRIu64 " rx %" PRIu64 " wqes %" PRIu64 " acks %" PRIu64
+		" naks rx %" PRIu64 " tx %" PRIu64 " retransmits %" PRIu64 " (early %" PRIu64
+		") timeouts %" PRIu64 " rnr naks %" PRIu64 " cwnd %u srtt %" PRIu64 " ns\n",
+		prefix ? prefix : "", qp->qp_num, st.tx_packets, st.rx_packets, st.wqes,
+		st.acks_rx, st.naks_rx, st.naks_tx, st.retransmits, st.early_retransmits,
+		st.timeouts, st.rnr_naks_rx, st.cwnd, st.srtt_ns);
+}
+
 int
 drnic_engine_mbuf_count(unsigned int *avail, unsigned int *size)
 {

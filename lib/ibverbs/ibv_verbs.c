@@ -4,7 +4,6 @@
  * extended), QPs (classic and ibv_qp_ex / ibv_wr_*), the data path.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -510,9 +509,8 @@ ibv_destroy_cq(struct ibv_cq *cq)
 DIBV_EXPORT int
 ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {
-	int rc;
-
 	uint32_t depth;
+	int rc;
 
 	if (cq == NULL || cqe <= 0)
 		return DIBV_ERR(EINVAL);
@@ -741,18 +739,8 @@ ibv_destroy_qp(struct ibv_qp *qp)
 
 	if (qp == NULL)
 		return DIBV_ERR(EINVAL);
-	if (dibv_debug()) {
-		struct drnic_qp_stats st;
-
-		if (drnic_qp_stats_get(q->dqp, &st) == 0)
-			fprintf(stderr, "drnic ibverbs: qp %u: tx %" PRIu64 " rx %" PRIu64 " wqes %"
-				PRIu64 " acks %" PRIu64 " naks rx %" PRIu64 " tx %" PRIu64
-				" retransmits %" PRIu64 " (early %" PRIu64 ") timeouts %" PRIu64
-				" rnr naks %" PRIu64 " cwnd %u srtt %" PRIu64 " ns\n", qp->qp_num,
-				st.tx_packets, st.rx_packets, st.wqes, st.acks_rx, st.naks_rx,
-				st.naks_tx, st.retransmits, st.early_retransmits, st.timeouts,
-				st.rnr_naks_rx, st.cwnd, st.srtt_ns);
-	}
+	if (dibv_debug())
+		drnic_qp_stats_print(q->dqp, "drnic ibverbs: ", stderr);
 	rc = drnic_destroy_qp(q->dqp);
 	if (rc < 0)
 		return dibv_errno(rc);

@@ -126,6 +126,14 @@ helper_spins() {
 	n=$(sed -n 's/.*quiet naps, spin grown \([0-9]*\) times.*/\1/p' "$LAST_S")
 	[ "${n:-0}" -gt 0 ] && ok "$name: the server's helper lengthened its look $n times" ||
 		fail "$name: the server's helper never lengthened its look: $(grep 'sleeps (' "$LAST_S")"
+	# DRNIC_IBV_DEBUG's counters: the client's QP sent frames, its device's
+	# engine and link report theirs (the QP's line may follow perftest's
+	# last line, which has no newline).
+	grep -qE "drnic ibverbs: qp [0-9]+: tx [1-9][0-9]* rx [1-9]" "$LAST_C" &&
+		grep -qE "^drnic ibverbs: stats drnic0 engine 0: loops [1-9]" "$LAST_C" &&
+		grep -qE "^drnic ibverbs: stats drnic0 link: tx [1-9]" "$LAST_C" &&
+		ok "$name: QP, engine and link counters printed at close" ||
+		fail "$name: counters missing: $(grep -E 'qp [0-9]+:|stats drnic0' "$LAST_C" | head -3)"
 }
 
 export DRNIC_IBV_DEBUG=1
