@@ -33,6 +33,12 @@ enum drnic_engine_drop {
 	DRNIC_ENGINE_DROP_RNR,            /**< SEND without a receive WQE (RNR NAK) */
 	DRNIC_ENGINE_DROP_NOT_REQUEST,    /**< opcode neither RC request nor response */
 	DRNIC_ENGINE_DROP_STALE_NAK,      /**< PSN-sequence NAK already answered by a go-back */
+	/** Source or destination IP, or the IP version, is not the QP's
+	 * address vector's (a stranger, or not addressed to this QP). */
+	DRNIC_ENGINE_DROP_BAD_ADDR,
+	DRNIC_ENGINE_DROP_BAD_DMAC,       /**< destination MAC is not the port's */
+	DRNIC_ENGINE_DROP_BAD_PKEY,       /**< P_Key does not match the QP's entry of the port's table */
+	DRNIC_ENGINE_DROP_BAD_VLAN,       /**< VLAN tag on a port without that VLAN */
 	DRNIC_ENGINE_DROP_MAX,
 };
 

@@ -54,6 +54,10 @@ static const char *const engine_drop_names[DRNIC_ENGINE_DROP_MAX] = {
 	[DRNIC_ENGINE_DROP_BAD_RESP] = "bad_resp",
 	[DRNIC_ENGINE_DROP_RNR] = "rnr",
 	[DRNIC_ENGINE_DROP_NOT_REQUEST] = "not_rc",
+	[DRNIC_ENGINE_DROP_BAD_ADDR] = "bad_addr",
+	[DRNIC_ENGINE_DROP_BAD_DMAC] = "bad_dmac",
+	[DRNIC_ENGINE_DROP_BAD_PKEY] = "bad_pkey",
+	[DRNIC_ENGINE_DROP_BAD_VLAN] = "bad_vlan",
 };
 
 const char *
@@ -346,7 +350,7 @@ engine_qp_build_template(struct engine_qp *eq)
 	p->ip.tos = ah->grh.traffic_class;
 	p->ip.ttl = ah->grh.hop_limit != 0 ? ah->grh.hop_limit : 64;
 	p->udp.sport = qp->udp_sport;
-	p->bth.pkey = 0xFFFF;
+	p->bth.pkey = verbs_pkey_entry(qp->attr.pkey_index);
 	p->bth.dqpn = qp->attr.dest_qp_num;
 	eq->mtu = qp->attr_mtu_bytes;
 }
@@ -486,6 +490,42 @@ engine_qp_step(struct engine_qp *eq, uint16_t room)
 /* Receive                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* IBA 10.9.3: the same 15-bit key, and at least one of the two a full member. */
+static inline bool
+engine_pkey_match(uint16_t mine, uint16_t theirs)
+{
+	return (mine & 0x7FFF) != 0 && (mine & 0x7FFF) == (theirs & 0x7FFF) &&
+	       ((mine | theirs) & 0x8000) != 0;
+}
+
+/*
+ * Is @p pkt from the QP's peer and for this QP (IBA 9.6: the packet's
+ * addresses against the QP's address vector, its P_Key against the QP's
+ * entry of the port's table)? The QP's frame template holds both ends:
+ * the packet must come from the template's destination IP and go to its
+ * source IP, in the same IP version, to the port's MAC, untagged (drnic
+ * configures no VLAN; a priority tag, VID 0, is untagged). The UDP source
+ * port is entropy and is not looked at. Returns the drop reason, or
+ * DRNIC_ENGINE_DROP_MAX when the packet may be acted on.
+ */
+static inline enum drnic_engine_drop
+engine_pkt_from_peer(const struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
+{
+	const struct drnic_wire_pkt *t = &eq->tmpl;
+	size_t alen = t->ip.version == 4 ? 4 : 16;
+
+	if (unlikely(pkt->ip.version != t->ip.version || memcmp(pkt->ip.src, t->ip.dst, alen) != 0 ||
+		     memcmp(pkt->ip.dst, t->ip.src, alen) != 0))
+		return DRNIC_ENGINE_DROP_BAD_ADDR;
+	if (unlikely(memcmp(pkt->eth.dst, t->eth.src, 6) != 0))
+		return DRNIC_ENGINE_DROP_BAD_DMAC;
+	if (unlikely(!engine_pkey_match(t->bth.pkey, pkt->bth.pkey)))
+		return DRNIC_ENGINE_DROP_BAD_PKEY;
+	if (unlikely(pkt->eth.has_vlan && (pkt->eth.vlan_tci & 0xFFF) != 0))
+		return DRNIC_ENGINE_DROP_BAD_VLAN;
+	return DRNIC_ENGINE_DROP_MAX;
+}
+
 /*
  * One received burst, in four passes so the burst's cache misses overlap
  * instead of queueing one after another (with thousands of QPs each
@@ -567,6 +607,17 @@ engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, 
 		}
 		e->stats.rx_packets++;
 		engine_qp_sync(e);
+		/* Before the QP is set up (RTR) both machines drop it for its
+		 * state; from then on only its peer reaches it. */
+		if (likely(e->resp_init)) {
+			enum drnic_engine_drop why = engine_pkt_from_peer(e, &pkt[j]);
+
+			if (unlikely(why != DRNIC_ENGINE_DROP_MAX)) {
+				if (engine_pkt_verify(eng, m[j], &pkt[j]))
+					engine_qp_drop(e, why);
+				continue;
+			}
+		}
 		if (is_req[j])
 			resp_rx(e, m[j], &pkt[j]);
 		else

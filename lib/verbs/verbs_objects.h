@@ -51,6 +51,9 @@ extern int verbs_logtype;
 #define VERBS_MAX_RD_ATOMIC 128
 /* Default max_rd_atomic of a device. */
 #define VERBS_DEFAULT_RD_ATOMIC 16
+/* The port's P_Key table: one entry, the default P_Key (full member). */
+#define VERBS_PKEY_TBL_LEN 1
+#define VERBS_DEFAULT_PKEY 0xFFFF
 /* QPNs 0 and 1 are the special QPs; RC QPNs start here. */
 #define VERBS_FIRST_QPN 2
 
@@ -309,6 +312,13 @@ verbs_qp_doorbell(struct drnic_qp *qp)
 	    VERBS_DB_IDLE)
 		/* Never full: it has room for every QP of the engine. */
 		(void)rte_ring_mp_enqueue(qp->dev->eng[qp->engine].doorbell, qp);
+}
+
+/* Entry @p index of the port's P_Key table; 0 (no key) past its end. */
+static inline uint16_t
+verbs_pkey_entry(uint16_t index)
+{
+	return index < VERBS_PKEY_TBL_LEN ? VERBS_DEFAULT_PKEY : 0;
 }
 
 /* Look up a QP by number for an engine (acquire); NULL when none. */
