@@ -606,20 +606,57 @@ comp_atomic_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	comp_wake_requester(eq);
 }
 
+/*
+ * The requester's response check (IBA 9.7.5.1): a response is believed only
+ * for a PSN in [oldest unacknowledged, last sent]. One below answers what
+ * is acknowledged already (a duplicate: nothing to do); one past the last
+ * PSN ever sent answers nothing (a ghost: a forged or stale packet, which
+ * must never retire a WQE or move what is acknowledged). The oldest
+ * unacknowledged PSN is the oldest unretired WQE's first, or, for a SEND or
+ * WRITE acknowledged part of the way, the one after the ACK (a READ or an
+ * atomic is answered only by its response, whatever ACK came after it: its
+ * PSNs stay open until it retires). Returns the drop reason, or
+ * DRNIC_ENGINE_DROP_MAX.
+ */
+static enum drnic_engine_drop
+comp_check_psn(const struct engine_qp *eq, uint32_t psn)
+{
+	const struct verbs_send_wqe *w;
+	uint32_t una;
+
+	if (eq->comp_idx == eq->req_idx && eq->req_off == 0)
+		return DRNIC_ENGINE_DROP_GHOST_RESP;    /* nothing outstanding */
+	w = engine_sq_wqe(eq, eq->comp_idx);
+	una = w->first_psn;
+	if (!engine_wqe_is_rd_atomic(w) && eq->any_acked &&
+	    drnic_psn_gt(drnic_psn_add(eq->acked_psn, 1), una))
+		una = drnic_psn_add(eq->acked_psn, 1);
+	if (drnic_psn_ge(psn, eq->psn_hi))
+		return DRNIC_ENGINE_DROP_GHOST_RESP;
+	if (drnic_psn_lt(psn, una))
+		return DRNIC_ENGINE_DROP_DUP_RESP;
+	return DRNIC_ENGINE_DROP_MAX;
+}
+
 void
 comp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *pkt)
 {
 	enum drnic_qp_state st = verbs_qp_state(eq->qp);
+	enum drnic_engine_drop why;
 
 	if (!eq->req_init || (st != DRNIC_QPS_RTS && st != DRNIC_QPS_SQD && st != DRNIC_QPS_SQE)) {
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_QP_STATE);
 		return;
 	}
-	eq->peer_heard = true;
-	if (eq->comp_idx == eq->req_idx && eq->req_off == 0) {
-		engine_qp_drop(eq, DRNIC_ENGINE_DROP_GHOST_RESP);
+	why = comp_check_psn(eq, pkt->bth.psn);
+	if (why != DRNIC_ENGINE_DROP_MAX) {
+		/* A duplicate still tells the peer is alive. */
+		if (why == DRNIC_ENGINE_DROP_DUP_RESP)
+			eq->peer_heard = true;
+		engine_qp_drop(eq, why);
 		return;
 	}
+	eq->peer_heard = true;
 	switch (pkt->bth.opcode) {
 	case DRNIC_WIRE_OP_RC_ACKNOWLEDGE:
 		comp_ack(eq, pkt);

@@ -28,7 +28,7 @@ enum drnic_engine_drop {
 	DRNIC_ENGINE_DROP_WRONG_ENGINE,   /**< steered to another engine's queue */
 	DRNIC_ENGINE_DROP_PSN_DUP,        /**< duplicate request (re-acknowledged) */
 	DRNIC_ENGINE_DROP_PSN_OOS,        /**< request past the expected PSN (NAKed) */
-	DRNIC_ENGINE_DROP_GHOST_RESP,     /**< response when nothing is outstanding */
+	DRNIC_ENGINE_DROP_GHOST_RESP,     /**< response for a PSN never sent (or nothing outstanding) */
 	DRNIC_ENGINE_DROP_BAD_RESP,       /**< response that matches no WQE */
 	DRNIC_ENGINE_DROP_RNR,            /**< SEND without a receive WQE (RNR NAK) */
 	DRNIC_ENGINE_DROP_NOT_REQUEST,    /**< opcode neither RC request nor response */
@@ -39,6 +39,8 @@ enum drnic_engine_drop {
 	DRNIC_ENGINE_DROP_BAD_DMAC,       /**< destination MAC is not the port's */
 	DRNIC_ENGINE_DROP_BAD_PKEY,       /**< P_Key does not match the QP's entry of the port's table */
 	DRNIC_ENGINE_DROP_BAD_VLAN,       /**< VLAN tag on a port without that VLAN */
+	/** Response for a PSN already acknowledged (a duplicate): nothing to do. */
+	DRNIC_ENGINE_DROP_DUP_RESP,
 	DRNIC_ENGINE_DROP_MAX,
 };
 

@@ -58,6 +58,7 @@ static const char *const engine_drop_names[DRNIC_ENGINE_DROP_MAX] = {
 	[DRNIC_ENGINE_DROP_BAD_DMAC] = "bad_dmac",
 	[DRNIC_ENGINE_DROP_BAD_PKEY] = "bad_pkey",
 	[DRNIC_ENGINE_DROP_BAD_VLAN] = "bad_vlan",
+	[DRNIC_ENGINE_DROP_DUP_RESP] = "dup_resp",
 };
 
 const char *
@@ -378,6 +379,7 @@ engine_qp_sync(struct engine_qp *eq)
 	}
 	if (!eq->req_init && st != DRNIC_QPS_RTR) {
 		eq->npsn = qp->attr.sq_psn;
+		eq->psn_hi = eq->npsn;
 		eq->rstate = REQ_IDLE;
 		eq->cstate = COMP_IDLE;
 		eq->rnr_retry_left = qp->attr.rnr_retry;

@@ -187,6 +187,9 @@ struct engine_qp {
 	uint32_t req_sge;        /* SGE cursor of sq[req_idx] */
 	uint32_t req_sge_off;
 	uint32_t npsn;           /* next PSN to send */
+	/* PSN after the highest ever sent (npsn goes back on a go-back, this
+	 * does not): a response for a PSN from here on answers nothing sent. */
+	uint32_t psn_hi;
 	uint32_t rd_outstanding; /* READ/atomic WQEs sent, not retired */
 	uint64_t rnr_deadline_ns;
 	uint8_t rnr_retry_left;

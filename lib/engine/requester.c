@@ -185,6 +185,15 @@ req_time_rtt(struct engine_qp *eq, uint32_t psn)
 	eq->rtt_sent_ns = engine_now_ns(eq->eng);
 }
 
+/* Everything before npsn has been sent: the completer believes responses
+ * up to it (see comp_check_psn()). */
+static inline void
+req_sent_upto(struct engine_qp *eq)
+{
+	if (drnic_psn_gt(eq->npsn, eq->psn_hi))
+		eq->psn_hi = eq->npsn;
+}
+
 /* Send the next packet of a SEND or WRITE WQE; @p fills_window: it is the
  * last the congestion window lets out before an ACK. */
 static int
@@ -237,6 +246,7 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 	eq->req_sge_off = off_next;
 	eq->req_off += plen;
 	eq->npsn = drnic_psn_add(eq->npsn, 1);
+	req_sent_upto(eq);
 	if (pos & DRNIC_WIRE_POS_LAST) {
 		w->state = WQE_SENT;
 		eq->req_idx++;
@@ -268,6 +278,7 @@ req_send_rd_atomic(struct engine_qp *eq, struct verbs_send_wqe *w)
 		return rc;
 	req_time_rtt(eq, pkt.bth.psn);
 	eq->npsn = drnic_psn_add(w->last_psn, 1);
+	req_sent_upto(eq);
 	w->state = WQE_SENT;
 	eq->rd_outstanding++;
 	eq->req_idx++;

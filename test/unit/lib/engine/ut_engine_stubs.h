@@ -152,6 +152,7 @@ ut_qp_reset(uint32_t psn)
 	eq->eng = &ut_eng;
 	eq->mtu = 1024;
 	eq->npsn = psn;
+	eq->psn_hi = psn;
 	eq->epsn = psn;
 	eq->req_init = true;
 	eq->resp_init = true;

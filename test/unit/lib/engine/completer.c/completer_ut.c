@@ -83,6 +83,8 @@ ut_sent(struct engine_qp *eq, struct verbs_send_wqe *w)
 		w->rd_next = w->first_psn;
 	w->state = WQE_SENT;
 	eq->npsn = drnic_psn_add(eq->npsn, n);
+	if (drnic_psn_gt(eq->npsn, eq->psn_hi))   /* as req_sent_upto() */
+		eq->psn_hi = eq->npsn;
 	eq->req_idx++;
 	if (engine_wqe_is_rd_atomic(w))
 		eq->rd_outstanding++;
@@ -143,6 +145,50 @@ test_ack_in_order(void)
 	comp_rx(eq, NULL, &p);
 	CU_ASSERT_EQUAL(ut_eng.stats.drops[DRNIC_ENGINE_DROP_GHOST_RESP], 1);
 	CU_ASSERT_EQUAL(ut_nwc, 2);
+}
+
+/* Only PSNs sent and not yet acknowledged are answered: an ACK or a NAK
+ * for a PSN never sent is a ghost, one for what is acknowledged already a
+ * duplicate; neither retires a WQE or moves what is acknowledged. */
+static void
+test_ghost_window(void)
+{
+	struct engine_qp *eq = ut_qp_reset(10);
+	struct drnic_sge sge = { (uintptr_t)lbuf, 2000, 1 };
+	struct drnic_wire_pkt p;
+	struct verbs_send_wqe *w0, *w1;
+
+	ut_qp.sq_sig_all = 1;
+	w0 = ut_post_send(1, DRNIC_WR_RDMA_WRITE, &sge, 1, 0);   /* PSN 10-11 */
+	w1 = ut_post_send(2, DRNIC_WR_RDMA_WRITE, &sge, 1, 0);   /* 12-13 */
+	ut_sent(eq, w0);
+	ut_sent(eq, w1);
+	p = ut_ack(13 + 1000, DRNIC_AETH_ACK, 31);
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL(ut_nwc, 0);
+	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_GHOST_RESP], 1);
+	CU_ASSERT_FALSE(eq->any_acked);
+	p = ut_ack(14, DRNIC_AETH_NAK, DRNIC_NAK_REMOTE_ACCESS);     /* next PSN: unsent */
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL(ut_nwc, 0);
+	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_GHOST_RESP], 2);
+	CU_ASSERT_NOT_EQUAL(eq->rstate, REQ_STOPPED);
+	p = ut_ack(9, DRNIC_AETH_ACK, 31);                          /* before the first */
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_DUP_RESP], 1);
+	/* The first WRITE is acknowledged; an ACK for it again is a duplicate. */
+	p = ut_ack(11, DRNIC_AETH_ACK, 31);
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 1);
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_DUP_RESP], 2);
+	/* The last PSN sent is inside: the second WRITE retires. */
+	p = ut_ack(13, DRNIC_AETH_ACK, 31);
+	comp_rx(eq, NULL, &p);
+	CU_ASSERT_EQUAL(ut_nwc, 2);
+	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 2);
+	CU_ASSERT_EQUAL(ut_wc[1].status, DRNIC_WC_SUCCESS);
 }
 
 static void
@@ -834,5 +880,6 @@ main(void)
 	CU_ADD_TEST(s, test_cwnd_nak_timeout);
 	CU_ADD_TEST(s, test_implied_nak_partial_read);
 	CU_ADD_TEST(s, test_read_go_back);
+	CU_ADD_TEST(s, test_ghost_window);
 	return ut_run_all();
 }
