@@ -422,10 +422,12 @@ comp_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	}
 }
 
-/* Scatter @p len bytes of payload at message offset @p off into the WQE's SGEs. */
+/* Scatter @p len bytes of payload at message offset @p off into the WQE's
+ * SGEs; -EPERM (nothing more written) at an SGE deregistered since the WQE
+ * started. */
 static int
-comp_scatter(const struct verbs_send_wqe *w, uint32_t off, const struct rte_mbuf *m,
-	     uint32_t moff, uint32_t len)
+comp_scatter(const struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t off,
+	     const struct rte_mbuf *m, uint32_t moff, uint32_t len)
 {
 	uint16_t i;
 
@@ -436,6 +438,8 @@ comp_scatter(const struct verbs_send_wqe *w, uint32_t off, const struct rte_mbuf
 			off -= sl;
 			continue;
 		}
+		if (unlikely(!verbs_mr_key_live(eq->qp->dev, w->sge[i].lkey)))
+			return -EPERM;
 		take = RTE_MIN(sl - off, len);
 		if (drnic_wire_copy_out(m, moff, take,
 					(void *)(uintptr_t)(w->sge[i].addr + off)) < 0)
@@ -556,8 +560,8 @@ comp_read_resp(struct engine_qp *eq, const struct rte_mbuf *m, const struct drni
 		return;
 	}
 	if (pkt->payload_len > 0 &&
-	    comp_scatter(w, off, m, pkt->payload_off, pkt->payload_len) < 0) {
-		/* Cannot happen after the key check; fail the WQE anyway. */
+	    comp_scatter(eq, w, off, m, pkt->payload_off, pkt->payload_len) < 0) {
+		/* The sink was deregistered while the READ ran. */
 		comp_nak_error(eq, psn, DRNIC_WC_LOC_PROT_ERR);
 		return;
 	}
@@ -596,6 +600,10 @@ comp_atomic_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	if ((w->opcode != DRNIC_WR_ATOMIC_CMP_AND_SWP &&
 	     w->opcode != DRNIC_WR_ATOMIC_FETCH_AND_ADD) || w->state != WQE_SENT) {
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
+		return;
+	}
+	if (unlikely(!verbs_mr_key_live(eq->qp->dev, w->sge[0].lkey))) {
+		comp_nak_error(eq, psn, DRNIC_WC_LOC_PROT_ERR);
 		return;
 	}
 	/* The original value lands in the local buffer in host order. */

@@ -769,6 +769,8 @@ engine_ctrl_handle(struct engine *eng, struct engine_ctrl *c)
 		TAILQ_REMOVE(&eng->all, eq, all_next);
 		eng->nb_qp--;
 		break;
+	case ENGINE_CTRL_FENCE:
+		break;
 	}
 	atomic_store_explicit(&c->done, 1, memory_order_release);
 }
@@ -1289,11 +1291,24 @@ engine_qp_detach(struct drnic_qp *qp)
 	rte_free(eq);
 }
 
+/* Each engine of @p dev answers a control message between two steps: the
+ * steps that were running when this was called have ended. */
+static void
+engine_dev_fence(struct drnic_device *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < dev->nb_engines; i++)
+		if (dev->eng[i].engine != NULL)
+			engine_ctrl_call(dev->eng[i].engine, ENGINE_CTRL_FENCE, dev, 0);
+}
+
 static const struct verbs_engine_ops engine_ops = {
 	.dev_attach = engine_dev_attach,
 	.dev_detach = engine_dev_detach,
 	.qp_attach = engine_qp_attach,
 	.qp_detach = engine_qp_detach,
+	.dev_fence = engine_dev_fence,
 	.progress = engine_progress_all,
 };
 

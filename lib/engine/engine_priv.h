@@ -144,6 +144,7 @@ struct resp_rd {
 	uint32_t npkts;      /* response packets */
 	uint64_t va;
 	uint32_t len;
+	uint32_t rkey;       /* READ: checked again before every packet */
 	uint64_t orig;       /* atomic: original value */
 };
 
@@ -241,6 +242,7 @@ struct engine_qp {
 	uint32_t recv_off;       /* bytes written into it */
 	bool recv_taken;         /* rq_idx holds the current SEND */
 	uint64_t wr_va;          /* WRITE: next address */
+	uint32_t wr_rkey;        /* WRITE: its rkey, checked again before every packet */
 	uint32_t wr_resid;       /* WRITE: bytes still expected */
 	uint32_t wr_len;         /* WRITE: DMA length */
 	bool ack_pending;
@@ -300,6 +302,7 @@ enum engine_ctrl_type {
 	ENGINE_CTRL_PORT_DEL,
 	ENGINE_CTRL_QP_ADD,
 	ENGINE_CTRL_QP_DEL,
+	ENGINE_CTRL_FENCE,    /* nothing: answered between two steps */
 };
 
 /* A control-path request to an engine; the caller waits on done. */

@@ -63,9 +63,11 @@ static const uint8_t req_opcode[2][2][8] = {
 static void
 req_fail_wqe(struct engine_qp *eq, struct verbs_send_wqe *w, enum drnic_wc_status status)
 {
+	/* One not started takes no PSN; one failing half-way keeps its own. */
+	if (w->state == WQE_POSTED)
+		w->first_psn = w->last_psn = eq->npsn;
 	w->state = WQE_FAILED;
 	w->status = (uint8_t)status;
-	w->first_psn = w->last_psn = eq->npsn;
 	eq->req_idx++;
 	eq->req_off = 0;
 	eq->rstate = REQ_STOPPED;
@@ -139,8 +141,10 @@ req_start_wqe(struct engine_qp *eq, struct verbs_send_wqe *w, enum drnic_qp_stat
 }
 
 /* Gather @p len bytes from the SGE cursor into @p sg; returns the count and
- * the cursor after them in *@p sge_out / *@p off_out. */
-static uint32_t
+ * the cursor after them in *@p sge_out / *@p off_out, or -EPERM when an SGE
+ * it reads was deregistered since the WQE started (its key is checked again
+ * before every packet: nothing is read from memory after drnic_dereg_mr()). */
+static int
 req_gather(const struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t len,
 	   struct drnic_wire_sge *sg, uint32_t *sge_out, uint32_t *off_out)
 {
@@ -158,6 +162,8 @@ req_gather(const struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t 
 		uint32_t take = RTE_MIN(avail, len);
 
 		if (take > 0) {
+			if (unlikely(!verbs_mr_key_live(eq->qp->dev, w->sge[idx].lkey)))
+				return -EPERM;
 			sg[n].addr = (const void *)(uintptr_t)(w->sge[idx].addr + off);
 			sg[n].len = take;
 			n++;
@@ -171,7 +177,7 @@ req_gather(const struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t 
 	}
 	*sge_out = idx;
 	*off_out = off;
-	return n;
+	return (int)n;
 }
 
 /* Time the round trip of AckReq packet @p psn, when none is being timed. */
@@ -236,7 +242,12 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 	if (imm && (pos & DRNIC_WIRE_POS_LAST))
 		pkt.imm = w->imm_data;
 	pkt.sg = sg;
-	pkt.sg_cnt = req_gather(eq, w, plen, sg, &sge_next, &off_next);
+	rc = req_gather(eq, w, plen, sg, &sge_next, &off_next);
+	if (unlikely(rc < 0)) {
+		req_fail_wqe(eq, w, DRNIC_WC_LOC_PROT_ERR);
+		return -EPERM;
+	}
+	pkt.sg_cnt = (uint32_t)rc;
 	rc = engine_qp_tx(eq, &pkt);
 	if (rc < 0)
 		return rc;
@@ -390,6 +401,8 @@ req_step(struct engine_qp *eq, int budget)
 			rc = req_send_rd_atomic(eq, w);
 		else
 			rc = req_send_data(eq, w, inflight + 1 >= eq->cwnd);
+		if (rc == -EPERM)
+			return sent + 1;  /* failed: the requester stopped */
 		if (rc < 0)
 			break;  /* no mbuf: try again next step */
 		if (eq->retry_deadline_ns == 0)

@@ -237,6 +237,12 @@ resp_write(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wi
 		eq->wr_va = pkt->reth.va;
 		eq->wr_len = pkt->reth.dmalen;
 		eq->wr_resid = pkt->reth.dmalen;
+		eq->wr_rkey = pkt->reth.rkey;
+	} else if (pkt->payload_len > 0 && !verbs_mr_key_live(qp->dev, eq->wr_rkey)) {
+		/* Deregistered since the FIRST: nothing more lands there. */
+		if (engine_pkt_verify(eq->eng, m, pkt))
+			resp_fatal(eq, DRNIC_NAK_REMOTE_ACCESS, psn, DRNIC_EVENT_QP_ACCESS_ERR);
+		return;
 	}
 	if ((op->pos & DRNIC_WIRE_POS_LAST) ? pkt->payload_len != eq->wr_resid :
 	    pkt->payload_len > eq->wr_resid) {
@@ -348,6 +354,7 @@ resp_read(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	r->npkts = engine_npkts(pkt->reth.dmalen, eq->mtu);
 	r->va = pkt->reth.va;
 	r->len = pkt->reth.dmalen;
+	r->rkey = pkt->reth.rkey;
 	eq->epsn = drnic_psn_add(psn, r->npkts);
 	eq->msn = (eq->msn + 1) & DRNIC_MSN_MASK;
 	resp_tx_queue(eq, eq->rd_tail - 1, 0, true);
@@ -617,6 +624,18 @@ resp_step(struct engine_qp *eq, int budget)
 		if (r->psn != t->psn || t->next >= r->npkts) {
 			resp_tx_done(eq, t);
 			continue;
+		}
+		if (!r->atomic && r->len > 0 && !verbs_mr_key_live(eq->qp->dev, r->rkey)) {
+			/* Deregistered since the request was accepted (or
+			 * since the answer being replayed): nothing more is
+			 * read from it. A remote-access NAK where the answer
+			 * stops; nothing queued after it is sent. */
+			uint32_t psn = drnic_psn_add(r->psn, t->next);
+
+			eq->rtx_head = eq->rtx_tail;
+			eq->rd_pending = 0;
+			resp_fatal(eq, DRNIC_NAK_REMOTE_ACCESS, psn, DRNIC_EVENT_QP_ACCESS_ERR);
+			break;
 		}
 		if (resp_send_rd(eq, r, t) < 0)
 			return n;

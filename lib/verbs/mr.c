@@ -160,6 +160,12 @@ drnic_dereg_mr(struct drnic_mr *mr)
 	dev->nb_mr--;
 	atomic_fetch_sub(&mr->pd->refs, 1);
 	pthread_mutex_unlock(&dev->lock);
+	/* The key fails from now on; an engine may be between its check and
+	 * its copy: once every engine has ended its step, none touches the
+	 * memory again (engines check keys on every access), and WQEs that
+	 * still needed it complete with a protection error. */
+	if (dev->engines_attached)
+		verbs_engine_ops()->dev_fence(dev);
 	rte_free(mr);
 	return 0;
 }

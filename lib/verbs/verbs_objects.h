@@ -290,6 +290,9 @@ struct verbs_engine_ops {
 	int (*qp_attach)(struct drnic_qp *qp);
 	/* Forget the QP; when this returns no engine touches it any more. */
 	void (*qp_detach)(struct drnic_qp *qp);
+	/* Wait until every engine of the device has finished the step it was
+	 * in: what it checked before (a key) it checks again afterwards. */
+	void (*dev_fence)(struct drnic_device *dev);
 	/* Inline mode: run the process's inline engines once; returns work done. */
 	int (*progress)(void);
 };
@@ -313,6 +316,27 @@ verbs_qp_doorbell(struct drnic_qp *qp)
 		/* Never full: it has room for every QP of the engine. */
 		(void)rte_ring_mp_enqueue(qp->dev->eng[qp->engine].doorbell, qp);
 }
+
+/*
+ * Engine: is @p key still registered? The cheap check before every access
+ * through a key checked earlier (a WRITE's MIDDLE/LAST packets, a READ
+ * answered from saved state, a requester's SGEs): deregistration clears the
+ * slot's key first, then fences the engines (drnic_dereg_mr()), so a key
+ * that passes here in an engine step stays valid until the step ends.
+ */
+#ifndef VERBS_MR_KEY_LIVE_STUB   /* unit tests of the engine answer themselves */
+static inline bool
+verbs_mr_key_live(const struct drnic_device *dev, uint32_t key)
+{
+	uint32_t idx = VERBS_KEY_INDEX(key);
+
+	return idx != 0 && idx < dev->mr_tab_size &&
+	       atomic_load_explicit(&((struct verbs_mr_slot *)&dev->mr_tab[idx])->key,
+				    memory_order_acquire) == key;
+}
+#else
+bool verbs_mr_key_live(const struct drnic_device *dev, uint32_t key);
+#endif
 
 /* Entry @p index of the port's P_Key table; 0 (no key) past its end. */
 static inline uint16_t

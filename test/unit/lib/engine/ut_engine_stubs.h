@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef VERBS_MR_KEY_LIVE_STUB
+#error "define VERBS_MR_KEY_LIVE_STUB before including the engine source under test"
+#endif
 #include "lib/engine/engine_priv.h"
 
 int engine_logtype;
@@ -83,6 +86,15 @@ verbs_mr_check(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t key
 	RTE_SET_USED(access);
 	*va_out = (uint8_t *)(uintptr_t)addr;
 	return ut_key_rc;
+}
+
+static uint32_t ut_dead_key;         /* verbs_mr_key_live() says no for it (0: none) */
+
+bool
+verbs_mr_key_live(const struct drnic_device *dev, uint32_t key)
+{
+	RTE_SET_USED(dev);
+	return ut_dead_key == 0 || key != ut_dead_key;
 }
 
 const char *
@@ -167,6 +179,7 @@ ut_qp_reset(uint32_t psn)
 	ut_nwc = 0;
 	ut_tx_fail = 0;
 	ut_key_rc = 0;
+	ut_dead_key = 0;
 	ut_activated = ut_errors = ut_events = 0;
 	return eq;
 }

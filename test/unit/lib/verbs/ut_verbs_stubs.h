@@ -132,6 +132,15 @@ ut_qp_detach(struct drnic_qp *qp)
 	ut_qp_detached++;
 }
 
+static int ut_fences;
+
+static void
+ut_dev_fence(struct drnic_device *dev)
+{
+	RTE_SET_USED(dev);
+	ut_fences++;
+}
+
 static int
 ut_progress(void)
 {
@@ -142,6 +151,7 @@ ut_progress(void)
 static const struct verbs_engine_ops ut_eops = {
 	.qp_attach = ut_qp_attach,
 	.qp_detach = ut_qp_detach,
+	.dev_fence = ut_dev_fence,
 	.progress = ut_progress,
 };
 
