@@ -432,10 +432,11 @@ engine_npkts(uint32_t len, uint32_t mtu)
 	if (len == 0)
 		return 1;
 	/* Path MTUs are powers of two: a shift, not a divide (a divide was
-	 * a visible part of starting each 64 B WRITE). */
+	 * a visible part of starting each 64 B WRITE). In 64 bits: a length
+	 * near 2^32 must not wrap to a few packets. */
 	if (likely(rte_is_power_of_2(mtu)))
-		return (len + mtu - 1) >> rte_bsf32(mtu);
-	return (len + mtu - 1) / mtu;
+		return (uint32_t)(((uint64_t)len + mtu - 1) >> rte_bsf32(mtu));
+	return (uint32_t)(((uint64_t)len + mtu - 1) / mtu);
 }
 
 static inline bool

@@ -224,7 +224,8 @@ resp_write(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wi
 		/* An operation the QP does not enable is an invalid request
 		 * (IBA 9.7.5.2); a key, bounds or MR access failure is a
 		 * remote access error. */
-		if ((qp->attr.qp_access_flags & DRNIC_ACCESS_REMOTE_WRITE) == 0) {
+		if ((qp->attr.qp_access_flags & DRNIC_ACCESS_REMOTE_WRITE) == 0 ||
+		    pkt->reth.dmalen > VERBS_MAX_MSG_SZ) {
 			resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
 			return;
 		}
@@ -339,6 +340,12 @@ resp_read(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 		return;
 	}
 	if ((qp->attr.qp_access_flags & DRNIC_ACCESS_REMOTE_READ) == 0) {
+		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+		return;
+	}
+	/* No message is longer than 2^31 bytes (IBA 9.4.3): an invalid
+	 * request, not a packet count that wraps. */
+	if (pkt->reth.dmalen > VERBS_MAX_MSG_SZ) {
 		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
 		return;
 	}
