@@ -529,7 +529,12 @@ resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 			resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
 		return;
 	}
-	if (op->flags & DRNIC_WIRE_OPF_SEND)
+	if (op->flags & DRNIC_WIRE_OPF_INV)
+		/* SEND with Invalidate needs memory windows or remote
+		 * invalidation, which drnic does not offer (the device caps
+		 * say so): an unsupported request, not a plain SEND. */
+		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+	else if (op->flags & DRNIC_WIRE_OPF_SEND)
 		resp_send(eq, m, pkt, op);
 	else if (op->flags & DRNIC_WIRE_OPF_WRITE)
 		resp_write(eq, m, pkt, op);
