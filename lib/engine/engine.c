@@ -400,7 +400,8 @@ engine_qp_busy(struct engine_qp *eq)
 	enum drnic_qp_state st = verbs_qp_state(qp);
 
 	if (st == DRNIC_QPS_ERR)
-		return eq->ack_pending || verbs_wq_posted(&qp->sq, eq->comp_idx) != 0 ||
+		return eq->ack_pending || (eq->drain_rtx && eq->rtx_head != eq->rtx_tail) ||
+		       verbs_wq_posted(&qp->sq, eq->comp_idx) != 0 ||
 		       verbs_wq_posted(&qp->rq, eq->rq_idx) != 0;
 	if (eq->ack_pending || eq->rtx_head != eq->rtx_tail)
 		return true;
@@ -451,6 +452,12 @@ engine_qp_step(struct engine_qp *eq, uint16_t room)
 	engine_qp_sync(eq);
 	st = verbs_qp_state(eq->qp);
 	if (st == DRNIC_QPS_ERR) {
+		/* A request the responder refused moved the QP here: the
+		 * responses owed for the requests before it go first, then
+		 * the NAK (resp_step sends both, in that order). */
+		if (eq->drain_rtx && eq->rtx_head != eq->rtx_tail)
+			return resp_step(eq, budget);
+		eq->drain_rtx = false;
 		work += resp_send_ack(eq);  /* the NAK that explains the error */
 		work += comp_flush(eq);
 		work += resp_flush(eq);

@@ -267,6 +267,9 @@ struct engine_qp {
 	uint32_t rtx_mask;
 	uint32_t rtx_head;
 	uint32_t rtx_tail;
+	/* A request the QP could not accept moved it to ERR: the responses
+	 * owed for the requests before it still go, then the NAK. */
+	bool drain_rtx;
 };
 
 /* ------------------------------------------------------------------------ */

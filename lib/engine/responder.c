@@ -59,12 +59,17 @@ resp_owe_nak(struct engine_qp *eq, uint8_t syn, uint32_t psn)
 	engine_qp_activate(eq);
 }
 
-/* A request the QP cannot accept: NAK it and move the QP to ERR. */
+/*
+ * A request the QP cannot accept: NAK it and move the QP to ERR. Responses
+ * owed for the requests before it are still sent first (IBA 9.7.5.2: the
+ * requester is owed them; the NAK follows them in PSN order).
+ */
 static void
 resp_fatal(struct engine_qp *eq, enum drnic_nak_code code, uint32_t psn,
 	   enum drnic_event_type event)
 {
 	resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, (uint8_t)code), psn);
+	eq->drain_rtx = eq->rtx_head != eq->rtx_tail;
 	eq->sstate = RESP_ERROR;
 	if (verbs_qp_set_error(eq->qp))
 		verbs_qp_event(eq->qp, event);
