@@ -61,6 +61,9 @@ struct drnic_engine_stats {
 	uint64_t idle_cycles;      /**< TSC cycles otherwise (idle steps, back-off, preempted) */
 	uint64_t wire_drops[DRNIC_WIRE_DROP_MAX];     /**< by enum drnic_wire_drop */
 	uint64_t drops[DRNIC_ENGINE_DROP_MAX];        /**< by enum drnic_engine_drop */
+	uint64_t replays;          /**< duplicate READ/atomic requests answered again */
+	uint64_t replays_limited;  /**< duplicates not answered: the QP's replay credit was spent */
+	uint64_t naks_limited;     /**< repeated NAKs not sent (rate limit) */
 };
 
 /** Counters of one QP (kept by its engine). */
@@ -76,6 +79,9 @@ struct drnic_qp_stats {
 	uint64_t timeouts;         /**< retransmit timer expiries */
 	uint64_t early_retransmits; /**< go-backs after a few silent round trips (no retry used) */
 	uint64_t drops[DRNIC_ENGINE_DROP_MAX];        /**< by enum drnic_engine_drop */
+	uint64_t replays;          /**< duplicate READ/atomic requests answered again */
+	uint64_t replays_limited;  /**< duplicates not answered: replay credit spent */
+	uint64_t naks_limited;     /**< repeated NAKs not sent (rate limit) */
 	/* The live transport state, a snapshot: */
 	uint32_t next_psn;         /**< requester: next PSN to send */
 	uint32_t expected_psn;     /**< responder: next PSN expected */

@@ -100,6 +100,9 @@ drnic_device_stats_print(struct drnic_device *dev, const char *prefix, FILE *f)
 		for (i = 0; i < DRNIC_ENGINE_DROP_MAX; i++)
 			if (es.drops[i])
 				fprintf(f, ", %s %" PRIu64, drnic_engine_drop_name(i), es.drops[i]);
+		if (es.replays | es.replays_limited | es.naks_limited)
+			fprintf(f, ", replays %" PRIu64 " (limited %" PRIu64 "), naks limited %"
+				PRIu64, es.replays, es.replays_limited, es.naks_limited);
 		for (i = 0; i < DRNIC_WIRE_DROP_MAX; i++)
 			if (es.wire_drops[i])
 				fprintf(f, ", wire %s %" PRIu64, drnic_wire_drop_name(i),
@@ -121,15 +124,23 @@ void
 drnic_qp_stats_print(const struct drnic_qp *qp, const char *prefix, FILE *f)
 {
 	struct drnic_qp_stats st;
+	unsigned int i;
 
 	if (qp == NULL || f == NULL || drnic_qp_stats_get(qp, &st) != 0)
 		return;
 	fprintf(f, "%sqp %u: tx %" PRIu64 " rx %" PRIu64 " wqes %" PRIu64 " acks %" PRIu64
 		" naks rx %" PRIu64 " tx %" PRIu64 " retransmits %" PRIu64 " (early %" PRIu64
-		") timeouts %" PRIu64 " rnr naks %" PRIu64 " cwnd %u srtt %" PRIu64 " ns\n",
+		") timeouts %" PRIu64 " rnr naks %" PRIu64 " cwnd %u srtt %" PRIu64 " ns",
 		prefix ? prefix : "", qp->qp_num, st.tx_packets, st.rx_packets, st.wqes,
 		st.acks_rx, st.naks_rx, st.naks_tx, st.retransmits, st.early_retransmits,
 		st.timeouts, st.rnr_naks_rx, st.cwnd, st.srtt_ns);
+	if (st.replays | st.replays_limited | st.naks_limited)
+		fprintf(f, " replays %" PRIu64 " (limited %" PRIu64 ") naks limited %" PRIu64,
+			st.replays, st.replays_limited, st.naks_limited);
+	for (i = 0; i < DRNIC_ENGINE_DROP_MAX; i++)
+		if (st.drops[i])
+			fprintf(f, ", %s %" PRIu64, drnic_engine_drop_name(i), st.drops[i]);
+	fprintf(f, "\n");
 }
 
 int
@@ -371,9 +382,7 @@ engine_qp_sync(struct engine_qp *eq)
 	if (st == DRNIC_QPS_ERR || st == DRNIC_QPS_RESET || st == DRNIC_QPS_INIT)
 		return;
 	if (!eq->resp_init) {
-		eq->epsn = qp->attr.rq_psn;
-		eq->msn = 0;
-		eq->sstate = RESP_IDLE;
+		resp_setup(eq, qp->attr.rq_psn);
 		engine_qp_build_template(eq);
 		eq->resp_init = true;
 	}

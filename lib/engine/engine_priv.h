@@ -70,6 +70,30 @@ extern int engine_logtype;
  * engine_port::hold_until_ns): well inside any retransmit timeout, longer
  * than an application takes to answer what it just received. */
 #define ENGINE_ACK_HOLD_NS (10 * 1000)
+/*
+ * Duplicate READ/atomic replays (what a peer can make the responder send
+ * again by asking again): a QP earns credit, in response packets, of twice
+ * each new READ's response (ENGINE_REPLAY_PER_REQ times) and one packet per
+ * ENGINE_REPLAY_REFILL_NS, up to ENGINE_REPLAY_CREDIT_MAX; it starts with
+ * ENGINE_REPLAY_CREDIT_INIT. A duplicate is answered while the credit is
+ * positive and charged what it makes the responder send; the others are
+ * counted (replays_limited) and left to the requester's next try. A lossy
+ * link replays a few percent of what it carries; a peer asking for one
+ * 64 KiB READ 200 times (13 MB of answers for 15 KB of requests) gets a
+ * few answers.
+ */
+#define ENGINE_REPLAY_PER_REQ 2
+#define ENGINE_REPLAY_CREDIT_INIT 64
+#define ENGINE_REPLAY_CREDIT_MAX (1 << 20)
+#define ENGINE_REPLAY_REFILL_NS (100 * 1000)
+/*
+ * A PSN-sequence NAK the same as the last one sent (a peer that keeps
+ * sending out of sequence) is sent from a bucket of ENGINE_NAK_BURST that
+ * refills one per ENGINE_NAK_REFILL_NS; the others are counted
+ * (naks_limited). A new NAK (the expected PSN moved) always goes.
+ */
+#define ENGINE_NAK_BURST 8
+#define ENGINE_NAK_REFILL_NS (100 * 1000)
 /* Packets one QP may produce per visit, for fairness. */
 #define ENGINE_QP_BUDGET 64
 /*
@@ -270,6 +294,17 @@ struct engine_qp {
 	/* A request the QP could not accept moved it to ERR: the responses
 	 * owed for the requests before it still go, then the NAK. */
 	bool drain_rtx;
+	/* Replay credit (ENGINE_REPLAY_*), in response packets, and when it
+	 * was last refilled. */
+	int64_t replay_credit;
+	uint64_t replay_ns;
+	/* Repeated-NAK bucket (ENGINE_NAK_*): tokens, the last refill and
+	 * the last NAK sent. */
+	uint32_t nak_tokens;
+	uint64_t nak_refill_ns;
+	uint8_t nak_last_syn;
+	uint32_t nak_last_psn;
+	bool nak_any;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -385,6 +420,7 @@ void comp_probe(struct engine_qp *eq);
 extern const char *const comp_state_names[COMP_STATE_MAX];
 
 /* responder.c */
+void resp_setup(struct engine_qp *eq, uint32_t epsn);
 void resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *pkt);
 int resp_step(struct engine_qp *eq, int budget);
 int resp_flush(struct engine_qp *eq);

@@ -51,12 +51,78 @@ resp_owe_ack(struct engine_qp *eq, uint32_t psn)
 }
 
 static void
-resp_owe_nak(struct engine_qp *eq, uint8_t syn, uint32_t psn)
+resp_owe_nak_now(struct engine_qp *eq, uint8_t syn, uint32_t psn)
 {
 	eq->ack_pending = true;
 	eq->ack_syn = syn;
 	eq->ack_psn = psn;
 	engine_qp_activate(eq);
+}
+
+/* Take a token for a repeated NAK (ENGINE_NAK_*); false: none left. */
+static bool
+resp_nak_token(struct engine_qp *eq)
+{
+	uint64_t now = engine_now_ns(eq->eng);
+	uint64_t add = (now - eq->nak_refill_ns) / ENGINE_NAK_REFILL_NS;
+
+	if (add > 0) {
+		eq->nak_tokens = (uint32_t)RTE_MIN((uint64_t)ENGINE_NAK_BURST, eq->nak_tokens + add);
+		eq->nak_refill_ns = now;
+	}
+	if (eq->nak_tokens == 0)
+		return false;
+	eq->nak_tokens--;
+	return true;
+}
+
+/*
+ * Owe a NAK. A PSN-sequence NAK that repeats the last one sent is
+ * rate-limited (ENGINE_NAK_*). RNR NAKs are not: a requester waits the RNR
+ * timer before it asks again, and one that gets no answer would spend its
+ * retry count on timeouts.
+ */
+static void
+resp_owe_nak(struct engine_qp *eq, uint8_t syn, uint32_t psn)
+{
+	if (eq->nak_any && syn == eq->nak_last_syn && psn == eq->nak_last_psn &&
+	    drnic_aeth_type(syn) == DRNIC_AETH_NAK && !resp_nak_token(eq)) {
+		eq->stats.naks_limited++;
+		eq->eng->stats.naks_limited++;
+		return;
+	}
+	resp_owe_nak_now(eq, syn, psn);
+}
+
+/* Replay credit earned by a new request of @p npkts response packets. */
+static void
+resp_replay_earn(struct engine_qp *eq, uint32_t npkts)
+{
+	eq->replay_credit = RTE_MIN(eq->replay_credit + (int64_t)npkts * ENGINE_REPLAY_PER_REQ,
+				    (int64_t)ENGINE_REPLAY_CREDIT_MAX);
+}
+
+/* Charge a replay of @p npkts packets; false (counted): no credit left. */
+static bool
+resp_replay_charge(struct engine_qp *eq, uint32_t npkts)
+{
+	uint64_t now = engine_now_ns(eq->eng);
+	uint64_t add = (now - eq->replay_ns) / ENGINE_REPLAY_REFILL_NS;
+
+	if (add > 0) {
+		eq->replay_credit = RTE_MIN(eq->replay_credit + (int64_t)RTE_MIN(add, (uint64_t)
+					    ENGINE_REPLAY_CREDIT_MAX), (int64_t)ENGINE_REPLAY_CREDIT_MAX);
+		eq->replay_ns = now;
+	}
+	if (eq->replay_credit <= 0) {
+		eq->stats.replays_limited++;
+		eq->eng->stats.replays_limited++;
+		return false;
+	}
+	eq->replay_credit -= npkts;
+	eq->stats.replays++;
+	eq->eng->stats.replays++;
+	return true;
 }
 
 /*
@@ -68,7 +134,7 @@ static void
 resp_fatal(struct engine_qp *eq, enum drnic_nak_code code, uint32_t psn,
 	   enum drnic_event_type event)
 {
-	resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, (uint8_t)code), psn);
+	resp_owe_nak_now(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, (uint8_t)code), psn);
 	eq->drain_rtx = eq->rtx_head != eq->rtx_tail;
 	eq->sstate = RESP_ERROR;
 	if (verbs_qp_set_error(eq->qp))
@@ -367,6 +433,7 @@ resp_read(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	r->va = pkt->reth.va;
 	r->len = pkt->reth.dmalen;
 	r->rkey = pkt->reth.rkey;
+	resp_replay_earn(eq, r->npkts);
 	eq->epsn = drnic_psn_add(psn, r->npkts);
 	eq->msn = (eq->msn + 1) & DRNIC_MSN_MASK;
 	resp_tx_queue(eq, eq->rd_tail - 1, 0, true);
@@ -408,6 +475,7 @@ resp_atomic(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	r->psn = psn;
 	r->npkts = 1;
 	r->orig = orig;
+	resp_replay_earn(eq, 1);
 	eq->epsn = drnic_psn_add(psn, 1);
 	eq->msn = (eq->msn + 1) & DRNIC_MSN_MASK;
 	resp_tx_queue(eq, eq->rd_tail - 1, 0, true);
@@ -451,8 +519,9 @@ resp_duplicate(struct engine_qp *eq, const struct drnic_wire_pkt *pkt,
 			struct resp_tx *t = &eq->rtx[i & eq->rtx_mask];
 
 			if (t->res == res && t->psn == eq->rd[res & eq->rd_mask].psn) {
-				if (from < t->next)
-					t->next = t->start = from;   /* queued: go back */
+				/* Queued: go back (what it sends again is charged). */
+				if (from < t->next && resp_replay_charge(eq, t->next - from))
+					t->next = t->start = from;
 				return;
 			}
 		}
@@ -467,7 +536,23 @@ resp_duplicate(struct engine_qp *eq, const struct drnic_wire_pkt *pkt,
 	/* Replays wait while the queue is half full (new requests keep room). */
 	if (eq->rtx_tail - eq->rtx_head > eq->rtx_mask / 2)
 		return;
+	if (!resp_replay_charge(eq, eq->rd[res & eq->rd_mask].npkts - from))
+		return;
 	resp_tx_queue(eq, res, from, false);
+}
+
+/* The responder of a QP entering RTR: expecting @p epsn, full buckets. */
+void
+resp_setup(struct engine_qp *eq, uint32_t epsn)
+{
+	eq->epsn = epsn;
+	eq->msn = 0;
+	eq->sstate = RESP_IDLE;
+	eq->replay_credit = ENGINE_REPLAY_CREDIT_INIT;
+	eq->replay_ns = engine_now_ns(eq->eng);
+	eq->nak_tokens = ENGINE_NAK_BURST;
+	eq->nak_refill_ns = eq->replay_ns;
+	eq->nak_any = false;
 }
 
 /* Opcode sequence: what may arrive in each responder state. */
@@ -566,8 +651,12 @@ resp_send_ack(struct engine_qp *eq)
 	pkt.aeth.msn = eq->msn;
 	if (engine_qp_tx(eq, &pkt) < 0)
 		return 0;
-	if (drnic_aeth_type(eq->ack_syn) != DRNIC_AETH_ACK)
+	if (drnic_aeth_type(eq->ack_syn) != DRNIC_AETH_ACK) {
 		eq->stats.naks_tx++;
+		eq->nak_any = true;
+		eq->nak_last_syn = eq->ack_syn;
+		eq->nak_last_psn = eq->ack_psn;
+	}
 	eq->ack_pending = false;
 	return 1;
 }

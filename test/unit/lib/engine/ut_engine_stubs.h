@@ -104,6 +104,14 @@ drnic_wc_status_str(enum drnic_wc_status status)
 	return "status";
 }
 
+#ifndef UT_REAL_RESP_SETUP  /* the responder test runs the real one */
+void
+resp_setup(struct engine_qp *eq, uint32_t epsn)
+{
+	eq->epsn = epsn;
+}
+#endif
+
 /* The tested QP. */
 static struct drnic_device ut_dev;
 static struct drnic_qp ut_qp;
@@ -165,7 +173,6 @@ ut_qp_reset(uint32_t psn)
 	eq->mtu = 1024;
 	eq->npsn = psn;
 	eq->psn_hi = psn;
-	eq->epsn = psn;
 	eq->req_init = true;
 	eq->resp_init = true;
 	eq->retry_left = 2;
@@ -175,6 +182,7 @@ ut_qp_reset(uint32_t psn)
 	drnic_wire_pkt_init(&eq->tmpl);
 	eq->tmpl.bth.dqpn = 33;
 	ut_qp.eng_priv = eq;
+	resp_setup(eq, psn);
 	ut_ntx = 0;
 	ut_nwc = 0;
 	ut_tx_fail = 0;

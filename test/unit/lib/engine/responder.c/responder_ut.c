@@ -10,6 +10,7 @@
 #define drnic_wire_copy_out_verify ut_wire_copy_out_verify
 /* verbs_mr_key_live() answers what the test says (ut_engine_stubs.h). */
 #define VERBS_MR_KEY_LIVE_STUB
+#define UT_REAL_RESP_SETUP
 #include "lib/engine/responder.c"
 
 #include "test/unit/lib/engine/ut_engine_stubs.h"
