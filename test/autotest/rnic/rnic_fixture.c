@@ -114,7 +114,7 @@ rnic_qp_connect(struct rnic_side *x, struct rnic_side *y, const struct rnic_pair
 	a.path_mtu = DRNIC_MTU_1024;
 	a.dest_qp_num = drnic_qp_num(y->qp);
 	a.rq_psn = 0x123456 ^ drnic_qp_num(y->qp);
-	a.max_dest_rd_atomic = 16;
+	a.max_dest_rd_atomic = o->max_dest_rd_atomic ? o->max_dest_rd_atomic : 16;
 	a.min_rnr_timer = 1;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.port_num = 1;
@@ -129,7 +129,7 @@ rnic_qp_connect(struct rnic_side *x, struct rnic_side *y, const struct rnic_pair
 	a.qp_state = DRNIC_QPS_RTS;
 	a.sq_psn = 0x123456 ^ drnic_qp_num(x->qp);
 	a.timeout = o->timeout ? o->timeout : 14;
-	a.retry_cnt = 7;
+	a.retry_cnt = o->retry_cnt ? o->retry_cnt : 7;
 	a.rnr_retry = o->rnr_retry == 0 ? 7 : (o->rnr_retry < 0 ? 0 : (uint8_t)o->rnr_retry);
 	a.max_rd_atomic = rd;
 	return drnic_modify_qp(x->qp, &a, DRNIC_QP_STATE | DRNIC_QP_SQ_PSN | DRNIC_QP_TIMEOUT |
@@ -139,13 +139,13 @@ rnic_qp_connect(struct rnic_side *x, struct rnic_side *y, const struct rnic_pair
 int
 rnic_pair_open(struct rnic_pair *p, const struct rnic_pair_opts *o)
 {
-	char wire[32], na[32], nb[32];
+	char *wire = p->wire, na[32], nb[32];
 	unsigned int seq = rnic_seq++;
 	int rc;
 
 	memset(p, 0, sizeof(*p));
 	p->mode = o->mode;
-	snprintf(wire, sizeof(wire), "rnicw%u", seq);
+	snprintf(p->wire, sizeof(p->wire), "rnicw%u", seq);
 	snprintf(na, sizeof(na), "rnic%ua", seq);
 	snprintf(nb, sizeof(nb), "rnic%ub", seq);
 	rc = rnic_side_open(&p->a, na, wire, 1, o);

@@ -27,6 +27,7 @@ struct rnic_pair {
 	struct rnic_side a;   /* requester side in most tests */
 	struct rnic_side b;   /* responder side */
 	enum drnic_progress_mode mode;
+	char wire[32];        /* the loopback wire: A is its end 0, B its end 1 */
 };
 
 struct rnic_pair_opts {
@@ -39,6 +40,8 @@ struct rnic_pair_opts {
 	unsigned int mr_access;     /* default: local write + all remote */
 	int sq_sig_all;
 	uint8_t max_rd_atomic;      /* default 16; 0 means 0 only with zero_rd_atomic */
+	uint8_t max_dest_rd_atomic; /* default 16 */
+	uint8_t retry_cnt;          /* default 7 */
 	bool zero_rd_atomic;
 	unsigned int engines;       /* default 1 (inline mode only for more) */
 	int rnr_retry;              /* 0 means 7; -1 means 0 */
