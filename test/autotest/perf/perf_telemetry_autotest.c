@@ -9,86 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 
 #include <rte_eal.h>
 
 #include "drnic_telemetry.h"
 #include "../rnic/rnic_fixture.h"
+#include "tel_client.h"
 #include "test.h"
 
 #define TEL_WRITES 10
 #define TEL_CQ_DEPTH 64
-
-/* Connect to our own telemetry socket (the runtime directory may hold other
- * processes' sockets as dpdk_telemetry.v2:N). Returns the fd or -1. */
-static int
-tel_connect(char *path, size_t len)
-{
-	const char *dir = rte_eal_get_runtime_dir();
-	char hello[1024], want[32];
-	int i;
-
-	snprintf(want, sizeof(want), "\"pid\":%d,", (int)getpid());
-	for (i = 0; i < 64; i++) {
-		struct sockaddr_un sun = { .sun_family = AF_UNIX };
-		ssize_t n;
-		int fd;
-
-		if (i == 0)
-			snprintf(path, len, "%s/dpdk_telemetry.v2", dir);
-		else
-			snprintf(path, len, "%s/dpdk_telemetry.v2:%d", dir, i);
-		if (strlen(path) >= sizeof(sun.sun_path))
-			return -1;
-		memcpy(sun.sun_path, path, strlen(path) + 1);
-		fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-		if (fd < 0)
-			return -1;
-		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
-			close(fd);
-			continue;
-		}
-		n = read(fd, hello, sizeof(hello) - 1);
-		if (n > 0) {
-			hello[n] = '\0';
-			if (strstr(hello, want) != NULL)
-				return fd;
-		}
-		close(fd);
-	}
-	return -1;
-}
-
-static int
-tel_query(int fd, const char *cmd, char *buf, size_t len)
-{
-	ssize_t n;
-
-	if (write(fd, cmd, strlen(cmd)) < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	printf("  %s -> %.300s%s\n", cmd, buf, n > 300 ? "..." : "");
-	return 0;
-}
-
-/* The number after "key": in @json (first occurrence after @from), or -1. */
-static long long
-tel_num(const char *json, const char *from, const char *key)
-{
-	char k[96];
-	const char *p = from != NULL ? strstr(json, from) : json;
-
-	if (p == NULL)
-		return -1;
-	snprintf(k, sizeof(k), "\"%s\":", key);
-	p = strstr(p, k);
-	return p == NULL ? -1 : strtoll(p + strlen(k), NULL, 10);
-}
 
 static int
 test_perf_telemetry(void)
@@ -132,7 +62,7 @@ test_perf_telemetry(void)
 	cq_b = drnic_telemetry_add_cq(p.b.cq, "cq_b");
 	TEST_ASSERT(cq_a >= 0 && cq_b >= 0 && cq_a != cq_b, "cq ids %d %d", cq_a, cq_b);
 
-	fd = tel_connect(path, sizeof(path));
+	fd = tel_client_connect(path, sizeof(path));
 	if (fd < 0) {
 		drnic_telemetry_clear();
 		rnic_pair_close(&p);
@@ -144,77 +74,77 @@ test_perf_telemetry(void)
 
 	/* CQ of A: depth as created, TEL_WRITES completions, all polled, no overflow. */
 	snprintf(cmd, sizeof(cmd), "/drnic/cqs,%d", cq_a);
-	TEST_ASSERT_SUCCESS(tel_query(fd, cmd, buf, sizeof(buf)), "query %s", cmd);
-	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "depth"), TEL_CQ_DEPTH, "cq depth");
-	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "completions"), TEL_WRITES, "cq completions");
-	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "occupancy"), 0, "cq occupancy after polling");
-	TEST_ASSERT(tel_num(buf, NULL, "high_water") >= 1 &&
-		    tel_num(buf, NULL, "high_water") <= TEL_WRITES, "cq high water");
-	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "overflows"), 0, "cq overflows");
+	TEST_ASSERT_SUCCESS(tel_client_query(fd, cmd, buf, sizeof(buf)), "query %s", cmd);
+	TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, "depth"), TEL_CQ_DEPTH, "cq depth");
+	TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, "completions"), TEL_WRITES, "cq completions");
+	TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, "occupancy"), 0, "cq occupancy after polling");
+	TEST_ASSERT(tel_client_num(buf, NULL, "high_water") >= 1 &&
+		    tel_client_num(buf, NULL, "high_water") <= TEL_WRITES, "cq high water");
+	TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, "overflows"), 0, "cq overflows");
 	TEST_ASSERT(strstr(buf, "\"name\":\"cq_a\"") != NULL, "cq name");
 	/* B's CQ saw no completion (WRITE without immediate). */
 	snprintf(cmd, sizeof(cmd), "/drnic/cqs,%d", cq_b);
-	TEST_ASSERT_SUCCESS(tel_query(fd, cmd, buf, sizeof(buf)), "query %s", cmd);
-	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "completions"), 0, "cq b completions");
-	TEST_ASSERT_SUCCESS(tel_query(fd, "/drnic/cqs", buf, sizeof(buf)), "cq list");
-	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "count"), 2, "two CQs");
+	TEST_ASSERT_SUCCESS(tel_client_query(fd, cmd, buf, sizeof(buf)), "query %s", cmd);
+	TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, "completions"), 0, "cq b completions");
+	TEST_ASSERT_SUCCESS(tel_client_query(fd, "/drnic/cqs", buf, sizeof(buf)), "cq list");
+	TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, "count"), 2, "two CQs");
 
 	/* Link of A: what the getter says, at least one frame per WRITE. */
 	TEST_ASSERT_SUCCESS(drnic_link_stats_get(drnic_device_link(p.a.dev), &ls), "link stats");
 	snprintf(cmd, sizeof(cmd), "/drnic/links,%s", drnic_device_name(p.a.dev));
-	TEST_ASSERT_SUCCESS(tel_query(fd, cmd, buf, sizeof(buf)), "query %s", cmd);
+	TEST_ASSERT_SUCCESS(tel_client_query(fd, cmd, buf, sizeof(buf)), "query %s", cmd);
 	TEST_ASSERT(ls.tx_packets >= TEL_WRITES, "link tx %llu", (unsigned long long)ls.tx_packets);
-	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "tx_packets"), (long long)ls.tx_packets, "link tx");
-	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "tx_bytes"), (long long)ls.tx_bytes, "link tx bytes");
-	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "rx_packets"), (long long)ls.rx_packets, "link rx");
-	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "drop_no_peer"), 0, "no drops");
+	TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, "tx_packets"), (long long)ls.tx_packets, "link tx");
+	TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, "tx_bytes"), (long long)ls.tx_bytes, "link tx bytes");
+	TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, "rx_packets"), (long long)ls.rx_packets, "link rx");
+	TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, "drop_no_peer"), 0, "no drops");
 	TEST_ASSERT(strstr(buf, "\"driver\":\"loopback\"") != NULL, "driver name");
 
 	/* Engine of A: TEL_WRITES WQEs started, TEL_WRITES CQEs (or more if shared). */
 	TEST_ASSERT_SUCCESS(drnic_engine_stats_get(p.a.dev, 0, &es), "engine stats");
 	snprintf(cmd, sizeof(cmd), "/drnic/engines,%s", drnic_device_name(p.a.dev));
-	TEST_ASSERT_SUCCESS(tel_query(fd, cmd, buf, sizeof(buf)), "query %s", cmd);
-	TEST_ASSERT(tel_num(buf, NULL, "wqes") >= TEL_WRITES, "engine wqes");
-	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "wqes"), (long long)es.wqes, "engine wqes = getter");
-	TEST_ASSERT(tel_num(buf, NULL, "cqes") >= TEL_WRITES, "engine cqes");
-	TEST_ASSERT(tel_num(buf, NULL, "tx_packets") >= TEL_WRITES, "engine tx");
-	TEST_ASSERT(tel_num(buf, NULL, "loops") >= tel_num(buf, NULL, "busy_loops"), "loops");
-	TEST_ASSERT(tel_num(buf, NULL, "busy_cycles") > 0, "engine busy cycles");
-	TEST_ASSERT(tel_num(buf, NULL, "busy_percent") >= 0 &&
-		    tel_num(buf, NULL, "busy_percent") <= 100, "engine busy percent");
+	TEST_ASSERT_SUCCESS(tel_client_query(fd, cmd, buf, sizeof(buf)), "query %s", cmd);
+	TEST_ASSERT(tel_client_num(buf, NULL, "wqes") >= TEL_WRITES, "engine wqes");
+	TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, "wqes"), (long long)es.wqes, "engine wqes = getter");
+	TEST_ASSERT(tel_client_num(buf, NULL, "cqes") >= TEL_WRITES, "engine cqes");
+	TEST_ASSERT(tel_client_num(buf, NULL, "tx_packets") >= TEL_WRITES, "engine tx");
+	TEST_ASSERT(tel_client_num(buf, NULL, "loops") >= tel_client_num(buf, NULL, "busy_loops"), "loops");
+	TEST_ASSERT(tel_client_num(buf, NULL, "busy_cycles") > 0, "engine busy cycles");
+	TEST_ASSERT(tel_client_num(buf, NULL, "busy_percent") >= 0 &&
+		    tel_client_num(buf, NULL, "busy_percent") <= 100, "engine busy percent");
 
 	/* QP of A: RTS, connected to B's QP. */
 	snprintf(cmd, sizeof(cmd), "/drnic/qps,%u", drnic_qp_num(p.a.qp));
-	TEST_ASSERT_SUCCESS(tel_query(fd, cmd, buf, sizeof(buf)), "query %s", cmd);
+	TEST_ASSERT_SUCCESS(tel_client_query(fd, cmd, buf, sizeof(buf)), "query %s", cmd);
 	TEST_ASSERT(strstr(buf, "\"state\":\"RTS\"") != NULL, "qp state");
 	snprintf(want, sizeof(want), "\"dest_qp_num\":%u", drnic_qp_num(p.b.qp));
 	TEST_ASSERT(strstr(buf, want) != NULL, "qp dest %s", want);
 	/* Its transport: every WRITE (one packet each) sent and acknowledged,
 	 * nothing resent on a lossless link; B expects A's next PSN. */
 	TEST_ASSERT_SUCCESS(drnic_qp_stats_get(p.a.qp, &qs), "qp stats");
-	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "next_psn"), (long long)qs.next_psn, "next psn");
-	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "acked_psn"),
+	TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, "next_psn"), (long long)qs.next_psn, "next psn");
+	TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, "acked_psn"),
 			  (long long)drnic_psn_sub(qs.next_psn, 1), "all acknowledged");
-	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "tx_packets"), TEL_WRITES, "qp tx packets");
-	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "acks_rx") > 0, 1, "qp acks");
-	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "retransmits"), 0, "no go-back");
-	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "timeouts"), 0, "no timeout");
-	TEST_ASSERT(tel_num(buf, NULL, "cwnd") > 0, "cwnd");
+	TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, "tx_packets"), TEL_WRITES, "qp tx packets");
+	TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, "acks_rx") > 0, 1, "qp acks");
+	TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, "retransmits"), 0, "no go-back");
+	TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, "timeouts"), 0, "no timeout");
+	TEST_ASSERT(tel_client_num(buf, NULL, "cwnd") > 0, "cwnd");
 	/* (Both devices number their QP alike: B's entry is in the answer.) */
 	snprintf(cmd, sizeof(cmd), "/drnic/qps,%u", drnic_qp_num(p.b.qp));
-	TEST_ASSERT_SUCCESS(tel_query(fd, cmd, buf, sizeof(buf)), "query %s", cmd);
+	TEST_ASSERT_SUCCESS(tel_client_query(fd, cmd, buf, sizeof(buf)), "query %s", cmd);
 	snprintf(want, sizeof(want), "\"expected_psn\":%u,", qs.next_psn);
 	TEST_ASSERT(strstr(buf, want) != NULL, "B expects A's next PSN: %s", want);
-	TEST_ASSERT_SUCCESS(tel_query(fd, "/drnic/qps", buf, sizeof(buf)), "qp list");
-	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "count"), 2, "two QPs");
-	TEST_ASSERT_SUCCESS(tel_query(fd, "/drnic/devices", buf, sizeof(buf)), "devices");
+	TEST_ASSERT_SUCCESS(tel_client_query(fd, "/drnic/qps", buf, sizeof(buf)), "qp list");
+	TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, "count"), 2, "two QPs");
+	TEST_ASSERT_SUCCESS(tel_client_query(fd, "/drnic/devices", buf, sizeof(buf)), "devices");
 	TEST_ASSERT(strstr(buf, drnic_device_name(p.b.dev)) != NULL, "device b listed");
 
 	/* Unregistered objects disappear. */
 	TEST_ASSERT_SUCCESS(drnic_telemetry_remove_cq(p.b.cq), "remove cq b");
 	TEST_ASSERT_EQUAL(drnic_telemetry_remove_cq(p.b.cq), -ENOENT, "removed twice");
-	TEST_ASSERT_SUCCESS(tel_query(fd, "/drnic/cqs", buf, sizeof(buf)), "cq list");
-	TEST_ASSERT_EQUAL(tel_num(buf, NULL, "count"), 1, "one CQ left");
+	TEST_ASSERT_SUCCESS(tel_client_query(fd, "/drnic/cqs", buf, sizeof(buf)), "cq list");
+	TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, "count"), 1, "one CQ left");
 
 	close(fd);
 	drnic_telemetry_clear();
