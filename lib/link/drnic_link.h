@@ -19,16 +19,49 @@ extern "C" {
 
 struct drnic_link;
 
-/** Why a link dropped a frame; each reason has a counter. */
+/**
+ * Why a link dropped a frame; each reason has a counter, named by
+ * drnic_link_drop_name() (the names telemetry's /drnic/links shows as
+ * "drop_<name>"). New reasons are appended: existing values never change.
+ *
+ * The receive classifier of ports shared with other traffic (ethdev) drops
+ * what no engine could use before it reaches one, each by its reason
+ * (SHORT_FRAME .. NEIGH_VLAN). The PORT_* reasons are what the port itself
+ * reports lost or refused (rte_eth_stats) before drnic sees a frame or
+ * after the port took it: the link only reads them.
+ */
 enum drnic_link_drop {
 	DRNIC_LINK_DROP_NO_PEER = 0,  /**< nobody on the other end */
 	DRNIC_LINK_DROP_DOWN,         /**< link not up */
-	DRNIC_LINK_DROP_TX_ERROR,     /**< the engine gave up a frame the link refused */
-	DRNIC_LINK_DROP_RX_ERROR,     /**< a received frame that could not be delivered */
+	DRNIC_LINK_DROP_TX_ERROR,     /**< a frame the link refused: the engine's
+				       *   given up, or an ARP/ND frame of the link's */
+	DRNIC_LINK_DROP_RX_ERROR,     /**< a received frame that could not be delivered
+				       *   (ethdev: its engine's dispatch ring was full) */
+	DRNIC_LINK_DROP_SHORT_FRAME,  /**< shorter than the headers it announces */
+	DRNIC_LINK_DROP_NOT_ROCE,     /**< neither RoCEv2 nor ARP/ND: another
+				       *   ethertype, or IP that is not UDP */
+	DRNIC_LINK_DROP_BAD_IP_HEADER,/**< IP version nibble not the ethertype's,
+				       *   or IPv4 header length under 20 bytes */
+	DRNIC_LINK_DROP_IPV6_EXT,     /**< IPv6 with extension headers (RoCEv2 has none) */
+	DRNIC_LINK_DROP_VLAN_STACKED, /**< two or more VLAN tags (QinQ) */
+	DRNIC_LINK_DROP_UDP_PORT,     /**< UDP to a port other than 4791 */
+	DRNIC_LINK_DROP_IP_FRAGMENT,  /**< a UDP fragment: IPv4 with MF set or a fragment
+				       *   offset, or IPv6 with a Fragment header */
+	DRNIC_LINK_DROP_NEIGH_VLAN,   /**< ARP or ICMPv6 inside a VLAN tag (the link's
+				       *   neighbour discovery is untagged) */
+	DRNIC_LINK_DROP_PORT_RX_MISSED, /**< port: frames the hardware or kernel lost
+					 *   before they reached a receive queue (imissed) */
+	DRNIC_LINK_DROP_PORT_RX_ERRORS, /**< port: erroneous frames received (ierrors) */
+	DRNIC_LINK_DROP_PORT_RX_NOMBUF, /**< port: no mbuf to receive into (rx_nombuf) */
+	DRNIC_LINK_DROP_PORT_TX_ERRORS, /**< port: frames it took and failed to send (oerrors) */
 	DRNIC_LINK_DROP_MAX,          /**< number of reasons */
 };
 
-/** Counters of a link, summed over its queues. */
+/**
+ * Counters of a link, summed over its queues. The array grows when reasons
+ * are appended: a program compiled against an older header must be
+ * rebuilt (the struct is the caller's).
+ */
 struct drnic_link_stats {
 	uint64_t tx_packets;   /**< frames the link accepted */
 	uint64_t tx_bytes;
@@ -51,8 +84,9 @@ const char *drnic_link_drop_name(enum drnic_link_drop reason);
 int drnic_link_stats_get(const struct drnic_link *link, struct drnic_link_stats *stats);
 
 /**
- * Zero a link's counters. Not atomic with respect to a running engine:
- * call it while the link is quiet.
+ * Zero a link's counters, the port's (PORT_* reasons) included: those are
+ * counted from here on, the port's own counters are left as they are. Not
+ * atomic with respect to a running engine: call it while the link is quiet.
  * @return 0; -EINVAL when @p link is NULL.
  */
 int drnic_link_stats_reset(struct drnic_link *link);

@@ -32,6 +32,18 @@ static const char *const link_drop_names[DRNIC_LINK_DROP_MAX] = {
 	[DRNIC_LINK_DROP_DOWN] = "down",
 	[DRNIC_LINK_DROP_TX_ERROR] = "tx_error",
 	[DRNIC_LINK_DROP_RX_ERROR] = "rx_error",
+	[DRNIC_LINK_DROP_SHORT_FRAME] = "short_frame",
+	[DRNIC_LINK_DROP_NOT_ROCE] = "not_roce",
+	[DRNIC_LINK_DROP_BAD_IP_HEADER] = "bad_ip_header",
+	[DRNIC_LINK_DROP_IPV6_EXT] = "ipv6_ext_header",
+	[DRNIC_LINK_DROP_VLAN_STACKED] = "vlan_stacked",
+	[DRNIC_LINK_DROP_UDP_PORT] = "udp_port",
+	[DRNIC_LINK_DROP_IP_FRAGMENT] = "ip_fragment",
+	[DRNIC_LINK_DROP_NEIGH_VLAN] = "neigh_vlan",
+	[DRNIC_LINK_DROP_PORT_RX_MISSED] = "port_rx_missed",
+	[DRNIC_LINK_DROP_PORT_RX_ERRORS] = "port_rx_errors",
+	[DRNIC_LINK_DROP_PORT_RX_NOMBUF] = "port_rx_nombuf",
+	[DRNIC_LINK_DROP_PORT_TX_ERRORS] = "port_tx_errors",
 };
 
 const char *
@@ -223,6 +235,8 @@ drnic_link_stats_reset(struct drnic_link *link)
 	if (link == NULL)
 		return -EINVAL;
 	memset(link->stats, 0, sizeof(link->stats));
+	if (link->ops->stats_reset != NULL)
+		link->ops->stats_reset(link);
 	return 0;
 }
 

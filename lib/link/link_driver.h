@@ -129,6 +129,8 @@ struct link_ops {
 	uint16_t (*rx_burst)(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint16_t n);
 	/** Optional: add driver-specific counters to @p stats. */
 	void (*stats)(const struct drnic_link *link, struct drnic_link_stats *stats);
+	/** Optional: zero what @p stats adds (drnic_link_stats_reset()). */
+	void (*stats_reset)(struct drnic_link *link);
 	/** Optional: is the link up (default: yes). */
 	bool (*is_up)(const struct drnic_link *link);
 	/**

@@ -13,7 +13,8 @@
  *                            loops, rx/tx packets, doorbells, WQEs, CQEs,
  *                            mbuf shortages, drops by reason (engine and wire)
  *  - /drnic/links[,DEV]      per device link: driver, packets, bytes, tx_busy,
- *                            drops by reason
+ *                            drops by reason ("drop_<name>" for every
+ *                            enum drnic_link_drop, the port's losses too)
  *  - /drnic/qps              the registered QPs (numbers, at most 512);
  *    /drnic/qps,QPN          one QP: device, state, PSNs, destination QP,
  *                            path MTU, timeout, retry counts

@@ -48,22 +48,54 @@
  * PMDs have no rte_flow, and DPDK 22.11 rte_flow has no BTH item). A full
  * dispatch ring drops the frame (counted rx_error; RC retransmits).
  *
+ * Drops (struct drnic_link_stats, telemetry /drnic/links "drop_<name>"):
+ * queue 0's classifier (ethl_classify) keeps RoCEv2 (UDP 4791 over IPv4 or
+ * IPv6, untagged or one 802.1Q tag) for the engines and untagged ARP /
+ * ICMPv6 for the neighbour table, and drops the rest by reason: short_frame,
+ * not_roce (other ethertypes, IP that is not UDP), bad_ip_header,
+ * ipv6_ext_header, vlan_stacked, udp_port, ip_fragment (a UDP fragment:
+ * IPv4 MF or offset, IPv6 Fragment header), neigh_vlan (tagged ARP /
+ * ICMPv6). What the port reports lost is read from rte_eth_stats as
+ * port_rx_missed (imissed), port_rx_errors, port_rx_nombuf and
+ * port_tx_errors (ethl_stats says what the virtual PMDs count: little).
+ *
+ * IP fragments on net_af_packet: the PMD's sockets join a PACKET_FANOUT
+ * group with PACKET_FANOUT_FLAG_DEFRAG, so the kernel reassembles IPv4
+ * fragments before the PMD sees them (ip_check_defrag): a RoCEv2 packet
+ * fragmented on its way arrives whole, with MF and offset clear, and is
+ * judged like any other (its ICRC, computed by the sender over the whole
+ * packet, still holds). Fragments that never complete wait in the
+ * kernel's reassembly queue (net.ipv4.ipfrag_time, 30 s) and are freed
+ * there: drnic never sees them and cannot count them (the namespace's
+ * /proc/net/snmp ReasmFails / ReasmTimeout does). IPv6 fragments are not
+ * reassembled: they arrive as sent and are ip_fragment drops. On ports
+ * without a kernel in the way (memif, ring, NICs) every fragment arrives
+ * and is an ip_fragment drop; the wire parser drops the same frames as
+ * ip_fragment on the loopback link. drnic's own IPv4 frames always carry
+ * DF (drnic_wire_pkt_init), so no router fragments them.
+ *
  * Neighbours: queue 0's poller also answers ARP and neighbour solicitations
  * for our addresses, learns peers (lib/neigh), and sends the requests that
  * resolve() queued. resolve() runs on a control thread; the table is shared
  * under a spinlock taken only for neighbour frames and resolve() calls, never
  * for RoCE frames. Frames that are neither RoCEv2 nor ARP/ND are dropped
- * here (counted not_roce), so the kernel's own traffic on a shared interface
- * never reaches the engines.
+ * here, each counted by its reason (above), so the kernel's own traffic on
+ * a shared interface never reaches the engines.
  *
  * Receive wake-up (drnic_link_rx_wait_fd(), queue 0 only): lets a thread
  * that runs the engine with inline progress sleep until a frame comes.
  *  - net_af_packet (no receive interrupts in DPDK 22.11): a second packet
  *    socket bound to the same interface, used only to wake. A classic BPF
- *    filter keeps RoCEv2 (UDP 4791), ARP, ICMPv6 and VLAN-tagged frames,
- *    copies 1 byte of each and never our own transmissions; its receive
- *    buffer is tiny, so while nobody sleeps the kernel drops the copies
- *    after the filter (no clone). Arming drains it.
+ *    filter keeps RoCEv2 (UDP 4791: IPv4 not a later fragment, IPv6 without
+ *    extension headers), ARP, ICMPv6 and VLAN-tagged frames, copies 1 byte
+ *    of each and never our own transmissions; its receive buffer is tiny, so
+ *    while nobody sleeps the kernel drops the copies after the filter (no
+ *    clone). Arming drains it. The filter only decides what wakes: the
+ *    PMD's own sockets have no filter and see every frame, so nothing it
+ *    rejects is lost to drnic (the classifier above counts what it drops).
+ *    The side socket is not in the PMD's fanout group and sees fragments
+ *    unreassembled: a reassembled packet wakes a sleeper through its first
+ *    fragment only.
  *  - rx_intr=1: DPDK's receive interrupt of hardware queue 0, registered in
  *    an epoll instance of our own whose descriptor is the wake-up; arming
  *    enables the interrupt, disarming disables it and lets rte_epoll_wait()
@@ -116,13 +148,11 @@ RTE_LOG_REGISTER_SUFFIX(ethl_logtype, link.ethdev, NOTICE);
 #define ETHL_JUMBO_ROOM 9216u
 #define ETHL_MAX_ROOM 16384u
 
-/* Counters of the driver beyond struct drnic_link_stats. */
+/* Counters of the driver beyond struct drnic_link_stats (its drops are all
+ * there: link_drop() on queue 0). */
 struct ethl_counters {
-	uint64_t not_roce;        /* frames neither RoCEv2 nor ARP/ND: dropped */
 	uint64_t neigh_rx;        /* ARP/ND frames taken by the neighbour table */
 	uint64_t neigh_tx;        /* ARP/ND frames sent */
-	uint64_t neigh_tx_fail;   /* ARP/ND frames the port refused */
-	uint64_t dispatch_full;   /* frames lost to a full dispatch ring */
 };
 
 /* How queue 0's receive wake-up works (see the top of the file). */
@@ -152,6 +182,9 @@ struct ethl_port {
 	atomic_bool neigh_pending;         /* resolve() queued a question */
 
 	struct ethl_counters cnt;          /* written by queue 0's engine */
+	/* The port's counters when the link opened or was last reset: the
+	 * PORT_* drops are counted from there. */
+	struct rte_eth_stats port_base;
 
 	/* Receive wake-up of queue 0; wait_fd is the packet socket or the
 	 * epoll fd (-1: none). Used by the one waiting thread. */
@@ -505,6 +538,7 @@ ethl_setup_port(struct drnic_link *link, struct ethl_port *ep, const struct ethl
 		return rc;
 	}
 	ep->started = true;
+	(void)rte_eth_stats_get(ep->port_id, &ep->port_base);
 	if (a->promisc) {
 		rc = rte_eth_promiscuous_enable(ep->port_id);
 		if (rc < 0 && rc != -ENOTSUP) {
@@ -920,48 +954,141 @@ ethl_destroy(struct drnic_link *link)
 enum ethl_class {
 	ETHL_ROCE,
 	ETHL_NEIGH,
-	ETHL_OTHER,
+	ETHL_DROP,
 };
 
-/* What a received frame is; for RoCEv2 also its destination QPN. */
+#define ETHL_ETHER_QINQ 0x88a8       /* 802.1ad service tag */
+#define ETHL_ETHER_QINQ_OLD 0x9100   /* pre-802.1ad stacked tag */
+#define ETHL_IPV4_FRAG 0x3fff        /* MF and the fragment offset */
+#define ETHL_IPPROTO_FRAGMENT 44     /* IPv6 Fragment header */
+#define ETHL_BTH_LEN 12
+
+static inline uint16_t
+ethl_get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static bool
+ethl_vlan_type(uint16_t type)
+{
+	return type == RTE_ETHER_TYPE_VLAN || type == ETHL_ETHER_QINQ ||
+	       type == ETHL_ETHER_QINQ_OLD;
+}
+
+/* IPv6 extension headers (RFC 7045's list) other than Fragment. */
+static bool
+ethl_ipv6_ext(uint8_t nh)
+{
+	switch (nh) {
+	case 0:     /* hop-by-hop options */
+	case 43:    /* routing */
+	case 50:    /* ESP */
+	case 51:    /* AH */
+	case 60:    /* destination options */
+	case 135:   /* mobility */
+	case 139:   /* HIP */
+	case 140:   /* shim6 */
+	case 253:
+	case 254:   /* experiments */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * What a received frame is: RoCEv2 (its destination QPN in *dqpn), ARP / ND
+ * for the neighbour table, or a drop with its reason in *why. Only the
+ * first segment is read (a frame the port split over mbufs is judged by
+ * what its first holds: the pool's room fits the MTU). Everything else
+ * (addresses, ICRC, opcodes, lengths) is the engine's parser's to judge.
+ */
 static enum ethl_class
-ethl_classify(const struct rte_mbuf *m, uint32_t *dqpn)
+ethl_classify(const struct rte_mbuf *m, uint32_t *dqpn, enum drnic_link_drop *why)
 {
 	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint32_t len = m->data_len, off = 12, l4;
 	uint16_t type;
 	uint8_t proto;
 
+	*why = DRNIC_LINK_DROP_SHORT_FRAME;
 	if (len < off + 2)
-		return ETHL_OTHER;
-	type = (uint16_t)(p[off] << 8 | p[off + 1]);
+		return ETHL_DROP;
+	type = ethl_get16(p + off);
 	off += 2;
-	if (type == 0x8100) {
+	if (ethl_vlan_type(type)) {
+		if (type != RTE_ETHER_TYPE_VLAN) {
+			*why = DRNIC_LINK_DROP_VLAN_STACKED;
+			return ETHL_DROP;
+		}
 		if (len < off + 4)
-			return ETHL_OTHER;
-		type = (uint16_t)(p[off + 2] << 8 | p[off + 3]);
+			return ETHL_DROP;
+		type = ethl_get16(p + off + 2);
 		off += 4;
+		if (ethl_vlan_type(type)) {
+			*why = DRNIC_LINK_DROP_VLAN_STACKED;
+			return ETHL_DROP;
+		}
 	}
-	if (type == DRNIC_NEIGH_ETHER_ARP)
-		return off == 14 ? ETHL_NEIGH : ETHL_OTHER;
+	if (type == DRNIC_NEIGH_ETHER_ARP) {
+		if (off == 14)
+			return ETHL_NEIGH;
+		*why = DRNIC_LINK_DROP_NEIGH_VLAN;
+		return ETHL_DROP;
+	}
 	if (type == 0x0800) {
 		if (len < off + 20)
-			return ETHL_OTHER;
+			return ETHL_DROP;
+		if (p[off] >> 4 != 4 || (p[off] & 0xFu) < 5) {
+			*why = DRNIC_LINK_DROP_BAD_IP_HEADER;
+			return ETHL_DROP;
+		}
 		proto = p[off + 9];
+		if (proto == IPPROTO_UDP && (ethl_get16(p + off + 6) & ETHL_IPV4_FRAG) != 0) {
+			*why = DRNIC_LINK_DROP_IP_FRAGMENT;
+			return ETHL_DROP;
+		}
 		l4 = off + (p[off] & 0xFu) * 4u;
 	} else if (type == DRNIC_NEIGH_ETHER_IPV6) {
 		if (len < off + 40)
-			return ETHL_OTHER;
+			return ETHL_DROP;
+		if (p[off] >> 4 != 6) {
+			*why = DRNIC_LINK_DROP_BAD_IP_HEADER;
+			return ETHL_DROP;
+		}
 		proto = p[off + 6];
 		l4 = off + 40;
-		if (proto == DRNIC_NEIGH_PROTO_ICMPV6)
-			return off == 14 ? ETHL_NEIGH : ETHL_OTHER;
+		if (proto == DRNIC_NEIGH_PROTO_ICMPV6) {
+			if (off == 14)
+				return ETHL_NEIGH;
+			*why = DRNIC_LINK_DROP_NEIGH_VLAN;
+			return ETHL_DROP;
+		}
+		if (proto == ETHL_IPPROTO_FRAGMENT) {
+			*why = DRNIC_LINK_DROP_IP_FRAGMENT;
+			return ETHL_DROP;
+		}
+		if (ethl_ipv6_ext(proto)) {
+			*why = DRNIC_LINK_DROP_IPV6_EXT;
+			return ETHL_DROP;
+		}
 	} else {
-		return ETHL_OTHER;
+		*why = DRNIC_LINK_DROP_NOT_ROCE;
+		return ETHL_DROP;
 	}
-	if (proto != 17 || len < l4 + 8 + 8 ||
-	    (uint16_t)(p[l4 + 2] << 8 | p[l4 + 3]) != ETHL_ROCE_PORT)
-		return ETHL_OTHER;
+	if (proto != IPPROTO_UDP) {
+		*why = DRNIC_LINK_DROP_NOT_ROCE;
+		return ETHL_DROP;
+	}
+	if (len < l4 + 8)
+		return ETHL_DROP;
+	if (ethl_get16(p + l4 + 2) != ETHL_ROCE_PORT) {
+		*why = DRNIC_LINK_DROP_UDP_PORT;
+		return ETHL_DROP;
+	}
+	if (len < l4 + 8 + ETHL_BTH_LEN)
+		return ETHL_DROP;
 	/* BTH bytes 5..7: destination QP. */
 	*dqpn = (uint32_t)p[l4 + 13] << 16 | (uint32_t)p[l4 + 14] << 8 | p[l4 + 15];
 	return ETHL_ROCE;
@@ -981,9 +1108,10 @@ ethl_hw_tx(struct ethl_port *ep, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
 	return sent;
 }
 
-/* Send neighbour frames (replies, requests) on queue 0; count, never keep. */
+/* Send neighbour frames (replies, requests) on queue 0; count, never keep
+ * (those the port refuses are tx_error drops). */
 static void
-ethl_neigh_tx(struct ethl_port *ep, struct rte_mbuf **m, uint16_t n)
+ethl_neigh_tx(struct drnic_link *link, struct ethl_port *ep, struct rte_mbuf **m, uint16_t n)
 {
 	uint16_t sent;
 
@@ -991,10 +1119,8 @@ ethl_neigh_tx(struct ethl_port *ep, struct rte_mbuf **m, uint16_t n)
 		return;
 	sent = ethl_hw_tx(ep, 0, m, n);
 	ep->cnt.neigh_tx += sent;
-	if (sent < n) {
-		ep->cnt.neigh_tx_fail += (uint16_t)(n - sent);
-		rte_pktmbuf_free_bulk(m + sent, (unsigned int)(n - sent));
-	}
+	if (sent < n)
+		link_drop(link, 0, DRNIC_LINK_DROP_TX_ERROR, m + sent, (uint16_t)(n - sent));
 }
 
 /* Queue 0: the neighbour frames of a burst, and the questions that are due. */
@@ -1025,7 +1151,7 @@ ethl_neigh_run(struct drnic_link *link, struct ethl_port *ep, struct rte_mbuf **
 	/* Mirror our own frames too (a capture shows ARP / ND). */
 	link_capture_mirror(link, in, nin, DRNIC_CAPTURE_DIR_RX);
 	link_capture_mirror(link, out, nout, DRNIC_CAPTURE_DIR_TX);
-	ethl_neigh_tx(ep, out, nout);
+	ethl_neigh_tx(link, ep, out, nout);
 }
 
 static uint16_t
@@ -1040,25 +1166,23 @@ ethl_rx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint1
 	got = rte_eth_rx_burst(ep->port_id, 0, pkts, RTE_MIN(n, (uint16_t)ETHL_BURST));
 	for (i = 0; i < got; i++) {
 		struct rte_mbuf *m = pkts[i];
+		enum drnic_link_drop why;
 		uint32_t dqpn = 0;
 		uint16_t dq;
 
-		switch (ethl_classify(m, &dqpn)) {
+		switch (ethl_classify(m, &dqpn, &why)) {
 		case ETHL_ROCE:
 			dq = link->nb_queues == 1 ? 0 : (uint16_t)(dqpn % link->nb_queues);
-			if (dq == 0) {
+			if (dq == 0)
 				pkts[keep++] = m;
-			} else if (rte_ring_sp_enqueue(ep->disp[dq], m) != 0) {
-				ep->cnt.dispatch_full++;
+			else if (rte_ring_sp_enqueue(ep->disp[dq], m) != 0)
 				link_drop(link, 0, DRNIC_LINK_DROP_RX_ERROR, &m, 1);
-			}
 			break;
 		case ETHL_NEIGH:
 			neigh[nn++] = m;
 			break;
 		default:
-			ep->cnt.not_roce++;
-			rte_pktmbuf_free(m);
+			link_drop(link, 0, why, &m, 1);
 			break;
 		}
 	}
@@ -1075,16 +1199,37 @@ ethl_tx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint1
 	return ethl_hw_tx(link->priv, q, pkts, n);
 }
 
+/*
+ * What the port reports lost, since the link opened or was reset. DPDK
+ * 22.11's virtual PMDs report little: net_af_packet counts only oerrors
+ * (frames its transmit ring could not take); it never reads the kernel's
+ * PACKET_STATISTICS, so frames the kernel dropped because the PMD's receive
+ * ring was full (tp_drops) are counted nowhere drnic can read, and its
+ * xstats are the generic ones built from these same counters. net_memif
+ * and net_ring count oerrors too. Real NICs fill imissed / ierrors, and
+ * ethdev fills rx_nombuf for PMDs that report mbuf shortages.
+ */
 static void
 ethl_stats(const struct drnic_link *link, struct drnic_link_stats *stats)
 {
 	const struct ethl_port *ep = link->priv;
+	const struct rte_eth_stats *b = &ep->port_base;
 	struct rte_eth_stats es;
 
-	if (rte_eth_stats_get(ep->port_id, &es) == 0) {
-		stats->drops[DRNIC_LINK_DROP_RX_ERROR] += es.imissed + es.ierrors + es.rx_nombuf;
-		stats->drops[DRNIC_LINK_DROP_TX_ERROR] += es.oerrors;
-	}
+	if (rte_eth_stats_get(ep->port_id, &es) != 0)
+		return;
+	stats->drops[DRNIC_LINK_DROP_PORT_RX_MISSED] += es.imissed - b->imissed;
+	stats->drops[DRNIC_LINK_DROP_PORT_RX_ERRORS] += es.ierrors - b->ierrors;
+	stats->drops[DRNIC_LINK_DROP_PORT_RX_NOMBUF] += es.rx_nombuf - b->rx_nombuf;
+	stats->drops[DRNIC_LINK_DROP_PORT_TX_ERRORS] += es.oerrors - b->oerrors;
+}
+
+static void
+ethl_stats_reset(struct drnic_link *link)
+{
+	struct ethl_port *ep = link->priv;
+
+	(void)rte_eth_stats_get(ep->port_id, &ep->port_base);
 }
 
 static bool
@@ -1124,6 +1269,7 @@ static struct link_ops ethl_ops = {
 	.tx_burst = ethl_tx_burst,
 	.rx_burst = ethl_rx_burst,
 	.stats = ethl_stats,
+	.stats_reset = ethl_stats_reset,
 	.is_up = ethl_is_up,
 	.resolve = ethl_resolve,
 	.rx_wait_fd = ethl_rx_wait_fd,

@@ -13,7 +13,9 @@
  *  - ethdev_probe_autotest: dev=net_ring... is probed at run time, used
  *    (frames loop back on its single ring) and removed on close;
  *  - ethdev_config_autotest: the device's addresses and MTU given in struct
- *    link_config are used (ARP and ND from them), capture= mirrors ARP / ND.
+ *    link_config are used (ARP and ND from them), capture= mirrors ARP / ND;
+ *  - ethdev_drops_autotest: every kind of frame the classifier drops lands in
+ *    its named counter (stats API and telemetry).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -23,6 +25,7 @@
 #include <arpa/inet.h>
 
 #include <rte_cycles.h>
+#include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
@@ -33,9 +36,11 @@
 #include "drnic_link_capture.h"
 #include "drnic_event.h"
 #include "drnic_neigh.h"
+#include "drnic_telemetry.h"
 #include "drnic_verbs.h"
 #include "drnic_wire.h"
 #include "link_driver.h"
+#include "tel_client.h"
 #include "test.h"
 
 #define PT_FRAMES 64
@@ -96,9 +101,10 @@ pt_link(const char *name, const char *args, uint16_t nb_queues, uint8_t last_mac
 	return link_create("ethdev", &c);
 }
 
-/* A RoCEv2 SEND_ONLY frame with @p len bytes of payload pattern @p seed. */
+/* A RoCEv2 SEND_ONLY frame over IPv @p ipver (4 or 6), 802.1Q-tagged when
+ * @p vlan, with @p len bytes of payload pattern @p seed. */
 static struct rte_mbuf *
-pt_frame(uint32_t dqpn, uint32_t len, uint8_t seed)
+pt_frame_ip(uint32_t dqpn, uint32_t len, uint8_t seed, uint8_t ipver, bool vlan)
 {
 	static uint8_t payload[8192];
 	struct drnic_wire_sge sge = { payload, len };
@@ -113,6 +119,9 @@ pt_frame(uint32_t dqpn, uint32_t len, uint8_t seed)
 	drnic_wire_pkt_init(&p);
 	memcpy(p.eth.dst, (uint8_t[6]){ 2, 0, 0, 0, 0, 2 }, 6);
 	memcpy(p.eth.src, (uint8_t[6]){ 2, 0, 0, 0, 0, 1 }, 6);
+	p.eth.has_vlan = vlan;
+	p.eth.vlan_tci = 7;
+	p.ip.version = ipver;
 	p.ip.src[0] = 10, p.ip.src[3] = 1;
 	p.ip.dst[0] = 10, p.ip.dst[3] = 2;
 	p.udp.sport = 0xC001;
@@ -126,6 +135,13 @@ pt_frame(uint32_t dqpn, uint32_t len, uint8_t seed)
 		return NULL;
 	}
 	return m;
+}
+
+/* A RoCEv2 SEND_ONLY frame over IPv4, untagged. */
+static struct rte_mbuf *
+pt_frame(uint32_t dqpn, uint32_t len, uint8_t seed)
+{
+	return pt_frame_ip(dqpn, len, seed, 4, false);
 }
 
 /* Poll @p q of @p link until @p want frames came or 1 s passed. */
@@ -432,6 +448,26 @@ test_ethdev_probe(void)
 	return TEST_SUCCESS;
 }
 
+/* A device @p name with inline progress on ethdev port @p port; NULL and
+ * rte_errno when it cannot be opened. */
+static struct drnic_device *
+pt_device(const char *name, uint16_t port)
+{
+	struct drnic_config cfg;
+	char args[32];
+
+	drnic_config_init(&cfg);
+	snprintf(args, sizeof(args), "port=%u", port);
+	if (drnic_config_set(&cfg, "name", name) != 0 ||
+	    drnic_config_set(&cfg, "progress", "inline") != 0 ||
+	    drnic_config_set(&cfg, "link", "ethdev") != 0 ||
+	    drnic_config_set(&cfg, "link_args", args) != 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	return drnic_device_open(&cfg);
+}
+
 /* Drive the device until its async queue yields one event; 0 and @p ev, or -ETIMEDOUT. */
 static int
 pt_async_event(struct drnic_device *dev, struct drnic_async_event *ev)
@@ -459,21 +495,13 @@ test_ethdev_port_event(void)
 {
 	struct drnic_async_event ev;
 	struct drnic_port_attr attr;
-	struct drnic_config cfg;
 	struct drnic_device *dev;
 	uint16_t pa, pb;
-	char args[64];
 
 	TEST_ASSERT_SUCCESS(pt_init(), "mbuf pool");
 	if (pt_ring_pair("e", &pa, &pb) < 0)
 		TEST_SKIP("net_ring PMD not loadable");
-	drnic_config_init(&cfg);
-	snprintf(args, sizeof(args), "port=%u", pa);
-	TEST_ASSERT_SUCCESS(drnic_config_set(&cfg, "name", "pt_event") |
-			    drnic_config_set(&cfg, "progress", "inline") |
-			    drnic_config_set(&cfg, "link", "ethdev") |
-			    drnic_config_set(&cfg, "link_args", args), "config");
-	dev = drnic_device_open(&cfg);
+	dev = pt_device("pt_event", pa);
 	TEST_ASSERT(dev != NULL, "device over port %u: %s", pa, rte_strerror(rte_errno));
 	TEST_ASSERT_SUCCESS(drnic_query_port(dev, 1, &attr), "query port");
 	TEST_ASSERT_EQUAL(attr.state, DRNIC_PORT_ACTIVE, "port state at open");
@@ -499,9 +527,219 @@ test_ethdev_port_event(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * A frame the ethdev link's classifier must drop: a RoCEv2 SEND_ONLY frame
+ * (IPv4 or IPv6, tagged or not) cut to @p keep bytes (0: whole) and with up
+ * to three bytes changed, and the counter it must land in.
+ */
+struct pt_bad_frame {
+	const char *why;
+	uint8_t ipver;
+	bool vlan;
+	uint16_t keep;
+	struct {
+		uint16_t off;   /* 0: unused */
+		uint8_t val;
+	} set[3];
+};
+
+/* Untagged IPv4: IP at 14 (flags 20, protocol 23), UDP port 36. IPv6: next
+ * header 20, UDP port 56. Tagged: everything 4 bytes later, inner type 16. */
+static const struct pt_bad_frame pt_bad_frames[] = {
+	{ "short_frame", 4, false, 10 },
+	{ "short_frame", 4, false, 13 },
+	{ "short_frame", 4, true, 16 },             /* tag cut */
+	{ "short_frame", 4, false, 30 },            /* IPv4 header cut */
+	{ "short_frame", 4, false, 38 },            /* UDP header cut */
+	{ "short_frame", 4, false, 46 },            /* BTH cut */
+	{ "short_frame", 6, false, 44 },            /* IPv6 header cut */
+	{ "not_roce", 4, false, 0, { { 23, 6 } } },                 /* TCP */
+	{ "not_roce", 4, false, 0, { { 23, 1 } } },                 /* ICMP */
+	{ "not_roce", 4, false, 0, { { 23, 132 } } },               /* SCTP */
+	{ "not_roce", 4, false, 0, { { 12, 0x88 }, { 13, 0xcc } } }, /* LLDP */
+	{ "not_roce", 4, false, 0, { { 12, 0x80 }, { 13, 0x35 } } }, /* RARP */
+	{ "not_roce", 4, false, 0, { { 12, 0x00 }, { 13, 0x00 } } },
+	{ "not_roce", 6, false, 0, { { 20, 6 } } },                 /* IPv6 TCP */
+	{ "not_roce", 6, false, 0, { { 20, 59 } } },                /* no next header */
+	{ "not_roce", 4, true, 0, { { 27, 6 } } },                  /* tagged TCP */
+	{ "bad_ip_header", 4, false, 0, { { 14, 0x44 } } },         /* IHL 4 */
+	{ "bad_ip_header", 4, false, 0, { { 14, 0x65 } } },         /* version 6 */
+	{ "bad_ip_header", 6, false, 0, { { 14, 0x45 } } },         /* version 4 */
+	{ "ipv6_ext_header", 6, false, 0, { { 20, 0 } } },          /* hop-by-hop */
+	{ "ipv6_ext_header", 6, false, 0, { { 20, 43 } } },         /* routing */
+	{ "ipv6_ext_header", 6, false, 0, { { 20, 60 } } },         /* destination */
+	{ "ipv6_ext_header", 6, false, 0, { { 20, 51 } } },         /* AH */
+	{ "vlan_stacked", 4, true, 0, { { 16, 0x81 }, { 17, 0x00 } } },
+	{ "vlan_stacked", 4, true, 0, { { 16, 0x88 }, { 17, 0xa8 } } },
+	{ "vlan_stacked", 4, true, 0, { { 16, 0x91 }, { 17, 0x00 } } },
+	{ "vlan_stacked", 4, true, 0, { { 12, 0x88 }, { 13, 0xa8 } } }, /* 802.1ad outer */
+	{ "vlan_stacked", 4, true, 0, { { 12, 0x91 }, { 13, 0x00 } } },
+	{ "udp_port", 4, false, 0, { { 36, 0x12 }, { 37, 0xb8 } } },    /* 4792 */
+	{ "udp_port", 4, false, 0, { { 36, 0 }, { 37, 53 } } },
+	{ "udp_port", 4, false, 0, { { 36, 0 }, { 37, 0 } } },
+	{ "udp_port", 4, false, 0, { { 36, 0xb7 }, { 37, 0x12 } } },    /* byte-swapped */
+	{ "udp_port", 4, true, 0, { { 40, 0 }, { 41, 1 } } },
+	{ "udp_port", 6, false, 0, { { 56, 0x12 }, { 57, 0xb6 } } },    /* 4790 */
+	{ "ip_fragment", 4, false, 0, { { 20, 0x20 }, { 21, 0 } } },    /* MF */
+	{ "ip_fragment", 4, false, 0, { { 20, 0x00 }, { 21, 1 } } },    /* offset 8 */
+	{ "ip_fragment", 4, false, 0, { { 20, 0x20 }, { 21, 0x10 } } },
+	{ "ip_fragment", 4, false, 0, { { 20, 0x60 }, { 21, 0 } } },    /* DF and MF */
+	{ "ip_fragment", 4, false, 0, { { 20, 0x1f }, { 21, 0xff } } }, /* last offset */
+	{ "ip_fragment", 4, false, 0, { { 20, 0x20 }, { 36, 0x12 }, { 37, 0xb8 } } },
+	{ "ip_fragment", 4, true, 0, { { 24, 0x20 } } },
+	{ "ip_fragment", 6, false, 0, { { 20, 44 } } },             /* Fragment header */
+	{ "neigh_vlan", 4, true, 0, { { 16, 0x08 }, { 17, 0x06 } } }, /* tagged ARP */
+	{ "neigh_vlan", 6, true, 0, { { 24, 58 } } },               /* tagged ICMPv6 */
+};
+
+static struct rte_mbuf *
+pt_bad_frame_build(const struct pt_bad_frame *b)
+{
+	struct rte_mbuf *m = pt_frame_ip(0x11, 32, 1, b->ipver, b->vlan);
+	unsigned int k;
+
+	if (m == NULL)
+		return NULL;
+	if (b->keep != 0 && rte_pktmbuf_trim(m, (uint16_t)(m->pkt_len - b->keep)) != 0) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	for (k = 0; k < RTE_DIM(b->set); k++)
+		if (b->set[k].off != 0)
+			rte_pktmbuf_mtod(m, uint8_t *)[b->set[k].off] = b->set[k].val;
+	return m;
+}
+
+/* The link drop counter named @p name, or -1 when no reason has that name. */
+static long long
+pt_drop_count(const struct drnic_link_stats *s, const char *name)
+{
+	unsigned int r;
+
+	for (r = 0; r < DRNIC_LINK_DROP_MAX; r++)
+		if (strcmp(drnic_link_drop_name(r), name) == 0)
+			return (long long)s->drops[r];
+	return -1;
+}
+
+/* How many of pt_bad_frames must land in @p name. */
+static long long
+pt_bad_expected(const char *name)
+{
+	long long n = 0;
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(pt_bad_frames); i++)
+		n += strcmp(pt_bad_frames[i].why, name) == 0;
+	return n;
+}
+
+#define PT_GOOD_FRAMES 3
+
+/*
+ * Every frame the ethdev link's classifier drops has its named counter:
+ * each kind of bad frame arrives on a device's ethdev link (net_ring pair,
+ * inline progress) and lands in its own reason, read back through
+ * drnic_link_stats_get() and telemetry's /drnic/links; the three good
+ * RoCEv2 frames (IPv4, IPv6, tagged) reach the engine; the port's own loss
+ * counters are shown and, on a net_ring port, zero; a reset zeroes all.
+ */
+static int
+test_ethdev_drops(void)
+{
+	struct rte_mbuf *m[RTE_DIM(pt_bad_frames) + PT_GOOD_FRAMES];
+	struct drnic_link_stats s;
+	struct drnic_device *dev;
+	struct drnic_link *la, *lb;
+	uint64_t end, dropped;
+	unsigned int i, r, n = 0, sent = 0;
+	char args[64], path[512], buf[16384], key[64];
+	uint16_t pa, pb;
+	int fd;
+
+	TEST_ASSERT_SUCCESS(pt_init(), "mbuf pool");
+	if (pt_ring_pair("d", &pa, &pb) < 0)
+		TEST_SKIP("net_ring PMD not loadable");
+	snprintf(args, sizeof(args), "port=%u", pa);
+	la = pt_link("pd.a", args, 1, 1);
+	TEST_ASSERT(la != NULL, "link a: %s", rte_strerror(rte_errno));
+	dev = pt_device("pt_drops", pb);
+	TEST_ASSERT(dev != NULL, "device over port %u: %s", pb, rte_strerror(rte_errno));
+	lb = drnic_device_link(dev);
+	TEST_ASSERT_SUCCESS(drnic_telemetry_init(), "telemetry");
+	TEST_ASSERT_SUCCESS(drnic_telemetry_add_device(dev), "telemetry device");
+
+	for (i = 0; i < RTE_DIM(pt_bad_frames); i++) {
+		m[n] = pt_bad_frame_build(&pt_bad_frames[i]);
+		TEST_ASSERT(m[n] != NULL, "bad frame %u", i);
+		n++;
+	}
+	m[n++] = pt_frame_ip(0x11, 32, 2, 4, false);
+	m[n++] = pt_frame_ip(0x11, 32, 3, 6, false);
+	m[n++] = pt_frame_ip(0x11, 32, 4, 4, true);
+	TEST_ASSERT(m[n - 3] != NULL && m[n - 2] != NULL && m[n - 1] != NULL, "good frames");
+	end = rte_get_timer_cycles() + rte_get_timer_hz();
+	while (sent < n && rte_get_timer_cycles() < end)
+		sent += link_tx_burst(la, 0, m + sent, (uint16_t)RTE_MIN(n - sent, 32u));
+	TEST_ASSERT_EQUAL(sent, n, "frames sent");
+
+	/* The device's engine polls the link until every frame is accounted for. */
+	end = rte_get_timer_cycles() + 2 * rte_get_timer_hz();
+	do {
+		drnic_device_progress(dev);
+		TEST_ASSERT_SUCCESS(drnic_link_stats_get(lb, &s), "stats");
+		for (dropped = 0, r = 0; r < DRNIC_LINK_DROP_MAX; r++)
+			dropped += s.drops[r];
+	} while (dropped + s.rx_packets < n && rte_get_timer_cycles() < end);
+	for (i = 0; i < RTE_DIM(pt_bad_frames); i++) {
+		const char *why = pt_bad_frames[i].why;
+
+		TEST_ASSERT(pt_drop_count(&s, why) >= 0, "no link counter named %s", why);
+		TEST_ASSERT_EQUAL(pt_drop_count(&s, why), pt_bad_expected(why), "drops %s", why);
+	}
+	for (r = 0; r < DRNIC_LINK_DROP_MAX; r++)
+		if (pt_bad_expected(drnic_link_drop_name(r)) == 0)
+			TEST_ASSERT_EQUAL(s.drops[r], 0, "drops %s", drnic_link_drop_name(r));
+	TEST_ASSERT_EQUAL(s.rx_packets, PT_GOOD_FRAMES, "good frames delivered to the engine");
+	for (r = 0; r < DRNIC_LINK_DROP_MAX; r++)
+		printf("  drop %s %" PRIu64 "\n", drnic_link_drop_name(r), s.drops[r]);
+
+	fd = tel_client_connect(path, sizeof(path));
+	if (fd < 0) {
+		drnic_telemetry_clear();
+		drnic_device_close(dev);
+		link_destroy(la);
+		TEST_SKIP("no telemetry socket of this process under %s", rte_eal_get_runtime_dir());
+	}
+	TEST_ASSERT_SUCCESS(tel_client_query(fd, "/drnic/links,pt_drops", buf, sizeof(buf)),
+			    "query /drnic/links");
+	close(fd);
+	for (r = 0; r < DRNIC_LINK_DROP_MAX; r++) {
+		snprintf(key, sizeof(key), "drop_%s", drnic_link_drop_name(r));
+		TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, key), (long long)s.drops[r],
+				  "telemetry %s", key);
+	}
+	for (i = 0; i < RTE_DIM(pt_bad_frames); i++) {
+		snprintf(key, sizeof(key), "drop_%s", pt_bad_frames[i].why);
+		TEST_ASSERT_EQUAL(tel_client_num(buf, NULL, key),
+				  pt_bad_expected(pt_bad_frames[i].why), "telemetry %s", key);
+	}
+	TEST_ASSERT(strstr(buf, "\"driver\":\"ethdev\"") != NULL, "telemetry driver name");
+
+	TEST_ASSERT_SUCCESS(drnic_link_stats_reset(lb), "reset");
+	TEST_ASSERT_SUCCESS(drnic_link_stats_get(lb, &s), "stats");
+	for (r = 0; r < DRNIC_LINK_DROP_MAX; r++)
+		TEST_ASSERT_EQUAL(s.drops[r], 0, "drops %s after reset", drnic_link_drop_name(r));
+	drnic_telemetry_clear();
+	TEST_ASSERT_SUCCESS(drnic_device_close(dev), "close");
+	link_destroy(la);
+	return TEST_SUCCESS;
+}
+
 DRNIC_TEST_REGISTER(ethdev_ring_autotest, DRNIC_TEST_FAST, test_ethdev_ring);
 DRNIC_TEST_REGISTER(ethdev_steer_autotest, DRNIC_TEST_FAST, test_ethdev_steer);
 DRNIC_TEST_REGISTER(ethdev_arp_autotest, DRNIC_TEST_FAST, test_ethdev_arp);
 DRNIC_TEST_REGISTER(ethdev_probe_autotest, DRNIC_TEST_FAST, test_ethdev_probe);
 DRNIC_TEST_REGISTER(ethdev_config_autotest, DRNIC_TEST_FAST, test_ethdev_config);
 DRNIC_TEST_REGISTER(ethdev_port_event_autotest, DRNIC_TEST_FAST, test_ethdev_port_event);
+DRNIC_TEST_REGISTER(ethdev_drops_autotest, DRNIC_TEST_FAST, test_ethdev_drops);
