@@ -27,6 +27,29 @@
  *                     last byte of its own buffer shows the peer's WRITE
  *                     (drnic format; -c checks every byte)
  *
+ *   --steps DIR       with -w, a WRITE run driven one operation at a time
+ *                     by files in DIR, for tests that act between them (a
+ *                     third host injecting frames). Client: ITERS WRITEs
+ *                     (WRITE k: message k into the server's slot k), then a
+ *                     READ of the last slot back, then a probe WRITE just
+ *                     past the end of the server's MR (the server must NAK
+ *                     it: "remote access error"); before operation i it
+ *                     waits for DIR/op.<i> (running the engine meanwhile)
+ *                     and after it prints "wr <i> write|read|probe: <status>"
+ *                     and for the READ "read check: ok|bad ...". Its MR
+ *                     allows no remote access. Server: its MR (slots
+ *                     readable and writable remotely) has 4 KiB guard zones
+ *                     on both sides, outside the MR; while DIR/freeze exists
+ *                     it runs no engine ("server: frozen" / "server:
+ *                     thawed"), so requests wait unanswered; at the end it
+ *                     checks every slot and both guards and prints
+ *                     "slot <k>: ok|bad ..." and "guards: ok|touched ...".
+ *   -u, --qp-timeout N  QP local ACK timeout exponent (default 14:
+ *                     4.096 us * 2^N), as perftest's -u
+ *   --stats           print the device's engine and link counters and the
+ *                     QP's (drnic_device_stats_print(), drnic_qp_stats_print())
+ *                     before closing
+ *
  * Both ping-pongs also print the median time of one iteration (one round
  * trip: "median N usec/iter").
  *   --timeout SEC     longest wait of the TCP exchange and of the run (60)
@@ -49,6 +72,7 @@
 #include <rte_errno.h>
 
 #include "drnic_cm.h"
+#include "drnic_engine.h"
 #include "drnic_env.h"
 #include "drnic_verbs.h"
 
@@ -57,6 +81,9 @@
 #define PP_MAX_EAL_ARGS 8
 #define PP_MAX_SETS 16
 #define PP_LAT_SQ 16      /* send queue of the WRITE ping-pong */
+#define PP_GUARD 4096     /* --steps server: guard zone on each side of the MR */
+#define PP_GUARD_BYTE 0xa5
+#define PP_FILL_BYTE 0x7b /* a WRITE run's buffers before anything lands */
 
 struct pp_opts {
 	const char *server;       /* NULL: we are the server */
@@ -72,6 +99,9 @@ struct pp_opts {
 	bool write_bw;
 	bool write_lat;
 	uint32_t window;
+	const char *steps;        /* --steps DIR (with -w) */
+	unsigned int qp_timeout;
+	bool stats;
 	unsigned int timeout_s;
 	enum drnic_cm_fmt fmt;
 	const char *config;
@@ -94,6 +124,7 @@ struct pp_ctx {
 	struct drnic_mr *mr;
 	uint8_t *buf;            /* [send area][receive slots] or the WRITE area */
 	size_t buf_len;
+	uint8_t *alloc;          /* what was allocated: buf, or buf with guards */
 	uint8_t *rbuf;           /* receive slots (ping-pong) */
 	struct drnic_cm_dest local;
 	struct drnic_cm_dest remote;
@@ -158,6 +189,9 @@ usage(const char *argv0)
 	printf("  -w, --write-bw         RDMA WRITE bandwidth run, every byte checked\n");
 	printf("      --window=<n>       outstanding WRITEs (default 64)\n");
 	printf("      --write-lat        RDMA WRITE ping-pong (as ib_write_lat)\n");
+	printf("      --steps=<dir>      with -w: one operation at a time, gated by files in <dir>\n");
+	printf("  -u, --qp-timeout=<n>   QP timeout exponent (default 14)\n");
+	printf("      --stats            print the device and QP counters before closing\n");
 	printf("      --format=rc|drnic  TCP exchange format (default rc: ibv_rc_pingpong's)\n");
 	printf("      --config=<file>    drnic configuration (default $DRNIC_CONFIG)\n");
 	printf("      --name=<name>      device section [device.<name>] of the file\n");
@@ -177,7 +211,9 @@ pp_parse(int argc, char **argv, struct pp_opts *o)
 		{ "window", 1, NULL, 'W' }, { "format", 1, NULL, 'F' }, { "config", 1, NULL, 'C' },
 		{ "name", 1, NULL, 'N' }, { "set", 1, NULL, 'S' }, { "timeout", 1, NULL, 'T' },
 		{ "file-prefix", 1, NULL, 'P' }, { "lcores", 1, NULL, 'L' }, { "eal", 1, NULL, 'E' },
-		{ "write-lat", 0, NULL, 'Y' }, { "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "write-lat", 0, NULL, 'Y' }, { "steps", 1, NULL, 'A' },
+		{ "qp-timeout", 1, NULL, 'u' }, { "stats", 0, NULL, 'Z' },
+		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int c, v;
 
@@ -189,9 +225,10 @@ pp_parse(int argc, char **argv, struct pp_opts *o)
 	o->rx_depth = 500;
 	o->window = 64;
 	o->timeout_s = 60;
+	o->qp_timeout = 14;
 	o->fmt = DRNIC_CM_FMT_RC_PINGPONG;
 	o->config = getenv("DRNIC_CONFIG");
-	while ((c = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:cwh", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:cwu:h", longs, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->port = (int)strtoul(optarg, NULL, 0);
@@ -242,6 +279,17 @@ pp_parse(int argc, char **argv, struct pp_opts *o)
 		case 'Y':
 			o->write_lat = true;
 			break;
+		case 'A':
+			o->steps = optarg;
+			break;
+		case 'u':
+			o->qp_timeout = (unsigned int)strtoul(optarg, NULL, 0);
+			if (o->qp_timeout > 31)
+				return -1;
+			break;
+		case 'Z':
+			o->stats = true;
+			break;
 		case 'F':
 			if (strcmp(optarg, "rc") == 0)
 				o->fmt = DRNIC_CM_FMT_RC_PINGPONG;
@@ -287,6 +335,8 @@ pp_parse(int argc, char **argv, struct pp_opts *o)
 	    o->timeout_s == 0)
 		return -1;
 	if (o->write_bw && o->write_lat)
+		return -1;
+	if (o->steps != NULL && !o->write_bw)
 		return -1;
 	if (o->write_bw || o->write_lat)
 		o->fmt = DRNIC_CM_FMT_DRNIC;   /* needs rkey and address */
@@ -340,6 +390,7 @@ pp_init(struct pp_ctx *ctx)
 	unsigned int access = DRNIC_ACCESS_LOCAL_WRITE;
 	uint32_t depth = o->write_bw ? o->window : o->rx_depth;
 	union drnic_gid gid;
+	size_t guard;
 	int rc;
 
 	rc = pp_open_device(ctx);
@@ -348,7 +399,10 @@ pp_init(struct pp_ctx *ctx)
 	if (o->write_bw) {
 		/* Server: every message has its own place; client: a window. */
 		ctx->buf_len = (size_t)o->size * (o->server == NULL ? o->iters : o->window);
-		access |= DRNIC_ACCESS_REMOTE_WRITE;
+		if (o->steps == NULL)
+			access |= DRNIC_ACCESS_REMOTE_WRITE;
+		else if (o->server == NULL)
+			access |= DRNIC_ACCESS_REMOTE_WRITE | DRNIC_ACCESS_REMOTE_READ;
 	} else if (o->write_lat) {
 		/* [incoming: the peer writes here][outgoing] */
 		ctx->buf_len = (size_t)o->size * 2;
@@ -356,12 +410,16 @@ pp_init(struct pp_ctx *ctx)
 	} else {
 		ctx->buf_len = (size_t)o->size * (1 + o->rx_depth);
 	}
-	ctx->buf = drnic_alloc(ctx->buf_len, 4096, -1);
-	if (ctx->buf == NULL) {
+	guard = o->steps != NULL && o->server == NULL ? PP_GUARD : 0;
+	ctx->alloc = drnic_alloc(ctx->buf_len + 2 * guard, 4096, -1);
+	if (ctx->alloc == NULL) {
 		fprintf(stderr, "Couldn't allocate work buf (%zu bytes).\n", ctx->buf_len);
 		return -ENOMEM;
 	}
-	memset(ctx->buf, o->write_lat ? 0 : 0x7b, ctx->buf_len);
+	ctx->buf = ctx->alloc + guard;
+	memset(ctx->alloc, PP_GUARD_BYTE, guard);
+	memset(ctx->buf + ctx->buf_len, PP_GUARD_BYTE, guard);
+	memset(ctx->buf, o->write_lat ? 0 : PP_FILL_BYTE, ctx->buf_len);
 	ctx->rbuf = ctx->buf + o->size;
 	if (o->events) {
 		ctx->ch = drnic_create_comp_channel();
@@ -407,6 +465,8 @@ pp_init(struct pp_ctx *ctx)
 	a.qp_state = DRNIC_QPS_INIT;
 	a.port_num = 1;
 	a.qp_access_flags = o->write_bw || o->write_lat ? DRNIC_ACCESS_REMOTE_WRITE : 0;
+	if (o->steps != NULL)
+		a.qp_access_flags |= DRNIC_ACCESS_REMOTE_READ;
 	rc = drnic_modify_qp(ctx->qp, &a, DRNIC_QP_STATE | DRNIC_QP_PKEY_INDEX | DRNIC_QP_PORT |
 			     DRNIC_QP_ACCESS_FLAGS);
 	if (rc < 0) {
@@ -455,7 +515,7 @@ pp_connect(struct pp_ctx *ctx, const struct drnic_cm_dest *dest)
 		return rc;
 	}
 	a.qp_state = DRNIC_QPS_RTS;
-	a.timeout = 14;
+	a.timeout = (uint8_t)ctx->o->qp_timeout;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.sq_psn = ctx->local.psn;
@@ -473,12 +533,31 @@ pp_connect_cb(void *arg, const struct drnic_cm_dest *remote)
 	return pp_connect(arg, remote);
 }
 
-/* While waiting on TCP: keep the inline engines (ARP, ACKs) running. */
+/* DIR/NAME of --steps; 0 when it exists. */
+static int
+pp_step_file(const struct pp_opts *o, const char *name)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", o->steps, name);
+	return access(path, F_OK);
+}
+
+/* While waiting on TCP: keep the inline engines (ARP, ACKs) running; a
+ * --steps server runs none while DIR/freeze exists. */
 static int
 pp_idle(void *arg)
 {
 	struct pp_ctx *ctx = arg;
 
+	if (ctx->o->steps != NULL && ctx->o->server == NULL && pp_step_file(ctx->o, "freeze") == 0) {
+		printf("server: frozen\n");
+		fflush(stdout);
+		while (pp_step_file(ctx->o, "freeze") == 0)
+			usleep(1000);
+		printf("server: thawed\n");
+		fflush(stdout);
+	}
 	drnic_device_progress(ctx->dev);
 	return 0;
 }
@@ -894,6 +973,162 @@ pp_write_client(struct pp_ctx *ctx)
 	return 0;
 }
 
+enum pp_step_op { PP_STEP_WRITE, PP_STEP_READ, PP_STEP_PROBE };
+
+static const char *const pp_step_names[] = { "write", "read", "probe" };
+
+/* --steps client: wait for DIR/op.<i>, running the engine. */
+static int
+pp_step_wait(struct pp_ctx *ctx, uint32_t i, uint64_t deadline_us)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "op.%u", i);
+	printf("op %u: waiting for %s/%s\n", i, ctx->o->steps, name);
+	fflush(stdout);
+	while (pp_step_file(ctx->o, name) != 0) {
+		if (pp_now_us() > deadline_us) {
+			fprintf(stderr, "Timed out waiting for %s/%s\n", ctx->o->steps, name);
+			return -ETIMEDOUT;
+		}
+		if (ctx->inline_mode)
+			drnic_device_progress(ctx->dev);
+		else
+			usleep(100);
+	}
+	return 0;
+}
+
+/*
+ * --steps client: ITERS WRITEs, a READ of the last slot, a probe WRITE past
+ * the server's MR; each gated by a file, each completion printed with its
+ * status. The verdict is the caller's (a test): only a failure to post or
+ * to complete at all fails the run.
+ */
+static int
+pp_steps_client(struct pp_ctx *ctx)
+{
+	const struct pp_opts *o = ctx->o;
+	uint64_t deadline = pp_now_us() + (uint64_t)o->timeout_s * 1000000u;
+	uint8_t *rd = ctx->buf + (size_t)(o->window - 1) * o->size;
+	uint32_t i, nops = o->iters + 2;
+	struct drnic_wc wc;
+	int n, rc;
+
+	if ((uint64_t)o->size * o->iters > ctx->remote.size || o->window < 2) {
+		fprintf(stderr, "Server buffer too small (%u bytes) or window under 2\n",
+			ctx->remote.size);
+		return -EINVAL;
+	}
+	for (i = 0; i < nops; i++) {
+		enum pp_step_op op = i < o->iters ? PP_STEP_WRITE :
+				     i == o->iters ? PP_STEP_READ : PP_STEP_PROBE;
+		uint8_t *local = op == PP_STEP_READ ? rd : ctx->buf + (size_t)(i % (o->window - 1)) * o->size;
+		struct drnic_sge sge = {
+			.addr = (uintptr_t)local, .length = o->size, .lkey = drnic_mr_lkey(ctx->mr),
+		};
+		struct drnic_send_wr wr = {
+			.wr_id = i, .sg_list = &sge, .num_sge = 1,
+			.opcode = op == PP_STEP_READ ? DRNIC_WR_RDMA_READ : DRNIC_WR_RDMA_WRITE,
+			.send_flags = DRNIC_SEND_SIGNALED,
+		};
+		struct drnic_send_wr *bad;
+
+		rc = pp_step_wait(ctx, i, deadline);
+		if (rc < 0)
+			return rc;
+		wr.wr.rdma.rkey = ctx->remote.rkey;
+		if (op == PP_STEP_WRITE) {
+			pp_fill(local, o->size, i);
+			wr.wr.rdma.remote_addr = ctx->remote.addr + (uint64_t)i * o->size;
+		} else if (op == PP_STEP_READ) {
+			memset(local, 0, o->size);
+			wr.wr.rdma.remote_addr = ctx->remote.addr + (uint64_t)(o->iters - 1) * o->size;
+		} else {
+			wr.wr.rdma.remote_addr = ctx->remote.addr + ctx->remote.size;
+		}
+		rc = drnic_post_send(ctx->qp, &wr, &bad);
+		if (rc < 0) {
+			fprintf(stderr, "Couldn't post %s %u: %s\n", pp_step_names[op], i,
+				strerror(-rc));
+			return rc;
+		}
+		n = pp_poll(ctx, &wc, 1, deadline);
+		if (n < 0)
+			return n;
+		printf("wr %" PRIu64 " %s: %s\n", wc.wr_id, pp_step_names[op],
+		       drnic_wc_status_str(wc.status));
+		if (op == PP_STEP_READ && wc.status == DRNIC_WC_SUCCESS) {
+			long b = pp_verify(rd, o->size, o->iters - 1);
+
+			if (b < 0)
+				printf("read check: ok\n");
+			else
+				printf("read check: bad at byte %ld: %02x %02x %02x %02x\n", b, rd[b],
+				       rd[b + 1 < o->size ? b + 1 : b], rd[b + 2 < o->size ? b + 2 : b],
+				       rd[b + 3 < o->size ? b + 3 : b]);
+		}
+		fflush(stdout);
+	}
+	return 0;
+}
+
+/* --steps server: every slot and both guards, each reported; a bad slot
+ * with up to 8 of its wrong 8-byte runs (offset, bytes, as text). */
+static int
+pp_steps_server_verify(struct pp_ctx *ctx)
+{
+	const struct pp_opts *o = ctx->o;
+	const uint8_t *g[2] = { ctx->alloc, ctx->buf + ctx->buf_len };
+	uint32_t k, bad = 0, touched, runs;
+	size_t j, e, x;
+
+	for (k = 0; k < o->iters; k++) {
+		const uint8_t *p = ctx->buf + (size_t)k * o->size;
+
+		if (pp_verify(p, o->size, k) < 0) {
+			printf("slot %u: ok\n", k);
+			continue;
+		}
+		bad++;
+		for (j = 0; j < o->size && p[j] == PP_FILL_BYTE; j++)
+			;
+		if (j == o->size) {
+			printf("slot %u: bad: never written (all %u bytes still 0x%02x)\n", k,
+			       o->size, PP_FILL_BYTE);
+			continue;
+		}
+		printf("slot %u: bad:", k);
+		for (j = 0, runs = 0; j < o->size && runs < 8; j++) {
+			if (p[j] == pp_pattern(k, j))
+				continue;
+			e = RTE_MIN(j + 8, (size_t)o->size);
+			printf(" @%zu", j);
+			for (x = j; x < e; x++)
+				printf(" %02x", p[x]);
+			printf(" \"");
+			for (x = j; x < e; x++)
+				putchar(p[x] >= 0x20 && p[x] < 0x7f ? p[x] : '.');
+			printf("\";");
+			j = e - 1;
+			runs++;
+		}
+		printf("\n");
+	}
+	for (k = 0, touched = 0; k < 2; k++)
+		for (j = 0; j < PP_GUARD; j++)
+			if (g[k][j] != PP_GUARD_BYTE) {
+				printf("guards: %s guard touched at byte %zu: %02x\n",
+				       k == 0 ? "front" : "back", j, g[k][j]);
+				touched++;
+				break;
+			}
+	if (touched == 0)
+		printf("guards: ok\n");
+	fflush(stdout);
+	return bad + touched == 0 ? 0 : -EIO;
+}
+
 static int
 pp_write_server_verify(struct pp_ctx *ctx)
 {
@@ -918,6 +1153,11 @@ pp_close(struct pp_ctx *ctx)
 {
 	struct drnic_async_event ev;
 
+	if (ctx->dev != NULL && ctx->o->stats) {
+		drnic_device_stats_print(ctx->dev, "", stdout);
+		drnic_qp_stats_print(ctx->qp, "", stdout);
+		fflush(stdout);
+	}
 	if (ctx->dev != NULL)
 		while (drnic_try_get_async_event(drnic_device_async_queue(ctx->dev), &ev) == 0)
 			drnic_ack_async_event(drnic_device_async_queue(ctx->dev), &ev);
@@ -931,7 +1171,7 @@ pp_close(struct pp_ctx *ctx)
 		drnic_destroy_comp_channel(ctx->ch);
 	if (ctx->pd != NULL)
 		drnic_dealloc_pd(ctx->pd);
-	drnic_free(ctx->buf);
+	drnic_free(ctx->alloc);
 	if (ctx->dev != NULL)
 		drnic_device_close(ctx->dev);
 }
@@ -1006,7 +1246,7 @@ pp_run(struct pp_ctx *ctx)
 		if (cm != NULL && rc == 0)
 			rc = drnic_cm_sync(cm, "end");
 	} else if (o->server != NULL) {
-		rc = pp_write_client(ctx);
+		rc = o->steps != NULL ? pp_steps_client(ctx) : pp_write_client(ctx);
 		/* Tell the server the data is in place; hear its verdict. */
 		if (rc == 0)
 			rc = drnic_cm_sync(cm, "written");
@@ -1017,7 +1257,9 @@ pp_run(struct pp_ctx *ctx)
 		}
 	} else {
 		rc = drnic_cm_sync(cm, "written");
-		if (rc == 0)
+		if (rc == 0 && o->steps != NULL)
+			rc = drnic_cm_sync(cm, pp_steps_server_verify(ctx) == 0 ? "verified" : "bad");
+		else if (rc == 0)
 			rc = drnic_cm_sync(cm, pp_write_server_verify(ctx) == 0 ? "verified" : "bad");
 	}
 	ctx->cm = cm;
