@@ -28,7 +28,7 @@ PACKAGES=(
 	libibverbs-dev meson ninja-build pkg-config python3-pyelftools gcc
 	clang libclang-rt-14-dev libhugetlbfs-bin tshark iproute2
 	ibverbs-utils perftest gnuplot-nox sockperf
-	qemu-system-x86 qemu-utils mmdebstrap tcpdump
+	qemu-system-x86 qemu-utils mmdebstrap tcpdump python3-scapy
 )
 
 say() { printf '[setup] %s\n' "$*"; }
@@ -141,8 +141,9 @@ PY
 
 step_test() {
 	local t0=$SECONDS
-	say "tests: unit, fast, soak, hosts, ibverbs, interop and perf suites; then unit and fuzz under ASan+UBSan"
-	run_suites "$BUILD" --suite unit --suite fast --suite soak --suite hosts --suite ibverbs
+	say "tests: unit, fast, soak, hosts, adversarial, ibverbs, interop and perf suites; then unit and fuzz under ASan+UBSan"
+	run_suites "$BUILD" --suite unit --suite fast --suite soak --suite hosts --suite adversarial \
+		--suite ibverbs
 	if [ "${DRNIC_SKIP_INTEROP:-0}" = 0 ]; then
 		say "interop: drnic against Linux Soft-RoCE (rdma_rxe) in a qemu VM;" \
 			"the first run builds the VM image (2-4 min, cached in /var/tmp/drnic-interop)"

@@ -57,3 +57,55 @@ netns_wait_listen() {
 	done
 	return 1
 }
+
+# netns_bridge BRNS HUB NS:IF:IP...: one Linux bridge (br0) in its own
+# namespace BRNS and, for each NS:IF:IP, a namespace NS whose veth IF (IP/24,
+# MTU 9000) is a port of it (the peer end, IF with "b" appended, sits in
+# BRNS). HUB=1 makes the bridge forget every MAC at once (ageing_time 0):
+# it floods every frame to every port, as a hub or a mirror port does, so
+# a third host sees the other two's traffic. Skips with the reason when any
+# of it cannot be made. Remove it all with netns_del BRNS NS...
+netns_bridge() {
+	local brns=$1 hub=$2 x ns ifc ip
+	shift 2
+
+	[ "$(id -u)" = 0 ] || skip "needs root for network namespaces (uid $(id -u))"
+	command -v ip >/dev/null || skip "no iproute2 'ip' command"
+	ip netns add "$brns" 2>"$TMP/err" || skip "cannot create a network namespace: $(cat "$TMP/err")"
+	ip -n "$brns" link add br0 type bridge 2>"$TMP/err" ||
+		skip "cannot create a bridge: $(cat "$TMP/err")"
+	if [ "$hub" = 1 ]; then
+		ip -n "$brns" link set br0 type bridge ageing_time 0 ||
+			skip "cannot set the bridge's ageing time to 0"
+	fi
+	ip -n "$brns" link set br0 mtu 9000 up
+	for x in "$@"; do
+		IFS=: read -r ns ifc ip <<<"$x"
+		ip netns add "$ns" || skip "cannot create network namespace $ns"
+		ip link add "$ifc" type veth peer name "${ifc}b" 2>"$TMP/err" ||
+			skip "cannot create a veth pair: $(cat "$TMP/err")"
+		ip link set "$ifc" netns "$ns" && ip link set "${ifc}b" netns "$brns" ||
+			skip "cannot move veth ends"
+		ip -n "$brns" link set "${ifc}b" mtu 9000 master br0 up || skip "cannot add a bridge port"
+		ip -n "$ns" link set lo up
+		ip -n "$ns" link set "$ifc" mtu 9000 up
+		ip -n "$ns" addr add "$ip/24" dev "$ifc"
+	done
+}
+
+# netns_del NS...: remove namespaces (and the veths in them), quietly.
+netns_del() {
+	local ns
+	for ns in "$@"; do ip netns del "$ns" 2>/dev/null; done
+}
+
+# netns_wait_log FILE PATTERN [SECONDS]: until a line of FILE matches the
+# extended regex PATTERN; 1 when none does within SECONDS (10).
+netns_wait_log() {
+	local i
+	for i in $(seq $((${3:-10} * 20))); do
+		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
