@@ -13,7 +13,6 @@ first waits until the sniffer has seen that many and B's answer to the last
 (the sniffer runs behind the hosts), so that the PSNs it uses are current:
   learn N       wait as said, then report what was learned
   own_write N     WRITE from C's own MAC and IP to B's QP
-  spoof_mac N     WRITE with A's IP from C's MAC
   wrong_dst_ip N  WRITE from A's MAC and IP to another destination IP
   ipv6 N          WRITE over IPv6 (A's and B's IPv4-mapped addresses) to the
                   IPv4 QP
@@ -41,8 +40,8 @@ from scapy.contrib.roce import AETH, BTH
 
 WATCH_S = 0.3
 OP_WRITE_ONLY, OP_READ_REQ, OP_READ_RESP_ONLY, OP_ACK = 0x0a, 0x0c, 0x10, 0x11
-ATTACKS = ["own_write", "spoof_mac", "wrong_dst_ip", "ipv6", "bad_pkey"]
-TAGS = {"own_write": b"OWNWRITE", "spoof_mac": b"SPOOFMAC", "wrong_dst_ip": b"WRONGDST",
+ATTACKS = ["own_write", "wrong_dst_ip", "ipv6", "bad_pkey"]
+TAGS = {"own_write": b"OWNWRITE", "wrong_dst_ip": b"WRONGDST",
         "ipv6": b"IPV6ATCK", "bad_pkey": b"BADPKEY!", "forged_read": b"FORGEDRD"}
 
 
@@ -166,8 +165,6 @@ class Attacker:
         src_mac, src_ip, dst_ip = w.a[0], w.a[1], w.b[1]
         if name == "own_write":
             src_mac, src_ip = self.mac, self.ip
-        elif name == "spoof_mac":
-            src_mac = self.mac
         elif name == "wrong_dst_ip":
             dst_ip = w.b[1].rsplit(".", 1)[0] + ".99"
         elif name == "bad_pkey":
