@@ -90,7 +90,7 @@ struct dibv_cq {
 /* A work request being built with ibv_wr_* (ibv_qp_ex path). */
 struct dibv_wr {
 	struct drnic_send_wr wr;
-	struct drnic_sge sge[4];
+	struct drnic_sge *sge;            /* the QP's max_send_sge entries */
 	uint8_t *inl;                     /* inline data copy (max_inline bytes) */
 };
 

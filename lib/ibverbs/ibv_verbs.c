@@ -596,6 +596,20 @@ dibv_ah_from_drnic(const struct drnic_ah_attr *s, struct ibv_ah_attr *d)
 static int dibv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 static void dibv_qpx_init(struct dibv_qp *q);
 
+/* The ibv_wr_* batch's memory (each WR's SGE list and inline copy). */
+static void
+dibv_qp_batch_free(struct dibv_qp *q)
+{
+	uint32_t i;
+
+	for (i = 0; q->batch != NULL && i < q->batch_cap; i++) {
+		free(q->batch[i].sge);
+		free(q->batch[i].inl);
+	}
+	free(q->batch);
+	q->batch = NULL;
+}
+
 static struct ibv_qp *
 dibv_qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 {
@@ -650,10 +664,15 @@ dibv_qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 	q->batch = calloc(q->batch_cap, sizeof(*q->batch));
 	if (q->batch == NULL)
 		goto nomem;
-	for (i = 0; i < q->batch_cap && q->max_inline > 0; i++) {
-		q->batch[i].inl = malloc(q->max_inline);
-		if (q->batch[i].inl == NULL)
+	for (i = 0; i < q->batch_cap; i++) {
+		q->batch[i].sge = calloc(q->max_send_sge, sizeof(q->batch[i].sge[0]));
+		if (q->batch[i].sge == NULL)
 			goto nomem;
+		if (q->max_inline > 0) {
+			q->batch[i].inl = malloc(q->max_inline);
+			if (q->batch[i].inl == NULL)
+				goto nomem;
+		}
 	}
 
 	qp = &q->qpx.qp_base;
@@ -672,9 +691,7 @@ dibv_qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 	dibv_qpx_init(q);
 	return qp;
 nomem:
-	for (i = 0; q->batch != NULL && i < q->batch_cap; i++)
-		free(q->batch[i].inl);
-	free(q->batch);
+	dibv_qp_batch_free(q);
 	drnic_destroy_qp(q->dqp);
 	free(q);
 	errno = ENOMEM;
@@ -734,7 +751,6 @@ DIBV_EXPORT int
 ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct dibv_qp *q = dibv_qp_of(qp);
-	uint32_t i;
 	int rc;
 
 	if (qp == NULL)
@@ -744,9 +760,7 @@ ibv_destroy_qp(struct ibv_qp *qp)
 	rc = drnic_destroy_qp(q->dqp);
 	if (rc < 0)
 		return dibv_errno(rc);
-	for (i = 0; i < q->batch_cap; i++)
-		free(q->batch[i].inl);
-	free(q->batch);
+	dibv_qp_batch_free(q);
 	pthread_mutex_destroy(&qp->mutex);
 	pthread_cond_destroy(&qp->cond);
 	free(q);
@@ -1162,7 +1176,8 @@ dibv_wr_set_sge_list(struct ibv_qp_ex *x, size_t num, const struct ibv_sge *list
 
 	if (w == NULL)
 		return;
-	if (num > (size_t)RTE_DIM(w->sge)) {
+	/* The count before the list: as ibv_post_send, at most max_send_sge. */
+	if (num > q->max_send_sge || (num > 0 && list == NULL)) {
 		q->batch_err = EINVAL;
 		return;
 	}
@@ -1180,8 +1195,13 @@ dibv_wr_set_inline_data_list(struct ibv_qp_ex *x, size_t num, const struct ibv_d
 
 	if (w == NULL)
 		return;
+	if (num > 0 && bufs == NULL) {
+		q->batch_err = EINVAL;
+		return;
+	}
 	for (i = 0; i < num; i++) {
-		if (len + bufs[i].length > q->max_inline) {
+		/* len <= max_inline: no wrap-around, whatever length says. */
+		if (bufs[i].length > q->max_inline - len) {
 			q->batch_err = EINVAL;
 			return;
 		}

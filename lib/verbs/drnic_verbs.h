@@ -678,7 +678,8 @@ struct drnic_recv_wr {
  * After an error completion the QP is in ERR. Inline data is copied now.
  *
  * @return 0; -EINVAL (NULL qp/wr/bad_wr, unknown opcode, num_sge < 0 or above
- *         the QP's max_send_sge (inline data may use more buffers), INLINE
+ *         the QP's max_send_sge (inline data too, as mlx5), checked before
+ *         the list is read; INLINE
  *         with a READ or atomic or more than max_inline_data bytes, atomic
  *         without exactly one 8-byte SGE or with a remote address not 8-byte
  *         aligned, a message longer than 2^31 bytes, QP in RESET, INIT or RTR);
@@ -691,8 +692,9 @@ int drnic_post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_
  * Post a list of receive work requests, with bad_wr as drnic_post_send().
  * Allowed in every state but RESET; in ERR they complete with WR_FLUSH_ERR.
  *
- * @return 0; -EINVAL (NULL argument, num_sge < 0 or above max_recv_sge, QP in
- *         RESET); -ENOMEM (receive queue full).
+ * @return 0; -EINVAL (NULL argument, num_sge < 0 or above max_recv_sge,
+ *         checked before the list is read; QP in RESET); -ENOMEM (receive
+ *         queue full).
  */
 int drnic_post_recv(struct drnic_qp *qp, struct drnic_recv_wr *wr, struct drnic_recv_wr **bad_wr);
 

@@ -30,18 +30,16 @@ post_check_send(const struct drnic_qp *qp, const struct drnic_send_wr *wr, uint6
 
 	if ((unsigned int)wr->opcode > DRNIC_WR_ATOMIC_FETCH_AND_ADD)
 		return -EINVAL;
-	if (wr->num_sge < 0 || (wr->num_sge > 0 && wr->sg_list == NULL))
+	/* The count before the list: never read past what the caller has. As
+	 * mlx5, max_send_sge bounds inline data's buffers too. */
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge ||
+	    (wr->num_sge > 0 && wr->sg_list == NULL))
 		return -EINVAL;
 	for (i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
-	if (wr->send_flags & DRNIC_SEND_INLINE) {
-		if (!post_inline_ok[wr->opcode] || len > qp->sq.max_inline)
-			return -EINVAL;
-		/* Inline data may be split over any number of buffers: it is
-		 * copied, so max_send_sge does not limit it. */
-	} else if ((uint32_t)wr->num_sge > qp->sq.max_sge) {
+	if ((wr->send_flags & DRNIC_SEND_INLINE) &&
+	    (!post_inline_ok[wr->opcode] || len > qp->sq.max_inline))
 		return -EINVAL;
-	}
 	if (wr->opcode == DRNIC_WR_ATOMIC_CMP_AND_SWP || wr->opcode == DRNIC_WR_ATOMIC_FETCH_AND_ADD) {
 		if (wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
 		    (wr->wr.atomic.remote_addr & 7) != 0)

@@ -12,19 +12,7 @@
 
 #include <infiniband/verbs.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		if (cond) {                                                     \
-			printf("ok: ");                                         \
-		} else {                                                        \
-			printf("FAIL: ");                                       \
-			failures++;                                             \
-		}                                                               \
-		printf(__VA_ARGS__);                                            \
-		printf("\n");                                                   \
-	} while (0)
+#include "ibv_check.h"
 
 int
 main(void)

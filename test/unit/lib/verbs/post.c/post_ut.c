@@ -4,6 +4,8 @@
  * nothing after it posted), full queues, inline copies, the idle->busy
  * doorbell.
  */
+#include <limits.h>
+
 #include "lib/verbs/post.c"
 
 #include "test/unit/lib/verbs/ut_verbs_stubs.h"
@@ -134,6 +136,54 @@ test_bad_wr(void)
 		   w.wr.atomic.remote_addr = 4);                          /* misaligned */
 	EXPECT_BAD(w.send_flags |= DRNIC_SEND_INLINE; sge[0].length = 65); /* > max_inline */
 	sge[0].length = 8;
+	ut_drain();
+}
+
+/*
+ * Counts are checked before any list is read (issue 13, defect 6): num_sge
+ * one above the QP's maximum with a heap list of exactly the maximum (ASan
+ * reports the read past it), INT_MAX (a read that far faults), and inline
+ * data in more buffers than max_send_sge (as mlx5: the count limit holds for
+ * inline too). EINVAL, bad_wr the WR, nothing posted.
+ */
+static void
+test_sge_count_first(void)
+{
+	struct drnic_sge *list = malloc(2 * sizeof(*list));   /* max_sge is 2 */
+	struct drnic_send_wr wr, *bad;
+	struct drnic_recv_wr rwr, *rbad;
+	const int counts[] = { 3, INT_MAX };
+	uint32_t prod, rprod;
+	unsigned int i;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(list);
+	list[0] = (struct drnic_sge){ (uintptr_t)data, 1, 1 };
+	list[1] = (struct drnic_sge){ (uintptr_t)data + 1, 1, 1 };
+	atomic_store(&qp->state, DRNIC_QPS_RTS);
+	for (i = 0; i < RTE_DIM(counts); i++) {
+		prod = atomic_load(&qp->sq.prod);
+		rprod = atomic_load(&qp->rq.prod);
+		wr = ut_wr(60, list, counts[i]);
+		bad = NULL;
+		CU_ASSERT_EQUAL(drnic_post_send(qp, &wr, &bad), -EINVAL);
+		CU_ASSERT_PTR_EQUAL(bad, &wr);
+		wr.send_flags |= DRNIC_SEND_INLINE;
+		bad = NULL;
+		CU_ASSERT_EQUAL(drnic_post_send(qp, &wr, &bad), -EINVAL);
+		CU_ASSERT_PTR_EQUAL(bad, &wr);
+		CU_ASSERT_EQUAL(atomic_load(&qp->sq.prod), prod);
+		rwr = (struct drnic_recv_wr){ .wr_id = 61, .sg_list = list, .num_sge = counts[i] };
+		rbad = NULL;
+		CU_ASSERT_EQUAL(drnic_post_recv(qp, &rwr, &rbad), -EINVAL);
+		CU_ASSERT_PTR_EQUAL(rbad, &rwr);
+		CU_ASSERT_EQUAL(atomic_load(&qp->rq.prod), rprod);
+	}
+	/* The maximum itself still posts, inline too. */
+	wr = ut_wr(62, list, 2);
+	wr.send_flags |= DRNIC_SEND_INLINE;
+	CU_ASSERT_EQUAL(drnic_post_send(qp, &wr, &bad), 0);
+	CU_ASSERT_PTR_NULL(bad);
+	free(list);
 	ut_drain();
 }
 
@@ -282,6 +332,7 @@ main(void)
 	s = CU_add_suite("verbs_post", ut_setup, ut_teardown);
 	CU_ADD_TEST(s, test_state);
 	CU_ADD_TEST(s, test_bad_wr);
+	CU_ADD_TEST(s, test_sge_count_first);
 	CU_ADD_TEST(s, test_full);
 	CU_ADD_TEST(s, test_contents);
 	CU_ADD_TEST(s, test_doorbell);

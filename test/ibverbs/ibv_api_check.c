@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * API misuse through drnic's libibverbs.so.1, as a verbs program makes it
+ * (issue 13): what each call returns and sets errno to, with nothing posted
+ * or corrupted. Runs on the default loopback device (no DRNIC_CONFIG); a QP
+ * is connected to itself so that posts reach the count checks. Exit 0 when
+ * every check holds, 1 otherwise (each failure named). Meant to run under the
+ * ASan build too: a read past a list is a failure there.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+#include "ibv_check.h"
+
+struct check_env {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	uint32_t max_send_sge, max_recv_sge;
+};
+
+/* A QP connected to itself, in RTS. */
+static struct ibv_qp *
+check_qp_rts(struct check_env *e, uint32_t max_send_sge)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = e->cq, .recv_cq = e->cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = max_send_sge,
+			 .max_recv_sge = 2, .max_inline_data = 64 },
+	};
+	struct ibv_qp_attr a;
+	struct ibv_qp *qp;
+	union ibv_gid gid;
+
+	qp = ibv_create_qp(e->pd, &ia);
+	if (qp == NULL)
+		return NULL;
+	e->max_send_sge = ia.cap.max_send_sge;
+	e->max_recv_sge = ia.cap.max_recv_sge;
+	if (ibv_query_gid(e->ctx, 1, 0, &gid) != 0)
+		goto fail;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS) != 0)
+		goto fail;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = qp->qp_num;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) != 0)
+		goto fail;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) != 0)
+		goto fail;
+	return qp;
+fail:
+	ibv_destroy_qp(qp);
+	return NULL;
+}
+
+/* Issue 13, defect 6: counts are checked before any list is read. */
+static void
+check_sge_counts(struct check_env *e)
+{
+	uint32_t max = e->max_send_sge;
+	struct ibv_sge *list = calloc(max, sizeof(*list));      /* exactly max */
+	struct ibv_sge *rlist = calloc(e->max_recv_sge, sizeof(*rlist));
+	const int counts[] = { (int)max + 1, INT_MAX };
+	struct ibv_send_wr wr, *bad;
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_qp_ex *qpx;
+	struct ibv_wc wc;
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < max; i++)
+		list[i] = (struct ibv_sge){ (uintptr_t)e->buf + i, 1, e->mr->lkey };
+	for (i = 0; i < e->max_recv_sge; i++)
+		rlist[i] = (struct ibv_sge){ (uintptr_t)e->buf, 1, e->mr->lkey };
+	for (i = 0; i < 2; i++) {
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = 1;
+		wr.sg_list = list;
+		wr.num_sge = counts[i];
+		wr.opcode = IBV_WR_SEND;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		bad = NULL;
+		errno = 0;
+		rc = ibv_post_send(e->qp, &wr, &bad);
+		CHECK(rc == EINVAL && bad == &wr, "post_send num_sge %d (max %u): %s, bad_wr %s",
+		      counts[i], max, strerror(rc), bad == &wr ? "the WR" : "wrong");
+		wr.send_flags |= IBV_SEND_INLINE;
+		bad = NULL;
+		rc = ibv_post_send(e->qp, &wr, &bad);
+		CHECK(rc == EINVAL && bad == &wr, "post_send INLINE num_sge %d (max %u): %s",
+		      counts[i], max, strerror(rc));
+		memset(&rwr, 0, sizeof(rwr));
+		rwr.wr_id = 2;
+		rwr.sg_list = rlist;
+		rwr.num_sge = i == 0 ? (int)e->max_recv_sge + 1 : INT_MAX;
+		rbad = NULL;
+		rc = ibv_post_recv(e->qp, &rwr, &rbad);
+		CHECK(rc == EINVAL && rbad == &rwr, "post_recv num_sge %d (max %u): %s",
+		      rwr.num_sge, e->max_recv_sge, strerror(rc));
+	}
+	/* ibv_wr_*: the QP's max_send_sge (above the old fixed 4) is taken,
+	 * one more is EINVAL at ibv_wr_complete(). */
+	qpx = ibv_qp_to_qp_ex(e->qp);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 3;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(qpx, e->mr->rkey, (uintptr_t)e->buf + 4096);
+	ibv_wr_set_sge_list(qpx, max, list);
+	rc = ibv_wr_complete(qpx);
+	CHECK(rc == 0, "ibv_wr_set_sge_list(%u = max_send_sge): %s", max, strerror(rc));
+	ibv_wr_start(qpx);
+	qpx->wr_id = 4;
+	ibv_wr_rdma_write(qpx, e->mr->rkey, (uintptr_t)e->buf + 4096);
+	ibv_wr_set_sge_list(qpx, (size_t)max + 1, list);
+	rc = ibv_wr_complete(qpx);
+	CHECK(rc == EINVAL, "ibv_wr_set_sge_list(%u = max + 1): %s", max + 1, strerror(rc));
+	ibv_wr_start(qpx);
+	qpx->wr_id = 5;
+	ibv_wr_send(qpx);
+	ibv_wr_set_inline_data(qpx, e->buf, SIZE_MAX);
+	rc = ibv_wr_complete(qpx);
+	CHECK(rc == EINVAL, "ibv_wr_set_inline_data(SIZE_MAX bytes): %s", strerror(rc));
+	/* Only the one good WRITE completes. */
+	for (i = 0, rc = 0; i < 100000 && rc == 0; i++)
+		rc = ibv_poll_cq(e->cq, 1, &wc);
+	CHECK(rc == 1 && wc.wr_id == 3 && wc.status == IBV_WC_SUCCESS,
+	      "the max_send_sge WRITE completes (wr_id %llu, %s)",
+	      rc == 1 ? (unsigned long long)wc.wr_id : 0ULL,
+	      rc == 1 ? ibv_wc_status_str(wc.status) : "no completion");
+	for (i = 0, rc = 0; i < 1000 && rc == 0; i++)
+		rc = ibv_poll_cq(e->cq, 1, &wc);
+	CHECK(rc == 0, "nothing else was posted");
+	free(list);
+	free(rlist);
+}
+
+int
+main(void)
+{
+	struct check_env e = { 0 };
+	struct ibv_device **list;
+	int n;
+
+	list = ibv_get_device_list(&n);
+	if (list == NULL || n < 1) {
+		printf("FAIL: no device\n");
+		return 1;
+	}
+	e.ctx = ibv_open_device(list[0]);
+	if (e.ctx == NULL) {
+		printf("FAIL: open %s: %s\n", ibv_get_device_name(list[0]), strerror(errno));
+		return 1;
+	}
+	e.buf = calloc(1, 8192);
+	e.pd = ibv_alloc_pd(e.ctx);
+	e.cq = e.pd != NULL ? ibv_create_cq(e.ctx, 64, NULL, NULL, 0) : NULL;
+	e.mr = e.cq != NULL ? ibv_reg_mr(e.pd, e.buf, 8192, IBV_ACCESS_LOCAL_WRITE |
+					 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ) : NULL;
+	e.qp = e.mr != NULL ? check_qp_rts(&e, 8) : NULL;
+	if (e.qp == NULL) {
+		printf("FAIL: set-up (PD, CQ, MR, QP in RTS): %s\n", strerror(errno));
+		return 1;
+	}
+	check_sge_counts(&e);
+
+	CHECK(ibv_destroy_qp(e.qp) == 0, "destroy QP");
+	CHECK(ibv_dereg_mr(e.mr) == 0, "dereg MR");
+	CHECK(ibv_destroy_cq(e.cq) == 0, "destroy CQ");
+	CHECK(ibv_dealloc_pd(e.pd) == 0, "dealloc PD");
+	CHECK(ibv_close_device(e.ctx) == 0, "close device");
+	ibv_free_device_list(list);
+	free(e.buf);
+	return failures == 0 ? 0 : 1;
+}
