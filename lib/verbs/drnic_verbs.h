@@ -447,12 +447,20 @@ int drnic_dealloc_pd(struct drnic_pd *pd);
  * bits plus a generation byte that changes on every reuse of the slot, so a
  * key used after drnic_dereg_mr() fails the access. lkey == rkey.
  *
- * @param addr    start of the region (any user memory; a zero @p length is allowed).
+ * The range is probed once, here (from /proc/self/maps, touching nothing):
+ * it must be mapped from end to end and readable, and writable when
+ * @p access lets anything write into it (LOCAL_WRITE, REMOTE_WRITE,
+ * REMOTE_ATOMIC). Unmapping it while registered is the caller's fault.
+ *
+ * @param addr    start of the region (any user memory; a zero @p length is
+ *                allowed, mapped or not).
  * @param access  DRNIC_ACCESS_* flags. REMOTE_WRITE and REMOTE_ATOMIC need
  *                LOCAL_WRITE (as in verbs).
  * @return the MR, or NULL with rte_errno: EINVAL (NULL pd, NULL addr with a
  *         non-zero length, unknown access bit, REMOTE_WRITE/ATOMIC without
- *         LOCAL_WRITE, address range wraps), ENOMEM (max_mr reached).
+ *         LOCAL_WRITE, address range wraps), EFAULT (part of the range not
+ *         mapped, not readable, or not writable for a writable MR, as
+ *         ibv_reg_mr), ENOMEM (max_mr reached).
  */
 struct drnic_mr *drnic_reg_mr(struct drnic_pd *pd, void *addr, size_t length, unsigned int access);
 

@@ -4,6 +4,9 @@
  * generation-tagged keys.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_errno.h>
@@ -14,6 +17,46 @@
 #define MR_ACCESS_KNOWN (DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_WRITE | \
 			 DRNIC_ACCESS_REMOTE_READ | DRNIC_ACCESS_REMOTE_ATOMIC | \
 			 DRNIC_ACCESS_MW_BIND)
+
+/* Access that lets the engine (and so a peer) write into the MR. */
+#define MR_ACCESS_WRITES (DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_WRITE | \
+			  DRNIC_ACCESS_REMOTE_ATOMIC)
+
+/*
+ * Is [addr, addr + len) mapped, readable and, when @p write, writable, from
+ * end to end? Read from /proc/self/maps (sorted by address), so nothing is
+ * touched and nothing can fault: once, at registration, as ibv_reg_mr pins
+ * the pages. Returns 0, -EFAULT, or the errno of reading the maps.
+ */
+static int
+mr_probe_range(uintptr_t addr, size_t len, bool write)
+{
+	uint64_t cur = addr, end = (uint64_t)addr + len, start, stop;
+	char *line = NULL, perm[5];
+	size_t cap = 0;
+	int rc = -EFAULT;
+	FILE *f;
+
+	f = fopen("/proc/self/maps", "re");
+	if (f == NULL)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s", &start, &stop, perm) != 3)
+			continue;
+		if (stop <= cur)
+			continue;
+		if (start > cur || perm[0] != 'r' || (write && perm[1] != 'w'))
+			break;          /* a hole, or not accessible as asked */
+		cur = stop;
+		if (cur >= end) {
+			rc = 0;
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
 
 void *
 drnic_alloc(size_t size, size_t align, int socket_id)
@@ -98,6 +141,14 @@ drnic_reg_mr(struct drnic_pd *pd, void *addr, size_t length, unsigned int access
 	    (uintptr_t)addr + length < (uintptr_t)addr) {
 		rte_errno = EINVAL;
 		return NULL;
+	}
+	if (length != 0) {
+		int rc = mr_probe_range((uintptr_t)addr, length, (access & MR_ACCESS_WRITES) != 0);
+
+		if (rc < 0) {
+			rte_errno = -rc;
+			return NULL;
+		}
 	}
 	dev = pd->dev;
 	mr = rte_zmalloc_socket("drnic_mr", sizeof(*mr), 0, dev->cfg.socket_id);

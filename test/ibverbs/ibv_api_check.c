@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -163,6 +165,35 @@ check_sge_counts(struct check_env *e)
 	free(rlist);
 }
 
+/* Issue 13, defect 5: unmapped memory, or read-only memory for a writable
+ * MR, is refused with EFAULT, as ibv_reg_mr does. */
+static void
+check_reg_unmapped(struct check_env *e)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *m = mmap(NULL, 2 * pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_mr *mr;
+
+	if (m == MAP_FAILED || munmap(m + pg, pg) != 0) {
+		CHECK(0, "mmap: %s", strerror(errno));
+		return;
+	}
+	errno = 0;
+	mr = ibv_reg_mr(e->pd, m + pg, pg, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr == NULL && errno == EFAULT, "reg_mr of an unmapped page: %s",
+	      mr == NULL ? strerror(errno) : "registered");
+	errno = 0;
+	mr = ibv_reg_mr(e->pd, m, pg, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	CHECK(mr == NULL && errno == EFAULT, "REMOTE_WRITE on read-only memory: %s",
+	      mr == NULL ? strerror(errno) : "registered");
+	mr = ibv_reg_mr(e->pd, m, pg, IBV_ACCESS_REMOTE_READ);
+	CHECK(mr != NULL, "REMOTE_READ on read-only memory: %s",
+	      mr != NULL ? "registered" : strerror(errno));
+	if (mr != NULL)
+		ibv_dereg_mr(mr);
+	munmap(m, pg);
+}
+
 int
 main(void)
 {
@@ -191,6 +222,7 @@ main(void)
 		return 1;
 	}
 	check_sge_counts(&e);
+	check_reg_unmapped(&e);
 
 	CHECK(ibv_destroy_qp(e.qp) == 0, "destroy QP");
 	CHECK(ibv_dereg_mr(e.mr) == 0, "dereg MR");

@@ -10,6 +10,8 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <rte_errno.h>
 
@@ -26,6 +28,31 @@
 
 static const unsigned int api_all_access = DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_WRITE |
 					   DRNIC_ACCESS_REMOTE_READ | DRNIC_ACCESS_REMOTE_ATOMIC;
+
+/* Issue 13, defect 5: an unmapped range, or a read-only one for a writable
+ * MR, is EFAULT (a peer's WRITE into it would crash the engine). */
+static int
+api_reg_unmapped(struct drnic_pd *pd)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *m = mmap(NULL, 2 * pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct drnic_mr *mr;
+
+	TEST_ASSERT(m != MAP_FAILED, "mmap");
+	TEST_ASSERT_SUCCESS(munmap(m + pg, pg), "munmap the second page");
+	EXPECT_NULL_ERRNO(drnic_reg_mr(pd, m + pg, pg, 0), EFAULT, "reg_mr of an unmapped page");
+	EXPECT_NULL_ERRNO(drnic_reg_mr(pd, m, 2 * pg, 0), EFAULT, "reg_mr running into a hole");
+	EXPECT_NULL_ERRNO(drnic_reg_mr(pd, m, pg, DRNIC_ACCESS_LOCAL_WRITE), EFAULT,
+			  "LOCAL_WRITE on read-only memory");
+	EXPECT_NULL_ERRNO(drnic_reg_mr(pd, m, pg, DRNIC_ACCESS_LOCAL_WRITE |
+				       DRNIC_ACCESS_REMOTE_WRITE), EFAULT,
+			  "REMOTE_WRITE on read-only memory");
+	mr = drnic_reg_mr(pd, m, pg, DRNIC_ACCESS_REMOTE_READ);
+	TEST_ASSERT(mr != NULL, "REMOTE_READ on read-only memory: %s", rte_strerror(rte_errno));
+	TEST_ASSERT_SUCCESS(drnic_dereg_mr(mr), "dereg");
+	munmap(m, pg);
+	return TEST_SUCCESS;
+}
 
 static int
 api_device_and_memory(struct sem_ctx *c)
@@ -100,6 +127,7 @@ api_device_and_memory(struct sem_ctx *c)
 			  "REMOTE_ATOMIC without LOCAL_WRITE");
 	EXPECT_NULL_ERRNO(drnic_reg_mr(pd, (void *)(UINTPTR_MAX - 15), 64, DRNIC_ACCESS_LOCAL_WRITE),
 			  EINVAL, "address range wraps");
+	TEST_ASSERT_SUCCESS(api_reg_unmapped(pd), "unmapped and read-only memory");
 	TEST_ASSERT_EQUAL(drnic_dereg_mr(NULL), -EINVAL, "dereg_mr(NULL)");
 	mr = drnic_reg_mr(pd, buf, 0, DRNIC_ACCESS_LOCAL_WRITE);
 	TEST_ASSERT(mr != NULL, "zero-length MR is allowed");

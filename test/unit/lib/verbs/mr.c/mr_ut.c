@@ -3,6 +3,9 @@
  * Unit tests for lib/verbs/mr.c: PDs, MR registration, keys with a
  * generation byte (stale keys fail), the engine's key/PD/access/bounds check.
  */
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "lib/verbs/mr.c"
 
 #include "test/unit/lib/verbs/ut_verbs_stubs.h"
@@ -134,6 +137,65 @@ test_reg_errors(void)
 	CU_ASSERT_EQUAL(drnic_dealloc_pd(pd), 0);
 }
 
+/*
+ * Memory that is not mapped, or mapped read-only for a writable MR, is
+ * refused with EFAULT (issue 13, defect 5): a peer's WRITE into it would
+ * crash the engine. Length 0 stays allowed anywhere.
+ */
+static void
+test_reg_unmapped(void)
+{
+	struct drnic_pd *pd = drnic_alloc_pd(dev);
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *m = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	struct drnic_mr *mr;
+
+	CU_ASSERT_FATAL(m != MAP_FAILED);
+	/* Pages 0 and 1 mapped read-write, page 2 a hole, page 3 read-only. */
+	CU_ASSERT_EQUAL_FATAL(munmap(m + 2 * pg, pg), 0);
+	CU_ASSERT_EQUAL_FATAL(mprotect(m + 3 * pg, pg, PROT_READ), 0);
+
+	mr = drnic_reg_mr(pd, m, 2 * pg, DRNIC_ACCESS_LOCAL_WRITE);
+	CU_ASSERT_PTR_NOT_NULL(mr);
+	CU_ASSERT_EQUAL(drnic_dereg_mr(mr), 0);
+	rte_errno = 0;
+	CU_ASSERT_PTR_NULL(drnic_reg_mr(pd, m + 2 * pg, pg, 0));
+	CU_ASSERT_EQUAL(rte_errno, EFAULT);
+	rte_errno = 0;
+	CU_ASSERT_PTR_NULL(drnic_reg_mr(pd, m + pg, 2 * pg, DRNIC_ACCESS_LOCAL_WRITE));
+	CU_ASSERT_EQUAL(rte_errno, EFAULT);     /* runs into the hole */
+	rte_errno = 0;
+	CU_ASSERT_PTR_NULL(drnic_reg_mr(pd, m + 2 * pg - 1, 2, 0));
+	CU_ASSERT_EQUAL(rte_errno, EFAULT);     /* its last byte is unmapped */
+	rte_errno = 0;
+	CU_ASSERT_PTR_NULL(drnic_reg_mr(pd, m, 4 * pg, 0));
+	CU_ASSERT_EQUAL(rte_errno, EFAULT);
+	/* Read-only: readable MRs yes, writable ones no. */
+	mr = drnic_reg_mr(pd, m + 3 * pg, pg, DRNIC_ACCESS_REMOTE_READ);
+	CU_ASSERT_PTR_NOT_NULL(mr);
+	CU_ASSERT_EQUAL(drnic_dereg_mr(mr), 0);
+	rte_errno = 0;
+	CU_ASSERT_PTR_NULL(drnic_reg_mr(pd, m + 3 * pg, pg, DRNIC_ACCESS_LOCAL_WRITE));
+	CU_ASSERT_EQUAL(rte_errno, EFAULT);
+	rte_errno = 0;
+	CU_ASSERT_PTR_NULL(drnic_reg_mr(pd, m + 3 * pg, 8, DRNIC_ACCESS_LOCAL_WRITE |
+					DRNIC_ACCESS_REMOTE_WRITE));
+	CU_ASSERT_EQUAL(rte_errno, EFAULT);
+	rte_errno = 0;
+	CU_ASSERT_PTR_NULL(drnic_reg_mr(pd, m + 3 * pg, 8, DRNIC_ACCESS_LOCAL_WRITE |
+					DRNIC_ACCESS_REMOTE_ATOMIC));
+	CU_ASSERT_EQUAL(rte_errno, EFAULT);
+	/* Length 0: no memory to reach. */
+	mr = drnic_reg_mr(pd, m + 2 * pg, 0, DRNIC_ACCESS_LOCAL_WRITE);
+	CU_ASSERT_PTR_NOT_NULL(mr);
+	CU_ASSERT_EQUAL(drnic_dereg_mr(mr), 0);
+	CU_ASSERT_EQUAL(dev->nb_mr, 0);
+	munmap(m, 2 * pg);
+	munmap(m + 3 * pg, pg);
+	CU_ASSERT_EQUAL(drnic_dealloc_pd(pd), 0);
+}
+
 static void
 test_generation_wraps(void)
 {
@@ -185,6 +247,7 @@ main(void)
 	CU_ADD_TEST(s, test_pd);
 	CU_ADD_TEST(s, test_keys);
 	CU_ADD_TEST(s, test_reg_errors);
+	CU_ADD_TEST(s, test_reg_unmapped);
 	CU_ADD_TEST(s, test_generation_wraps);
 	CU_ADD_TEST(s, test_alloc);
 	return ut_run_all();
