@@ -63,8 +63,9 @@
 
 #undef ibv_query_port
 
-/* Default reported ids: an unknown vendor and part. */
-#define DIBV_DEFAULT_VENDOR_ID 0x0000
+/* Default reported ids: drnic's vendor id (as Soft-RoCE's: no OUI) and an
+ * unknown part. */
+#define DIBV_DEFAULT_VENDOR_ID DRNIC_VENDOR_ID
 #define DIBV_DEFAULT_PART_ID 0x0d1c
 
 static pthread_mutex_t dibv_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -1458,19 +1459,21 @@ DIBV_EXPORT ssize_t
 _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries,
 		     size_t max_entries, uint32_t flags, size_t entry_size)
 {
-	size_t n = 0;
-	uint32_t i;
+	struct ibv_gid_entry table[DRNIC_GID_TABLE_LEN];
+	size_t n = 0, i;
 
-	if (context == NULL || entries == NULL || flags != 0 ||
+	if (context == NULL || entries == NULL || flags != 0 || max_entries == 0 ||
 	    entry_size < sizeof(struct ibv_gid_entry))
 		return -EINVAL;
-	for (i = 0; i < DRNIC_GID_TABLE_LEN && n < max_entries; i++) {
-		struct ibv_gid_entry *e = (struct ibv_gid_entry *)(void *)((uint8_t *)entries +
-									     n * entry_size);
-
-		if (_ibv_query_gid_ex(context, 1, i, e, 0, entry_size) == 0)
+	for (i = 0; i < DRNIC_GID_TABLE_LEN; i++)
+		if (_ibv_query_gid_ex(context, 1, (uint32_t)i, &table[n], 0, sizeof(table[0])) == 0)
 			n++;
-	}
+	/* As rdma-core: an array too small for every valid entry fails, it
+	 * is not filled in part. */
+	if (n > max_entries)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		memcpy((uint8_t *)entries + i * entry_size, &table[i], sizeof(table[i]));
 	return (ssize_t)n;
 }
 

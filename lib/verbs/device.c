@@ -330,7 +330,7 @@ drnic_query_device(struct drnic_device *dev, struct drnic_device_attr *a)
 	a->sys_image_guid = dev->node_guid;
 	a->max_mr_size = UINT64_MAX;
 	a->page_size_cap = 0xFFFFF000;
-	a->vendor_id = 0x0000;
+	a->vendor_id = DRNIC_VENDOR_ID;
 	a->vendor_part_id = 0x0d1c;
 	a->max_qp = (int)c->max_qp;
 	a->max_qp_wr = (int)c->max_qp_wr;

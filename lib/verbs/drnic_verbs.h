@@ -262,6 +262,13 @@ enum drnic_atomic_cap {
 	DRNIC_ATOMIC_GLOB = 2,  /**< atomic with CPU atomics too (drnic: yes) */
 };
 
+/**
+ * The vendor id drnic reports (drnic_device_attr::vendor_id, and the drop-in
+ * libibverbs' default): 0xFFFFFF, "no IEEE OUI", as Linux Soft-RoCE reports.
+ * Never 0, which tools read as "no device information".
+ */
+#define DRNIC_VENDOR_ID 0xFFFFFFu
+
 /** Device attributes (the ibv_device_attr fields that mean something here). */
 struct drnic_device_attr {
 	char fw_ver[64];
@@ -269,7 +276,7 @@ struct drnic_device_attr {
 	uint64_t sys_image_guid;
 	uint64_t max_mr_size;
 	uint64_t page_size_cap;
-	uint32_t vendor_id;
+	uint32_t vendor_id;             /**< DRNIC_VENDOR_ID */
 	uint32_t vendor_part_id;
 	uint32_t hw_ver;
 	int max_qp;

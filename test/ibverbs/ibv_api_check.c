@@ -2,10 +2,10 @@
 /*
  * API misuse through drnic's libibverbs.so.1, as a verbs program makes it
  * (issue 13): what each call returns and sets errno to, with nothing posted
- * or corrupted. Runs on the default loopback device (no DRNIC_CONFIG); a QP
- * is connected to itself so that posts reach the count checks. Exit 0 when
- * every check holds, 1 otherwise (each failure named). Meant to run under the
- * ASan build too: a read past a list is a failure there.
+ * or corrupted. Runs on a loopback device with two GIDs (the DRNIC_CONFIG
+ * written here); a QP is connected to itself so that posts reach the count
+ * checks. Exit 0 when every check holds, 1 otherwise (each failure named).
+ * Meant to run under the ASan build too: a read past a list fails there.
  */
 #include <errno.h>
 #include <limits.h>
@@ -194,14 +194,46 @@ check_reg_unmapped(struct check_env *e)
 	munmap(m, pg);
 }
 
+/* Issue 13, defect 15: a GID table array too small fails with EINVAL (as
+ * rdma-core), not a partial table; the vendor id is not 0. */
+static void
+check_gid_table_and_vendor(struct check_env *e)
+{
+	struct ibv_gid_entry t[4];
+	struct ibv_device_attr da;
+	ssize_t n;
+
+	n = ibv_query_gid_table(e->ctx, t, 4, 0);
+	CHECK(n == 2, "query_gid_table(4 entries) of a 2-GID device: %zd", n);
+	n = ibv_query_gid_table(e->ctx, t, 1, 0);
+	CHECK(n == -EINVAL, "query_gid_table(1 entry) of a 2-GID device: %zd (want -EINVAL)", n);
+	n = ibv_query_gid_table(e->ctx, t, 0, 0);
+	CHECK(n == -EINVAL, "query_gid_table(0 entries): %zd (want -EINVAL)", n);
+	CHECK(ibv_query_device(e->ctx, &da) == 0 && da.vendor_id == 0xFFFFFF,
+	      "default vendor_id 0x%x (want 0xffffff)", da.vendor_id);
+}
+
 int
 main(void)
 {
 	struct check_env e = { 0 };
 	struct ibv_device **list;
+	char cfg[64];
+	FILE *f;
 	int n;
 
+	/* Two GIDs (IPv4 and IPv6), default [ibverbs] ids. */
+	snprintf(cfg, sizeof(cfg), "/tmp/drnic-ibv-api.%d.ini", (int)getpid());
+	f = fopen(cfg, "w");
+	if (f == NULL) {
+		printf("FAIL: %s: %s\n", cfg, strerror(errno));
+		return 1;
+	}
+	fprintf(f, "[device]\nname = drnic_api\nipv4 = 10.9.0.1\nipv6 = fd00::9\n");
+	fclose(f);
+	setenv("DRNIC_CONFIG", cfg, 1);
 	list = ibv_get_device_list(&n);
+	unlink(cfg);
 	if (list == NULL || n < 1) {
 		printf("FAIL: no device\n");
 		return 1;
@@ -223,6 +255,7 @@ main(void)
 	}
 	check_sge_counts(&e);
 	check_reg_unmapped(&e);
+	check_gid_table_and_vendor(&e);
 
 	CHECK(ibv_destroy_qp(e.qp) == 0, "destroy QP");
 	CHECK(ibv_dereg_mr(e.mr) == 0, "dereg MR");

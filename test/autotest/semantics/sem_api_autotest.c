@@ -99,6 +99,9 @@ api_device_and_memory(struct sem_ctx *c)
 	TEST_ASSERT_EQUAL(drnic_device_close(c->dev[SEM_SRV]), -EBUSY, "close with a PD alive");
 	TEST_ASSERT_EQUAL(drnic_query_device(NULL, &da), -EINVAL, "query_device(NULL)");
 	TEST_ASSERT_EQUAL(drnic_query_device(c->dev[SEM_SRV], NULL), -EINVAL, "query_device attr NULL");
+	TEST_ASSERT_SUCCESS(drnic_query_device(c->dev[SEM_SRV], &da), "query_device");
+	TEST_ASSERT_EQUAL(da.vendor_id, DRNIC_VENDOR_ID, "vendor_id 0x%x", da.vendor_id);
+	TEST_ASSERT(da.vendor_id != 0, "vendor_id not 0");
 	TEST_ASSERT_EQUAL(drnic_query_port(c->dev[SEM_SRV], 2, &pa), -EINVAL, "query_port(2)");
 	TEST_ASSERT_EQUAL(drnic_query_port(c->dev[SEM_SRV], 0, &pa), -EINVAL, "query_port(0)");
 	TEST_ASSERT_EQUAL(drnic_query_gid(c->dev[SEM_SRV], 1, DRNIC_GID_TABLE_LEN, &gid), -EINVAL,
