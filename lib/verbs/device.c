@@ -216,10 +216,7 @@ drnic_device_open(const struct drnic_config *cfg)
 					 RTE_CACHE_LINE_SIZE, cfg->socket_id);
 	if (dev->mr_tab == NULL)
 		goto fail;
-	/* Free list of slots 1..max_mr (slot 0 would make key 0 valid). */
-	for (i = 1; i < dev->mr_tab_size; i++)
-		dev->mr_tab[i].next_free = i + 1 < dev->mr_tab_size ? i + 1 : 0;
-	dev->mr_free = 1;
+	verbs_mr_table_setup(dev);
 
 	dev->qp_tab_size = dev_pow2(cfg->max_qp + VERBS_FIRST_QPN);
 	dev->qp_mask = dev->qp_tab_size - 1;

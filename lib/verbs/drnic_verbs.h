@@ -450,9 +450,12 @@ struct drnic_pd *drnic_alloc_pd(struct drnic_device *dev);
 int drnic_dealloc_pd(struct drnic_pd *pd);
 
 /**
- * Register a memory region. The keys are the MR table index shifted left 8
- * bits plus a generation byte that changes on every reuse of the slot, so a
- * key used after drnic_dereg_mr() fails the access. lkey == rkey.
+ * Register a memory region. A key is an MR table index plus a generation
+ * that is a keyed permutation (random seed per device) of the slot's
+ * registration count: keys are never 0, not sequential, a key used after
+ * drnic_dereg_mr() fails the access, and a freed key is handed out again
+ * only after 2^(32 - log2(max_mr + 1), rounded up) registrations of its slot
+ * (free slots are reused oldest first). lkey == rkey.
  *
  * The range is probed once, here (from /proc/self/maps, touching nothing):
  * it must be mapped from end to end and readable, and writable when

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Memory: the buffer allocator, protection domains and memory regions with
- * generation-tagged keys.
+ * generation-tagged keys that are not guessable and not soon reused.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
+#include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
@@ -56,6 +58,46 @@ mr_probe_range(uintptr_t addr, size_t len, bool write)
 	free(line);
 	fclose(f);
 	return rc;
+}
+
+void
+verbs_mr_table_setup(struct drnic_device *dev)
+{
+	uint32_t i, n = dev->mr_tab_size;
+
+	dev->mr_idx_bits = (uint8_t)rte_log2_u32(n);   /* rounds up */
+	dev->mr_idx_mask = (UINT32_C(1) << dev->mr_idx_bits) - 1;
+	if (getrandom(&dev->mr_key_seed, sizeof(dev->mr_key_seed), GRND_NONBLOCK) !=
+	    (ssize_t)sizeof(dev->mr_key_seed))
+		dev->mr_key_seed = rte_rdtsc() ^ (uintptr_t)dev;
+	/* Slots 1..n-1, in order (slot 0 would make key 0 valid). */
+	for (i = 1; i < n; i++)
+		dev->mr_tab[i].next_free = i + 1 < n ? i + 1 : 0;
+	dev->mr_free = n > 1 ? 1 : 0;
+	dev->mr_free_last = n > 1 ? n - 1 : 0;
+}
+
+/*
+ * The generation of slot @p idx's registration number @p uses: a bijection
+ * of @p uses on the generation's bits (adds, multiplications by odd
+ * constants and xor-shifts, each invertible modulo 2^bits), keyed by the
+ * device's seed and the slot. So a slot's keys repeat only after 2^bits
+ * registrations, and look random meanwhile (not cryptographically so).
+ */
+static uint32_t
+mr_gen(const struct drnic_device *dev, uint32_t idx, uint32_t uses)
+{
+	unsigned int bits = 32 - dev->mr_idx_bits, half = bits / 2 + 1;
+	uint64_t seed = dev->mr_key_seed;
+	uint32_t mask = (uint32_t)((UINT64_C(1) << bits) - 1);
+	uint32_t x;
+
+	x = uses + (uint32_t)((idx * UINT64_C(0x9E3779B97F4A7C15) ^ seed) >> 17);
+	x = (x * ((uint32_t)seed | 1)) & mask;
+	x ^= x >> half;
+	x = (x * ((uint32_t)(seed >> 32) | 1)) & mask;
+	x ^= x >> half;
+	return (x ^ (uint32_t)(seed >> 21)) & mask;
 }
 
 void *
@@ -166,8 +208,9 @@ drnic_reg_mr(struct drnic_pd *pd, void *addr, size_t length, unsigned int access
 	}
 	s = &dev->mr_tab[idx];
 	dev->mr_free = s->next_free;
-	s->gen++;
-	key = idx << 8 | s->gen;
+	if (dev->mr_free == 0)
+		dev->mr_free_last = 0;
+	key = mr_gen(dev, idx, s->uses++) << dev->mr_idx_bits | idx;
 	s->access = access;
 	s->addr = (uintptr_t)addr;
 	s->length = length;
@@ -196,7 +239,7 @@ drnic_dereg_mr(struct drnic_mr *mr)
 	if (mr == NULL)
 		return -EINVAL;
 	dev = mr->pd->dev;
-	idx = VERBS_KEY_INDEX(mr->lkey);
+	idx = mr->lkey & dev->mr_idx_mask;
 	pthread_mutex_lock(&dev->lock);
 	s = &dev->mr_tab[idx];
 	if (s->mr != mr || atomic_load(&s->key) != mr->lkey) {
@@ -206,8 +249,14 @@ drnic_dereg_mr(struct drnic_mr *mr)
 	/* Key first: from now on the key fails, whatever follows. */
 	atomic_store_explicit(&s->key, 0, memory_order_release);
 	s->mr = NULL;
-	s->next_free = dev->mr_free;
-	dev->mr_free = idx;
+	/* Last in the FIFO: the slot (and so a key like this one) comes back
+	 * after every other free slot. */
+	s->next_free = 0;
+	if (dev->mr_free_last != 0)
+		dev->mr_tab[dev->mr_free_last].next_free = idx;
+	else
+		dev->mr_free = idx;
+	dev->mr_free_last = idx;
 	dev->nb_mr--;
 	atomic_fetch_sub(&mr->pd->refs, 1);
 	pthread_mutex_unlock(&dev->lock);
@@ -249,7 +298,7 @@ int
 verbs_mr_check(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t key,
 	       uint64_t addr, uint64_t len, uint32_t access, uint8_t **va_out)
 {
-	uint32_t idx = VERBS_KEY_INDEX(key);
+	uint32_t idx = key & dev->mr_idx_mask;
 	const struct verbs_mr_slot *s;
 	uint64_t start, mlen;
 	uint32_t macc;

@@ -62,11 +62,15 @@ extern int verbs_logtype;
 /* ------------------------------------------------------------------------ */
 
 /*
- * Key layout: index in the MR table << 8 | generation byte. Index 0 is never
- * used, so key 0 is never valid.
+ * Key layout: generation << mr_idx_bits | index in the MR table, where
+ * mr_idx_bits = log2 of the table size rounded up to a power of two. Index 0
+ * is never used, so key 0 is never valid. The generation (the other 32 -
+ * mr_idx_bits bits, at least 9) is a keyed permutation of the slot's
+ * registration count (mr.c): a slot repeats a key only after 2^(32 -
+ * mr_idx_bits) registrations of it, and free slots are reused first freed,
+ * first taken, so a freed key comes back as late as possible; the seed is
+ * random per device, so keys cannot be guessed from the table layout.
  */
-#define VERBS_KEY_INDEX(key) ((key) >> 8)
-#define VERBS_KEY_GEN(key) ((key) & 0xFF)
 
 struct drnic_pd {
 	struct drnic_device *dev;
@@ -83,13 +87,13 @@ struct drnic_pd {
  */
 struct verbs_mr_slot {
 	atomic_uint key;           /* 0 while free */
-	uint8_t gen;               /* generation of the last registration */
+	uint32_t uses;             /* registrations so far: the generation's input */
 	uint32_t access;
 	uint64_t addr;
 	uint64_t length;
 	const struct drnic_pd *pd;
 	struct drnic_mr *mr;
-	uint32_t next_free;        /* free list, control path only */
+	uint32_t next_free;        /* FIFO of free slots, control path only */
 };
 
 struct drnic_mr {
@@ -249,10 +253,14 @@ struct drnic_device {
 	uint8_t gid_is_v4[DRNIC_GID_TABLE_LEN];
 	uint64_t node_guid;
 
-	/* MR table: slot index = key >> 8. */
+	/* MR table: slot index = key & mr_idx_mask (see the key layout). */
 	struct verbs_mr_slot *mr_tab;
 	uint32_t mr_tab_size;
-	uint32_t mr_free;          /* head of free list, 0 = none */
+	uint32_t mr_idx_mask;
+	uint8_t mr_idx_bits;
+	uint64_t mr_key_seed;      /* random, per device */
+	uint32_t mr_free;          /* FIFO of free slots: oldest, 0 = none */
+	uint32_t mr_free_last;     /* ... newest */
 	unsigned int nb_mr;
 	unsigned int nb_pd;
 	uint32_t pd_seq;
@@ -317,27 +325,6 @@ verbs_qp_doorbell(struct drnic_qp *qp)
 		(void)rte_ring_mp_enqueue(qp->dev->eng[qp->engine].doorbell, qp);
 }
 
-/*
- * Engine: is @p key still registered? The cheap check before every access
- * through a key checked earlier (a WRITE's MIDDLE/LAST packets, a READ
- * answered from saved state, a requester's SGEs): deregistration clears the
- * slot's key first, then fences the engines (drnic_dereg_mr()), so a key
- * that passes here in an engine step stays valid until the step ends.
- */
-#ifndef VERBS_MR_KEY_LIVE_STUB   /* unit tests of the engine answer themselves */
-static inline bool
-verbs_mr_key_live(const struct drnic_device *dev, uint32_t key)
-{
-	uint32_t idx = VERBS_KEY_INDEX(key);
-
-	return idx != 0 && idx < dev->mr_tab_size &&
-	       atomic_load_explicit(&((struct verbs_mr_slot *)&dev->mr_tab[idx])->key,
-				    memory_order_acquire) == key;
-}
-#else
-bool verbs_mr_key_live(const struct drnic_device *dev, uint32_t key);
-#endif
-
 /* Entry @p index of the port's P_Key table; 0 (no key) past its end. */
 static inline uint16_t
 verbs_pkey_entry(uint16_t index)
@@ -374,6 +361,34 @@ bool verbs_qp_set_error(struct drnic_qp *qp);
  * is the host address. */
 int verbs_mr_check(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t key,
 		   uint64_t addr, uint64_t len, uint32_t access, uint8_t **va_out);
+
+/*
+ * Is @p key still registered? The generation compare the engine makes to
+ * re-validate a key it checked earlier before every later access (a WRITE's
+ * MIDDLE/LAST packets, a READ answered from saved state, a requester's
+ * SGEs): a table index and a compare. Key 0 is never live. Acquire: a live
+ * key's slot fields (verbs_mr_check) are the registration's.
+ * Deregistration clears the slot's key first, then fences the engines
+ * (drnic_dereg_mr()), so a key that passes here in an engine step stays
+ * valid until the step ends.
+ */
+#ifndef VERBS_MR_KEY_LIVE_STUB   /* unit tests of the engine answer themselves */
+static inline bool
+verbs_mr_key_live(const struct drnic_device *dev, uint32_t key)
+{
+	uint32_t idx = key & dev->mr_idx_mask;
+
+	return idx != 0 && idx < dev->mr_tab_size &&
+	       atomic_load_explicit(&((struct verbs_mr_slot *)&dev->mr_tab[idx])->key,
+				    memory_order_acquire) == key;
+}
+#else
+bool verbs_mr_key_live(const struct drnic_device *dev, uint32_t key);
+#endif
+
+/* Lay out a zeroed MR table of dev->mr_tab_size slots: key layout, a random
+ * seed, every slot but 0 free (mr.c; the device at open). */
+void verbs_mr_table_setup(struct drnic_device *dev);
 
 /* Raise a QP async event (engine or control path). */
 void verbs_qp_event(struct drnic_qp *qp, enum drnic_event_type type);

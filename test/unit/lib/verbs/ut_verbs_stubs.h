@@ -227,10 +227,8 @@ ut_dev_new(unsigned int nb_engines, unsigned int max_qp)
 	dev->qp_tab = calloc(64, sizeof(dev->qp_tab[0]));
 	dev->qp_next = VERBS_FIRST_QPN;
 	dev->mr_tab_size = dev->cfg.max_mr + 1;
+	/* Zeroed: no slot free until mr.c's verbs_mr_table_setup() (mr_ut). */
 	dev->mr_tab = calloc(dev->mr_tab_size, sizeof(dev->mr_tab[0]));
-	for (i = 1; i < dev->mr_tab_size; i++)
-		dev->mr_tab[i].next_free = i + 1 < dev->mr_tab_size ? i + 1 : 0;
-	dev->mr_free = 1;
 	for (i = 0; i < nb_engines; i++)
 		dev->eng[i].doorbell = ut_ring_new(64);
 	pthread_mutex_init(&dev->lock, NULL);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit tests for lib/verbs/mr.c: PDs, MR registration, keys with a
- * generation byte (stale keys fail), the engine's key/PD/access/bounds check.
+ * Unit tests for lib/verbs/mr.c: PDs, MR registration, keys (not guessable,
+ * stale keys fail and are not handed out again soon), the engine's
+ * key/PD/access/bounds check.
  */
 #include <sys/mman.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@ static int
 ut_setup(void)
 {
 	dev = ut_dev_new(1, 8);
+	verbs_mr_table_setup(dev);
 	return 0;
 }
 
@@ -61,7 +63,7 @@ test_keys(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(mr);
 	key = drnic_mr_lkey(mr);
 	CU_ASSERT_EQUAL(key, drnic_mr_rkey(mr));
-	CU_ASSERT_NOT_EQUAL(VERBS_KEY_INDEX(key), 0);
+	CU_ASSERT_NOT_EQUAL(key & dev->mr_idx_mask, 0);
 	CU_ASSERT_EQUAL(drnic_mr_addr(mr), buf);
 	CU_ASSERT_EQUAL(drnic_mr_length(mr), sizeof(buf));
 	/* A PD in use cannot go. */
@@ -82,18 +84,19 @@ test_keys(void)
 				       DRNIC_ACCESS_REMOTE_WRITE, &va), -EPERM);
 	CU_ASSERT_EQUAL(verbs_mr_check(dev, (struct drnic_pd *)dev, key, (uintptr_t)buf, 8, 0, &va),
 			-EPERM);
-	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, key ^ 1, (uintptr_t)buf, 8, 0, &va), -ENOENT);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, key ^ (dev->mr_idx_mask + 1), (uintptr_t)buf, 8, 0,
+				       &va), -ENOENT);
 	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, 0, (uintptr_t)buf, 8, 0, &va), -ENOENT);
 	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, 0xFFFFFF00u, (uintptr_t)buf, 8, 0, &va), -ENOENT);
 
-	/* Deregistered: the key fails; the slot comes back with a new
-	 * generation, so the old key still fails. */
+	/* Deregistered: the key fails; a new registration gets another key
+	 * (another slot first: free slots are reused oldest first), and the
+	 * old key still fails. */
 	CU_ASSERT_EQUAL(drnic_dereg_mr(mr), 0);
 	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, key, (uintptr_t)buf, 8, 0, &va), -ENOENT);
 	mr2 = drnic_reg_mr(pd, buf, sizeof(buf), 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(mr2);
 	key2 = drnic_mr_lkey(mr2);
-	CU_ASSERT_EQUAL(VERBS_KEY_INDEX(key2), VERBS_KEY_INDEX(key));
 	CU_ASSERT_NOT_EQUAL(key2, key);
 	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, key, (uintptr_t)buf, 8, 0, &va), -ENOENT);
 	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, key2, (uintptr_t)buf, 8, 0, &va), 0);
@@ -196,27 +199,133 @@ test_reg_unmapped(void)
 	CU_ASSERT_EQUAL(drnic_dealloc_pd(pd), 0);
 }
 
-static void
-test_generation_wraps(void)
+/* A device whose MR table has @p max_mr slots, keys from its own seed. */
+static struct drnic_device *
+ut_mr_dev(unsigned int max_mr)
 {
-	struct drnic_pd *pd = drnic_alloc_pd(dev);
-	uint32_t first = 0, key;
-	unsigned int i;
+	struct drnic_device *d = ut_dev_new(1, 8);
 
-	/* 256 registrations of one slot cycle the generation byte; consecutive
-	 * keys always differ. */
-	for (i = 0; i < 300; i++) {
-		struct drnic_mr *mr = drnic_reg_mr(pd, buf, 8, 0);
+	free(d->mr_tab);
+	d->cfg.max_mr = max_mr;
+	d->mr_tab_size = max_mr + 1;
+	d->mr_tab = calloc(d->mr_tab_size, sizeof(d->mr_tab[0]));
+	verbs_mr_table_setup(d);
+	return d;
+}
+
+/*
+ * Issue 13, defect 10: a freed key is not handed out again soon. With one
+ * MR slot, 10000 registrations in a row never repeat a key (the old 8-bit
+ * generation came back after 256), each stale key fails the engine's
+ * check and verbs_mr_key_live(), the live one passes.
+ */
+static void
+test_key_not_reused(void)
+{
+	enum { N = 10000 };
+	struct drnic_device *d = ut_mr_dev(1);
+	struct drnic_pd *pd = drnic_alloc_pd(d);
+	uint32_t *keys = calloc(N, sizeof(*keys));
+	unsigned int i, j, repeats = 0;
+	uint8_t *va;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(keys);
+	for (i = 0; i < N; i++) {
+		struct drnic_mr *mr = drnic_reg_mr(pd, buf, 8, DRNIC_ACCESS_LOCAL_WRITE);
 
 		CU_ASSERT_PTR_NOT_NULL_FATAL(mr);
-		key = drnic_mr_lkey(mr);
-		if (i == 0)
-			first = key;
-		else
-			CU_ASSERT_EQUAL(VERBS_KEY_INDEX(key), VERBS_KEY_INDEX(first));
-		drnic_dereg_mr(mr);
+		keys[i] = drnic_mr_lkey(mr);
+		CU_ASSERT_NOT_EQUAL(keys[i], 0);
+		CU_ASSERT(verbs_mr_key_live(d, keys[i]));
+		if (i > 0) {
+			CU_ASSERT_FALSE(verbs_mr_key_live(d, keys[i - 1]));
+			CU_ASSERT_EQUAL(verbs_mr_check(d, pd, keys[i - 1], (uintptr_t)buf, 8, 0, &va),
+					-ENOENT);
+		}
+		CU_ASSERT_EQUAL(verbs_mr_check(d, pd, keys[i], (uintptr_t)buf, 8, 0, &va), 0);
+		CU_ASSERT_EQUAL(drnic_dereg_mr(mr), 0);
+		CU_ASSERT_FALSE(verbs_mr_key_live(d, keys[i]));
 	}
+	/* Sorted, neighbours differ: no key twice. */
+	for (i = 1; i < N; i++)
+		for (j = i; j > 0 && keys[j - 1] > keys[j]; j--) {
+			uint32_t t = keys[j];
+
+			keys[j] = keys[j - 1];
+			keys[j - 1] = t;
+		}
+	for (i = 1; i < N; i++)
+		repeats += keys[i] == keys[i - 1];
+	CU_ASSERT_EQUAL(repeats, 0);
+	CU_ASSERT_FALSE(verbs_mr_key_live(d, 0));
+	free(keys);
 	CU_ASSERT_EQUAL(drnic_dealloc_pd(pd), 0);
+	free(d->mr_tab);
+	d->mr_tab = NULL;
+	ut_dev_free(d);
+}
+
+/*
+ * Keys are not sequential: the steps between one slot's keys, and between
+ * the keys of fresh slots, are not one constant; two devices (two seeds)
+ * hand out different keys for the same registrations. A freed slot waits
+ * behind the other free ones (FIFO), so its next key comes as late as
+ * possible.
+ */
+static void
+test_key_unpredictable(void)
+{
+	struct drnic_device *a = ut_mr_dev(16), *b = ut_mr_dev(16);
+	struct drnic_pd *pa = drnic_alloc_pd(a), *pb = drnic_alloc_pd(b);
+	struct drnic_mr *ma[16], *mb[16], *mr;
+	unsigned int i, same = 0, steps_equal = 0;
+	uint32_t idx0, k[8];
+
+	for (i = 0; i < 16; i++) {
+		ma[i] = drnic_reg_mr(pa, buf, 8, 0);
+		mb[i] = drnic_reg_mr(pb, buf, 8, 0);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(ma[i]);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(mb[i]);
+		same += drnic_mr_lkey(ma[i]) == drnic_mr_lkey(mb[i]);
+		if (i >= 2)
+			steps_equal += drnic_mr_lkey(ma[i]) - drnic_mr_lkey(ma[i - 1]) ==
+				       drnic_mr_lkey(ma[i - 1]) - drnic_mr_lkey(ma[i - 2]);
+	}
+	CU_ASSERT(same < 4);
+	CU_ASSERT(steps_equal < 4);
+	/* FIFO: slot of ma[0] freed first, then ma[1]; the next two
+	 * registrations take them in that order. */
+	idx0 = drnic_mr_lkey(ma[0]) & a->mr_idx_mask;
+	CU_ASSERT_EQUAL(drnic_dereg_mr(ma[0]), 0);
+	CU_ASSERT_EQUAL(drnic_dereg_mr(ma[1]), 0);
+	CU_ASSERT_EQUAL(drnic_dereg_mr(ma[2]), 0);
+	ma[0] = drnic_reg_mr(pa, buf, 8, 0);
+	CU_ASSERT_EQUAL(drnic_mr_lkey(ma[0]) & a->mr_idx_mask, idx0);
+	ma[1] = drnic_reg_mr(pa, buf, 8, 0);
+	ma[2] = drnic_reg_mr(pa, buf, 8, 0);
+	/* One slot's successive keys. */
+	for (i = 0; i < RTE_DIM(k); i++) {
+		mr = drnic_reg_mr(pa, buf, 8, 0);
+		CU_ASSERT_PTR_NULL(mr);               /* the table is full */
+		CU_ASSERT_EQUAL(drnic_dereg_mr(ma[3]), 0);
+		ma[3] = drnic_reg_mr(pa, buf, 8, 0);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(ma[3]);
+		k[i] = drnic_mr_lkey(ma[3]);
+	}
+	for (i = 2, steps_equal = 0; i < RTE_DIM(k); i++)
+		steps_equal += k[i] - k[i - 1] == k[i - 1] - k[i - 2];
+	CU_ASSERT(steps_equal < 2);
+	for (i = 0; i < 16; i++) {
+		CU_ASSERT_EQUAL(drnic_dereg_mr(ma[i]), 0);
+		CU_ASSERT_EQUAL(drnic_dereg_mr(mb[i]), 0);
+	}
+	CU_ASSERT_EQUAL(drnic_dealloc_pd(pa), 0);
+	CU_ASSERT_EQUAL(drnic_dealloc_pd(pb), 0);
+	free(a->mr_tab);
+	free(b->mr_tab);
+	a->mr_tab = b->mr_tab = NULL;
+	ut_dev_free(a);
+	ut_dev_free(b);
 }
 
 static void
@@ -248,7 +357,8 @@ main(void)
 	CU_ADD_TEST(s, test_keys);
 	CU_ADD_TEST(s, test_reg_errors);
 	CU_ADD_TEST(s, test_reg_unmapped);
-	CU_ADD_TEST(s, test_generation_wraps);
+	CU_ADD_TEST(s, test_key_not_reused);
+	CU_ADD_TEST(s, test_key_unpredictable);
 	CU_ADD_TEST(s, test_alloc);
 	return ut_run_all();
 }
