@@ -57,6 +57,7 @@
 
 #include "cq_engine.h"
 #include "cq_private.h"
+#include "handle.h"
 
 RTE_LOG_REGISTER(cq_logtype, drnic.cq, NOTICE);
 #define CQ_LOG(level, cq, fmt, ...) \
@@ -220,6 +221,10 @@ drnic_create_comp_channel(void)
 		return NULL;
 	}
 	err = pthread_mutex_init(&ch->lock, NULL);
+	if (err == 0 && handle_add(ch, HANDLE_COMP_CHANNEL) < 0) {
+		pthread_mutex_destroy(&ch->lock);
+		err = ENOMEM;
+	}
 	if (err != 0) {
 		close(ch->fd);
 		rte_free(ch);
@@ -238,10 +243,13 @@ drnic_comp_channel_fd(const struct drnic_comp_channel *ch)
 int
 drnic_destroy_comp_channel(struct drnic_comp_channel *ch)
 {
-	if (ch == NULL)
+	/* Not live (NULL, destroyed already): nothing behind it is read. */
+	if (handle_take(ch, HANDLE_COMP_CHANNEL) < 0)
 		return -EINVAL;
-	if (cq_kill_users(&ch->users) < 0)
+	if (cq_kill_users(&ch->users) < 0) {
+		(void)handle_add(ch, HANDLE_COMP_CHANNEL);  /* cannot fail: its slot is free */
 		return -EBUSY;
+	}
 	pthread_mutex_destroy(&ch->lock);
 	close(ch->fd);
 	rte_free(ch);
@@ -445,6 +453,16 @@ drnic_cq_create(const struct drnic_cq_attr *attr)
 					memory_order_release);
 		goto einval;
 	}
+	if (handle_add(cq, HANDLE_CQ) < 0) {
+		if (attr->channel != NULL)
+			atomic_fetch_sub_explicit(&attr->channel->users, 1,
+					memory_order_release);
+		async_put(attr->async_queue);
+		rte_free(ring);
+		rte_free(cq);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
 	cq->channel = attr->channel;
 	cq->async_queue = attr->async_queue;
 	cq->context = attr->cq_context;
@@ -466,15 +484,17 @@ einval:
 int
 drnic_cq_destroy(struct drnic_cq *cq)
 {
-	if (cq == NULL)
+	/* Not live (NULL, destroyed already): nothing behind it is read. */
+	if (handle_take(cq, HANDLE_CQ) < 0)
 		return -EINVAL;
 	if (atomic_load_explicit(&cq->events_got, memory_order_relaxed) !=
 	    atomic_load_explicit(&cq->events_acked, memory_order_relaxed) ||
 	    atomic_load_explicit(&cq->async_raised, memory_order_acquire) !=
-	    atomic_load_explicit(&cq->async_acked, memory_order_relaxed))
+	    atomic_load_explicit(&cq->async_acked, memory_order_relaxed) ||
+	    cq_kill_users(&cq->users) < 0) {
+		(void)handle_add(cq, HANDLE_CQ);  /* cannot fail: its slot is free */
 		return -EBUSY;
-	if (cq_kill_users(&cq->users) < 0)
-		return -EBUSY;
+	}
 	if (cq->channel != NULL) {
 		pthread_mutex_lock(&cq->channel->lock);
 		channel_purge(cq->channel, cq);

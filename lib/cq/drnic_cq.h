@@ -172,7 +172,8 @@ int drnic_comp_channel_fd(const struct drnic_comp_channel *ch);
 /**
  * Destroy a completion channel. Events still waiting in it are discarded.
  *
- * @return 0; -EINVAL when @p ch is NULL; -EBUSY while a CQ uses the channel.
+ * @return 0; -EINVAL when @p ch is NULL or not a live channel (destroyed
+ *         already: nothing behind it is read); -EBUSY while a CQ uses it.
  */
 int drnic_destroy_comp_channel(struct drnic_comp_channel *ch);
 
@@ -192,7 +193,8 @@ struct drnic_cq *drnic_cq_create(const struct drnic_cq_attr *attr);
  * removed from its channel. Unlike ibv_destroy_cq() this does not wait.
  *
  * @return 0;
- *         -EINVAL when @p cq is NULL;
+ *         -EINVAL when @p cq is NULL or not a live CQ (destroyed already:
+ *         nothing behind it is read);
  *         -EBUSY while a QP uses the CQ, while completion events returned by
  *         drnic_get_cq_event() are not acknowledged with drnic_ack_cq_events(),
  *         or while an async CQ_ERR event of this CQ is not acknowledged with

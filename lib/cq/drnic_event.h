@@ -98,8 +98,9 @@ struct drnic_async_queue *drnic_async_queue_create(uint32_t size);
 /**
  * Destroy an async queue; events still in it are discarded.
  *
- * @return 0; -EINVAL when @p q is NULL; -EBUSY while an object (CQ, QP, ...)
- *         created with this queue still exists.
+ * @return 0; -EINVAL when @p q is NULL or not a live queue (destroyed
+ *         already: nothing behind it is read); -EBUSY while an object (CQ,
+ *         QP, ...) created with this queue still exists.
  */
 int drnic_async_queue_destroy(struct drnic_async_queue *q);
 

@@ -29,6 +29,7 @@
 
 #include "cq_engine.h"
 #include "cq_private.h"
+#include "handle.h"
 
 RTE_LOG_REGISTER(async_logtype, drnic.async, NOTICE);
 #define ASYNC_LOG(level, fmt, ...) \
@@ -125,6 +126,10 @@ drnic_async_queue_create(uint32_t size)
 		return NULL;
 	}
 	err = pthread_mutex_init(&q->lock, NULL);
+	if (err == 0 && handle_add(q, HANDLE_ASYNC_QUEUE) < 0) {
+		pthread_mutex_destroy(&q->lock);
+		err = ENOMEM;
+	}
 	if (err != 0) {
 		close(q->fd);
 		rte_free(q);
@@ -143,11 +148,14 @@ drnic_async_queue_destroy(struct drnic_async_queue *q)
 {
 	uint32_t zero = 0;
 
-	if (q == NULL)
+	/* Not live (NULL, destroyed already): nothing behind it is read. */
+	if (handle_take(q, HANDLE_ASYNC_QUEUE) < 0)
 		return -EINVAL;
 	if (!atomic_compare_exchange_strong_explicit(&q->users, &zero, ASYNC_USERS_DEAD,
-			memory_order_acq_rel, memory_order_relaxed))
+			memory_order_acq_rel, memory_order_relaxed)) {
+		(void)handle_add(q, HANDLE_ASYNC_QUEUE);  /* cannot fail: its slot is free */
 		return -EBUSY;
+	}
 	pthread_mutex_destroy(&q->lock);
 	close(q->fd);
 	rte_free(q);

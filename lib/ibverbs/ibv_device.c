@@ -1175,6 +1175,8 @@ ibv_get_device_index(struct ibv_device *device)
 /* Contexts                                                                 */
 /* ------------------------------------------------------------------------ */
 
+static int dibv_context_close(struct dibv_context *c);
+
 DIBV_EXPORT struct ibv_context *
 ibv_open_device(struct ibv_device *device)
 {
@@ -1226,20 +1228,30 @@ ibv_open_device(struct ibv_device *device)
 	pthread_mutex_init(&ctx->mutex, NULL);
 	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
 	dibv_context_ops_init(c);
+	if (handle_add(c, HANDLE_IBV_CONTEXT) < 0) {
+		dibv_context_close(c);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return ctx;
 }
 
 DIBV_EXPORT int
 ibv_close_device(struct ibv_context *context)
 {
-	struct dibv_context *c;
-	struct dibv_device *d;
+	/* Not live (NULL, closed already): nothing behind it is read. */
+	if (context == NULL || handle_take(dibv_ctx(context), HANDLE_IBV_CONTEXT) < 0)
+		return DIBV_ERR(EINVAL);
+	return dibv_context_close(dibv_ctx(context));
+}
+
+static int
+dibv_context_close(struct dibv_context *c)
+{
+	struct ibv_context *context = &c->vctx.context;
+	struct dibv_device *d = c->d;
 	int rc = 0;
 
-	if (context == NULL)
-		return DIBV_ERR(EINVAL);
-	c = dibv_ctx(context);
-	d = c->d;
 	pthread_mutex_lock(&d->lock);
 	if (--d->refs == 0) {
 		if (atomic_load(&dibv_progress_dev) == d->dev) {

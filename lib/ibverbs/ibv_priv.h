@@ -19,12 +19,26 @@
 #include <infiniband/verbs.h>
 
 #include "drnic_verbs.h"
+#include "handle.h"
 
 /* Exported with visibility default through the version script only. */
 #define DIBV_EXPORT __attribute__((visibility("default")))
 
 /* Error reporting: verbs returns positive errnos (and sets errno). */
 #define DIBV_ERR(e) (errno = (e), (e))
+
+/*
+ * Every object the application gets is registered (lib/handle) until it is
+ * destroyed; a destroy takes it out before it reads it, so a second destroy
+ * is EINVAL and touches no freed memory. A destroy that then fails puts the
+ * handle back with dibv_handle_undo(), which returns the failure.
+ */
+static inline int
+dibv_handle_undo(void *obj, enum handle_kind kind, int rc)
+{
+	(void)handle_add(obj, kind);    /* cannot fail: its slot is free */
+	return rc;
+}
 
 /* Device-wide settings that are not drnic_config keys ([ibverbs] section). */
 struct dibv_settings {

@@ -43,6 +43,12 @@ ibv_alloc_pd(struct ibv_context *context)
 		return NULL;
 	}
 	p->pd.context = context;
+	if (handle_add(p, HANDLE_IBV_PD) < 0) {
+		drnic_dealloc_pd(p->dpd);
+		free(p);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return &p->pd;
 }
 
@@ -52,11 +58,11 @@ ibv_dealloc_pd(struct ibv_pd *pd)
 	struct dibv_pd *p = (struct dibv_pd *)(void *)pd;
 	int rc;
 
-	if (pd == NULL)
+	if (handle_take(p, HANDLE_IBV_PD) < 0)
 		return DIBV_ERR(EINVAL);
 	rc = drnic_dealloc_pd(p->dpd);
 	if (rc < 0)
-		return dibv_errno(rc);
+		return dibv_handle_undo(p, HANDLE_IBV_PD, dibv_errno(rc));
 	free(p);
 	return 0;
 }
@@ -103,6 +109,12 @@ dibv_reg(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, unsigned i
 	m->mr.lkey = drnic_mr_lkey(m->dmr);
 	m->mr.rkey = drnic_mr_rkey(m->dmr);
 	m->mr.handle = m->mr.lkey;
+	if (handle_add(m, HANDLE_IBV_MR) < 0) {
+		drnic_dereg_mr(m->dmr);
+		free(m);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return &m->mr;
 }
 
@@ -131,11 +143,11 @@ ibv_dereg_mr(struct ibv_mr *mr)
 	struct dibv_mr *m = (struct dibv_mr *)(void *)mr;
 	int rc;
 
-	if (mr == NULL)
+	if (handle_take(m, HANDLE_IBV_MR) < 0)
 		return DIBV_ERR(EINVAL);
 	rc = drnic_dereg_mr(m->dmr);
 	if (rc < 0)
-		return dibv_errno(rc);
+		return dibv_handle_undo(m, HANDLE_IBV_MR, dibv_errno(rc));
 	free(m);
 	return 0;
 }
@@ -166,6 +178,12 @@ ibv_create_comp_channel(struct ibv_context *context)
 	}
 	c->ch.context = context;
 	c->ch.fd = drnic_comp_channel_fd(c->dch);
+	if (handle_add(c, HANDLE_IBV_COMP_CHANNEL) < 0) {
+		drnic_destroy_comp_channel(c->dch);
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return &c->ch;
 }
 
@@ -175,11 +193,11 @@ ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	struct dibv_comp_channel *c = (struct dibv_comp_channel *)(void *)channel;
 	int rc;
 
-	if (channel == NULL)
+	if (handle_take(c, HANDLE_IBV_COMP_CHANNEL) < 0)
 		return DIBV_ERR(EINVAL);
 	rc = drnic_destroy_comp_channel(c->dch);
 	if (rc < 0)
-		return dibv_errno(rc);
+		return dibv_handle_undo(c, HANDLE_IBV_COMP_CHANNEL, dibv_errno(rc));
 	free(c);
 	return 0;
 }
@@ -429,6 +447,12 @@ dibv_cq_new(struct ibv_context *context, uint32_t cqe, void *cq_context,
 		free(cq);
 		return NULL;
 	}
+	if (handle_add(cq, HANDLE_IBV_CQ) < 0) {
+		drnic_cq_destroy(cq->dcq);
+		free(cq);
+		errno = ENOMEM;
+		return NULL;
+	}
 	x = &cq->cqx;
 	x->context = context;
 	x->channel = channel;
@@ -494,11 +518,11 @@ ibv_destroy_cq(struct ibv_cq *cq)
 	struct dibv_cq *c = dibv_cq_of(cq);
 	int rc;
 
-	if (cq == NULL)
+	if (handle_take(c, HANDLE_IBV_CQ) < 0)
 		return DIBV_ERR(EINVAL);
 	rc = drnic_cq_destroy(c->dcq);
 	if (rc < 0)
-		return dibv_errno(rc);
+		return dibv_handle_undo(c, HANDLE_IBV_CQ, dibv_errno(rc));
 	dibv_cq_unlink(c);
 	pthread_mutex_destroy(&c->cqx.mutex);
 	pthread_cond_destroy(&c->cqx.cond);
@@ -686,6 +710,8 @@ dibv_qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 	qp->handle = qp->qp_num;
 	qp->state = IBV_QPS_RESET;
 	qp->qp_type = IBV_QPT_RC;
+	if (handle_add(q, HANDLE_IBV_QP) < 0)
+		goto nomem;
 	pthread_mutex_init(&qp->mutex, NULL);
 	pthread_cond_init(&qp->cond, NULL);
 	dibv_qpx_init(q);
@@ -753,13 +779,13 @@ ibv_destroy_qp(struct ibv_qp *qp)
 	struct dibv_qp *q = dibv_qp_of(qp);
 	int rc;
 
-	if (qp == NULL)
+	if (handle_take(q, HANDLE_IBV_QP) < 0)
 		return DIBV_ERR(EINVAL);
 	if (dibv_debug())
 		drnic_qp_stats_print(q->dqp, "drnic ibverbs: ", stderr);
 	rc = drnic_destroy_qp(q->dqp);
 	if (rc < 0)
-		return dibv_errno(rc);
+		return dibv_handle_undo(q, HANDLE_IBV_QP, dibv_errno(rc));
 	dibv_qp_batch_free(q);
 	pthread_mutex_destroy(&qp->mutex);
 	pthread_cond_destroy(&qp->cond);

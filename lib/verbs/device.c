@@ -243,9 +243,14 @@ drnic_device_open(const struct drnic_config *cfg)
 		rc = rte_errno == ENOENT ? -EINVAL : -rte_errno;
 		goto fail;
 	}
-	rc = engine_ops->dev_attach(dev);
+	rc = handle_add(dev, HANDLE_DEVICE);
 	if (rc < 0)
 		goto fail;
+	rc = engine_ops->dev_attach(dev);
+	if (rc < 0) {
+		handle_take(dev, HANDLE_DEVICE);
+		goto fail;
+	}
 	dev->engines_attached = true;
 	dev_list[slot] = dev;
 	pthread_mutex_unlock(&dev_list_lock);
@@ -267,11 +272,13 @@ drnic_device_close(struct drnic_device *dev)
 {
 	unsigned int i;
 
-	if (dev == NULL)
+	/* Not live (NULL, closed already): nothing behind it is read. */
+	if (handle_take(dev, HANDLE_DEVICE) < 0)
 		return -EINVAL;
 	pthread_mutex_lock(&dev->lock);
 	if (dev->nb_qp != 0 || dev->nb_mr != 0 || dev->nb_pd != 0) {
 		pthread_mutex_unlock(&dev->lock);
+		(void)handle_add(dev, HANDLE_DEVICE);  /* cannot fail: its slot is free */
 		return -EBUSY;
 	}
 	pthread_mutex_unlock(&dev->lock);

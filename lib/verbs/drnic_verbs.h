@@ -346,7 +346,8 @@ struct drnic_device *drnic_device_open(const struct drnic_config *cfg);
 /**
  * Close a device: stop its engines (or leave the shared ones), close its link.
  *
- * @return 0; -EINVAL when @p dev is NULL; -EBUSY while PDs, MRs or QPs of the
+ * @return 0; -EINVAL when @p dev is NULL or not an open device (closed
+ *         already: nothing behind it is read); -EBUSY while PDs, MRs or QPs of the
  *         device still exist.
  */
 int drnic_device_close(struct drnic_device *dev);
@@ -445,7 +446,8 @@ struct drnic_pd *drnic_alloc_pd(struct drnic_device *dev);
 
 /**
  * Free a protection domain.
- * @return 0; -EINVAL when @p pd is NULL; -EBUSY while MRs or QPs use it.
+ * @return 0; -EINVAL when @p pd is NULL or not a live PD (freed already:
+ *         nothing behind it is read); -EBUSY while MRs or QPs use it.
  */
 int drnic_dealloc_pd(struct drnic_pd *pd);
 
@@ -476,7 +478,8 @@ struct drnic_mr *drnic_reg_mr(struct drnic_pd *pd, void *addr, size_t length, un
 
 /**
  * Deregister a memory region; its keys fail from now on.
- * @return 0; -EINVAL when @p mr is NULL.
+ * @return 0; -EINVAL when @p mr is NULL or not a registered MR (deregistered
+ *         already: nothing behind it is read).
  */
 int drnic_dereg_mr(struct drnic_mr *mr);
 
@@ -620,7 +623,8 @@ int drnic_query_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int attr_mas
  * Destroy a QP. Outstanding WRs are dropped without completions (as in
  * verbs); the QP's CQs lose one user.
  *
- * @return 0; -EINVAL when @p qp is NULL; -EBUSY while an async event about
+ * @return 0; -EINVAL when @p qp is NULL or not a live QP (destroyed
+ *         already: nothing behind it is read); -EBUSY while an async event about
  *         the QP (drnic_get_async_event()) is not acknowledged with
  *         drnic_ack_async_event() (nothing is changed then).
  */

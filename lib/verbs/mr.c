@@ -143,6 +143,12 @@ drnic_alloc_pd(struct drnic_device *dev)
 		rte_errno = ENOMEM;
 		return NULL;
 	}
+	if (handle_add(pd, HANDLE_PD) < 0) {
+		pthread_mutex_unlock(&dev->lock);
+		rte_free(pd);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
 	pd->dev = dev;
 	pd->handle = ++dev->pd_seq;
 	dev->nb_pd++;
@@ -155,12 +161,14 @@ drnic_dealloc_pd(struct drnic_pd *pd)
 {
 	struct drnic_device *dev;
 
-	if (pd == NULL)
+	/* Not live (NULL, freed already): nothing behind it is read. */
+	if (handle_take(pd, HANDLE_PD) < 0)
 		return -EINVAL;
 	dev = pd->dev;
 	pthread_mutex_lock(&dev->lock);
 	if (atomic_load(&pd->refs) != 0) {
 		pthread_mutex_unlock(&dev->lock);
+		(void)handle_add(pd, HANDLE_PD);  /* cannot fail: its slot is free */
 		return -EBUSY;
 	}
 	dev->nb_pd--;
@@ -200,7 +208,7 @@ drnic_reg_mr(struct drnic_pd *pd, void *addr, size_t length, unsigned int access
 	}
 	pthread_mutex_lock(&dev->lock);
 	idx = dev->mr_free;
-	if (idx == 0) {
+	if (idx == 0 || handle_add(mr, HANDLE_MR) < 0) {
 		pthread_mutex_unlock(&dev->lock);
 		rte_free(mr);
 		rte_errno = ENOMEM;
@@ -236,7 +244,8 @@ drnic_dereg_mr(struct drnic_mr *mr)
 	struct verbs_mr_slot *s;
 	uint32_t idx;
 
-	if (mr == NULL)
+	/* Not live (NULL, deregistered already): nothing behind it is read. */
+	if (handle_take(mr, HANDLE_MR) < 0)
 		return -EINVAL;
 	dev = mr->pd->dev;
 	idx = mr->lkey & dev->mr_idx_mask;

@@ -547,8 +547,14 @@ drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 		rc = -ENOMEM;
 		goto fail_async;
 	}
+	rc = handle_add(qp, HANDLE_QP);
+	if (rc < 0) {
+		pthread_mutex_unlock(&dev->lock);
+		goto fail_async;
+	}
 	rc = eops->qp_attach(qp);
 	if (rc < 0) {
+		handle_take(qp, HANDLE_QP);
 		pthread_mutex_unlock(&dev->lock);
 		goto fail_async;
 	}
@@ -584,11 +590,14 @@ drnic_destroy_qp(struct drnic_qp *qp)
 {
 	struct drnic_device *dev;
 
-	if (qp == NULL)
+	/* Not live (NULL, destroyed already): nothing behind it is read. */
+	if (handle_take(qp, HANDLE_QP) < 0)
 		return -EINVAL;
 	dev = qp->dev;
-	if (atomic_load_explicit(&qp->events_unacked, memory_order_acquire) != 0)
+	if (atomic_load_explicit(&qp->events_unacked, memory_order_acquire) != 0) {
+		(void)handle_add(qp, HANDLE_QP);  /* cannot fail: its slot is free */
 		return -EBUSY;
+	}
 	pthread_mutex_lock(&dev->lock);
 	/* Invisible to the receive path first, then off the engine. */
 	atomic_store_explicit(&dev->qp_tab[qp->qp_num], NULL, memory_order_release);

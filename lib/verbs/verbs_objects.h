@@ -24,6 +24,7 @@
 
 #include "drnic_verbs.h"
 #include "cq_engine.h"
+#include "handle.h"
 #include "link_driver.h"
 
 #ifdef __cplusplus

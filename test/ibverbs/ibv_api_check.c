@@ -213,6 +213,53 @@ check_gid_table_and_vendor(struct check_env *e)
 	      "default vendor_id 0x%x (want 0xffffff)", da.vendor_id);
 }
 
+/* Issue 13, defect 11: a second destroy of each kind is EINVAL (errno too)
+ * and touches no freed memory (ASan would report it). */
+static void
+check_double_destroy(struct check_env *e)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_comp_channel *ch;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	int rc;
+
+#define CHECK_TWICE(call, what)                                                 \
+	do {                                                                    \
+		rc = call;                                                      \
+		CHECK(rc == 0, "%s: %s", what, strerror(rc));                  \
+		errno = 0;                                                      \
+		rc = call;                                                      \
+		CHECK(rc == EINVAL && errno == EINVAL, "%s again: %s (errno %s)", what, \
+		      strerror(rc), strerror(errno));                           \
+	} while (0)
+
+	ctx = ibv_open_device(e->ctx->device);
+	pd = ibv_alloc_pd(e->ctx);
+	ch = ibv_create_comp_channel(e->ctx);
+	cq = ibv_create_cq(e->ctx, 8, NULL, NULL, 0);
+	mr = pd != NULL ? ibv_reg_mr(pd, e->buf, 64, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	ia.send_cq = ia.recv_cq = cq;
+	qp = pd != NULL && cq != NULL ? ibv_create_qp(pd, &ia) : NULL;
+	if (ctx == NULL || pd == NULL || ch == NULL || cq == NULL || mr == NULL || qp == NULL) {
+		CHECK(0, "objects to destroy twice: %s", strerror(errno));
+		return;
+	}
+	CHECK_TWICE(ibv_destroy_qp(qp), "ibv_destroy_qp");
+	CHECK_TWICE(ibv_dereg_mr(mr), "ibv_dereg_mr");
+	CHECK_TWICE(ibv_destroy_cq(cq), "ibv_destroy_cq");
+	CHECK_TWICE(ibv_dealloc_pd(pd), "ibv_dealloc_pd");
+	CHECK_TWICE(ibv_destroy_comp_channel(ch), "ibv_destroy_comp_channel");
+	CHECK_TWICE(ibv_close_device(ctx), "ibv_close_device (a second context)");
+#undef CHECK_TWICE
+}
+
 int
 main(void)
 {
@@ -256,6 +303,7 @@ main(void)
 	check_sge_counts(&e);
 	check_reg_unmapped(&e);
 	check_gid_table_and_vendor(&e);
+	check_double_destroy(&e);
 
 	CHECK(ibv_destroy_qp(e.qp) == 0, "destroy QP");
 	CHECK(ibv_dereg_mr(e.mr) == 0, "dereg MR");

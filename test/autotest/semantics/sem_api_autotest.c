@@ -699,3 +699,82 @@ test_api_input(void)
 }
 
 DRNIC_TEST_REGISTER(sem_api_input_autotest, DRNIC_TEST_FAST, test_api_input);
+
+/*
+ * Issue 13, defect 11: a second destroy of any object kind is -EINVAL and
+ * corrupts nothing (the first one freed the handle: under ASan, reading it
+ * would be reported). A pointer of another kind is -EINVAL too, and leaves
+ * the object usable.
+ */
+static int
+api_double_destroy_body(struct sem_ctx *c)
+{
+	struct drnic_cq_attr ca = { .cqe = 16, .socket_id = SOCKET_ID_ANY };
+	struct drnic_qp_init_attr ia;
+	struct drnic_async_queue *q;
+	struct drnic_comp_channel *ch;
+	struct drnic_device *dev;
+	struct drnic_config cfg;
+	struct drnic_pd *pd;
+	struct drnic_mr *mr;
+	struct drnic_cq *cq;
+	struct drnic_qp *qp;
+	uint8_t *buf;
+
+	drnic_config_init(&cfg);
+	snprintf(cfg.name, sizeof(cfg.name), "sem_dd");
+	cfg.progress = DRNIC_PROGRESS_INLINE;
+	snprintf(cfg.link_args, sizeof(cfg.link_args), "wire=sem_dd_w");
+	dev = drnic_device_open(&cfg);
+	TEST_ASSERT(dev != NULL, "open a device: %s", rte_strerror(rte_errno));
+	TEST_ASSERT_SUCCESS(drnic_device_close(dev), "close");
+	TEST_ASSERT_EQUAL(drnic_device_close(dev), -EINVAL, "close the device again");
+
+	pd = drnic_alloc_pd(c->dev[SEM_SRV]);
+	TEST_ASSERT(pd != NULL, "alloc_pd");
+	TEST_ASSERT_EQUAL(drnic_cq_destroy((struct drnic_cq *)(void *)pd), -EINVAL,
+			  "a PD destroyed as a CQ");
+	TEST_ASSERT_EQUAL(drnic_device_close((struct drnic_device *)(void *)pd), -EINVAL,
+			  "a PD closed as a device");
+	buf = drnic_alloc(4096, 0, SOCKET_ID_ANY);
+	TEST_ASSERT(buf != NULL, "alloc");
+	mr = drnic_reg_mr(pd, buf, 4096, DRNIC_ACCESS_LOCAL_WRITE);
+	TEST_ASSERT(mr != NULL, "reg_mr");
+	TEST_ASSERT_SUCCESS(drnic_dereg_mr(mr), "dereg");
+	TEST_ASSERT_EQUAL(drnic_dereg_mr(mr), -EINVAL, "dereg the MR again");
+	drnic_free(buf);
+
+	cq = drnic_cq_create(&ca);
+	TEST_ASSERT(cq != NULL, "cq_create");
+	memset(&ia, 0, sizeof(ia));
+	ia.send_cq = ia.recv_cq = cq;
+	ia.qp_type = DRNIC_QPT_RC;
+	ia.cap = (struct drnic_qp_cap){ .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+					.max_recv_sge = 1 };
+	qp = drnic_create_qp(pd, &ia);
+	TEST_ASSERT(qp != NULL, "create_qp: %s", rte_strerror(rte_errno));
+	TEST_ASSERT_SUCCESS(drnic_destroy_qp(qp), "destroy_qp");
+	TEST_ASSERT_EQUAL(drnic_destroy_qp(qp), -EINVAL, "destroy the QP again");
+	TEST_ASSERT_SUCCESS(drnic_cq_destroy(cq), "cq_destroy");
+	TEST_ASSERT_EQUAL(drnic_cq_destroy(cq), -EINVAL, "destroy the CQ again");
+	TEST_ASSERT_SUCCESS(drnic_dealloc_pd(pd), "dealloc_pd (still usable after the misuse)");
+	TEST_ASSERT_EQUAL(drnic_dealloc_pd(pd), -EINVAL, "dealloc the PD again");
+
+	ch = drnic_create_comp_channel();
+	TEST_ASSERT(ch != NULL, "create_comp_channel");
+	TEST_ASSERT_SUCCESS(drnic_destroy_comp_channel(ch), "destroy_comp_channel");
+	TEST_ASSERT_EQUAL(drnic_destroy_comp_channel(ch), -EINVAL, "destroy the channel again");
+	q = drnic_async_queue_create(0);
+	TEST_ASSERT(q != NULL, "async_queue_create");
+	TEST_ASSERT_SUCCESS(drnic_async_queue_destroy(q), "async_queue_destroy");
+	TEST_ASSERT_EQUAL(drnic_async_queue_destroy(q), -EINVAL, "destroy the async queue again");
+	return TEST_SUCCESS;
+}
+
+static int
+test_api_double_destroy(void)
+{
+	return sem_run(DRNIC_PROGRESS_INLINE, "double destroy", api_double_destroy_body);
+}
+
+DRNIC_TEST_REGISTER(sem_api_double_destroy_autotest, DRNIC_TEST_FAST, test_api_double_destroy);
