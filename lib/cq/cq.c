@@ -131,6 +131,7 @@ struct drnic_cq {
 	struct drnic_cq *ev_next;          /* link on the channel's stack/FIFO */
 	_Atomic uint64_t events_got;       /* delivered by drnic_get_cq_event() */
 	_Atomic uint64_t events_acked;
+	_Atomic uint64_t async_got;        /* CQ_ERR events taken */
 	_Atomic uint64_t async_acked;
 };
 
@@ -487,14 +488,18 @@ drnic_cq_destroy(struct drnic_cq *cq)
 	/* Not live (NULL, destroyed already): nothing behind it is read. */
 	if (handle_take(cq, HANDLE_CQ) < 0)
 		return -EINVAL;
+	/* Events taken and not acknowledged hold the CQ (as in verbs). */
 	if (atomic_load_explicit(&cq->events_got, memory_order_relaxed) !=
 	    atomic_load_explicit(&cq->events_acked, memory_order_relaxed) ||
-	    atomic_load_explicit(&cq->async_raised, memory_order_acquire) !=
+	    atomic_load_explicit(&cq->async_got, memory_order_acquire) !=
 	    atomic_load_explicit(&cq->async_acked, memory_order_relaxed) ||
 	    cq_kill_users(&cq->users) < 0) {
 		(void)handle_add(cq, HANDLE_CQ);  /* cannot fail: its slot is free */
 		return -EBUSY;
 	}
+	/* No QP, so no producer: a CQ_ERR nobody took yet is dropped. */
+	if (cq->async_queue != NULL)
+		(void)async_purge(cq->async_queue, cq);
 	if (cq->channel != NULL) {
 		pthread_mutex_lock(&cq->channel->lock);
 		channel_purge(cq->channel, cq);
@@ -554,6 +559,12 @@ bool
 cq_in_error(const struct drnic_cq *cq)
 {
 	return atomic_load_explicit(&cq->error, memory_order_acquire) != 0;
+}
+
+void
+cq_got_async(struct drnic_cq *cq)
+{
+	atomic_fetch_add_explicit(&cq->async_got, 1, memory_order_relaxed);
 }
 
 void

@@ -111,12 +111,28 @@ int async_get(struct drnic_async_queue *q);
 void async_put(struct drnic_async_queue *q);
 
 /**
- * Called by drnic_ack_async_event() for every event that is not CQ_ERR (QP,
- * SRQ, port events), so the device layer can count acknowledgements of its
- * objects. Set once, before events are raised.
+ * The device layer's hooks for the events that are not CQ_ERR (QP, SRQ,
+ * port events), on every queue: delivered() when drnic_try_get_async_event()
+ * hands one to the application (under that queue's consumer lock, as
+ * async_purge()), acked() from drnic_ack_async_event(); so an object can
+ * count the events it is held by. Either may be NULL.
  */
-void async_set_ack_cb(struct drnic_async_queue *q,
-		void (*fn)(const struct drnic_async_event *ev, void *arg), void *arg);
+struct async_hooks {
+	void (*delivered)(const struct drnic_async_event *ev);
+	void (*acked)(const struct drnic_async_event *ev);
+};
+
+/** Install the hooks (process-wide; @p hooks must outlive every queue). */
+void async_set_hooks(const struct async_hooks *hooks);
+
+/**
+ * Drop the events about @p obj (the pointer in the event's element) that
+ * were raised and not taken yet; the consumer skips them. Call only when
+ * nothing raises events about @p obj any more (its engine is fenced).
+ *
+ * @return how many were dropped (also counted in events_purged).
+ */
+unsigned int async_purge(struct drnic_async_queue *q, const void *obj);
 
 #ifdef __cplusplus
 }

@@ -7,5 +7,7 @@
 struct drnic_cq;
 
 void cq_ack_async(struct drnic_cq *cq);
+/* event.c -> cq.c: a CQ_ERR event of @p cq was taken by the application. */
+void cq_got_async(struct drnic_cq *cq);
 
 #endif

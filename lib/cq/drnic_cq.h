@@ -190,15 +190,17 @@ struct drnic_cq *drnic_cq_create(const struct drnic_cq_attr *attr);
 
 /**
  * Destroy a completion queue. Undelivered completion events of this CQ are
- * removed from its channel. Unlike ibv_destroy_cq() this does not wait.
+ * removed from its channel, and a CQ_ERR event nobody took from its async
+ * queue is dropped. Unlike ibv_destroy_cq() this does not wait.
  *
  * @return 0;
  *         -EINVAL when @p cq is NULL or not a live CQ (destroyed already:
  *         nothing behind it is read);
  *         -EBUSY while a QP uses the CQ, while completion events returned by
  *         drnic_get_cq_event() are not acknowledged with drnic_ack_cq_events(),
- *         or while an async CQ_ERR event of this CQ is not acknowledged with
- *         drnic_ack_async_event(). Nothing is changed on error.
+ *         or while an async CQ_ERR event of this CQ was taken and is not
+ *         acknowledged with drnic_ack_async_event(). Nothing is changed on
+ *         error.
  */
 int drnic_cq_destroy(struct drnic_cq *cq);
 

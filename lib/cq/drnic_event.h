@@ -7,8 +7,13 @@
  * Asynchronous events: errors and state changes that are not completions
  * (a CQ overflowed, a QP hit a fatal error, a port went down, ...).
  *
- * Each device owns one async queue. Engines raise events into it from any
- * lcore (the queue is multi-producer and never blocks them); the application
+ * Each device owns one async queue; more may be created (one per user of the
+ * device, as each ibv_context has its own), given to the objects whose
+ * events they should carry (drnic_cq_attr::async_queue,
+ * drnic_qp_init_attr::async_queue) and subscribed to the device's own
+ * events (drnic_device_async_subscribe()). Engines raise events into them
+ * from any lcore (the queue is multi-producer and never blocks them); the
+ * application
  * takes them with drnic_get_async_event() or, after epoll on
  * drnic_async_queue_fd(), with drnic_try_get_async_event(), and acknowledges
  * each with drnic_ack_async_event(). A full queue drops nothing silently: the
@@ -17,6 +22,7 @@
  * Event type numbers are those of enum ibv_event_type.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -76,6 +82,8 @@ struct drnic_async_stats {
 	uint64_t delivered;    /**< events returned to the application */
 	uint64_t acked;        /**< events acknowledged */
 	uint64_t events_lost;  /**< events not queued because the queue was full */
+	/** unread events dropped because their object was destroyed */
+	uint64_t events_purged;
 };
 
 /**
@@ -84,6 +92,31 @@ struct drnic_async_stats {
  * @return a static string; "unknown" for values outside the enum. Never NULL.
  */
 const char *drnic_event_type_str(enum drnic_event_type type);
+
+/**
+ * Is an event of this type about a QP (element.qp, qp_num set)? QP_FATAL,
+ * QP_REQ_ERR, QP_ACCESS_ERR, COMM_EST, SQ_DRAINED, PATH_MIG, PATH_MIG_ERR,
+ * QP_LAST_WQE_REACHED.
+ *
+ * @return true for those, false for every other value.
+ */
+static inline bool
+drnic_event_type_is_qp(enum drnic_event_type type)
+{
+	switch (type) {
+	case DRNIC_EVENT_QP_FATAL:
+	case DRNIC_EVENT_QP_REQ_ERR:
+	case DRNIC_EVENT_QP_ACCESS_ERR:
+	case DRNIC_EVENT_COMM_EST:
+	case DRNIC_EVENT_SQ_DRAINED:
+	case DRNIC_EVENT_PATH_MIG:
+	case DRNIC_EVENT_PATH_MIG_ERR:
+	case DRNIC_EVENT_QP_LAST_WQE_REACHED:
+		return true;
+	default:
+		return false;
+	}
+}
 
 /**
  * Create an async event queue.
@@ -130,9 +163,10 @@ int drnic_try_get_async_event(struct drnic_async_queue *q, struct drnic_async_ev
 
 /**
  * Acknowledge an event taken from @p q. An object cannot be destroyed while
- * an event about it is unacknowledged (a CQ with an unacknowledged CQ_ERR
- * event returns -EBUSY from drnic_cq_destroy()). Does nothing when @p q or
- * @p ev is NULL.
+ * an event about it was taken and is not acknowledged (drnic_cq_destroy()
+ * and drnic_destroy_qp() return -EBUSY then), as in libibverbs; events about
+ * it that were never taken are dropped when it is destroyed (counted in
+ * events_purged). Does nothing when @p q or @p ev is NULL.
  */
 void drnic_ack_async_event(struct drnic_async_queue *q, const struct drnic_async_event *ev);
 

@@ -10,6 +10,12 @@
  * seq == head + 1 (acquire) and hands it back for the next lap with
  * seq = head + size (release). A producer that finds seq < pos sees a full
  * queue: it counts the event in events_lost and returns; it never waits.
+ *
+ * Destroying an object drops its unread events (async_purge()): under the
+ * consumer mutex, published cells about it are marked dead, and the
+ * consumer hands dead cells back without delivering them. The object has no
+ * producer left by then (its engine is fenced), so nothing about it is
+ * being written.
  */
 
 #include <errno.h>
@@ -39,6 +45,7 @@ RTE_LOG_REGISTER(async_logtype, drnic.async, NOTICE);
 
 struct async_cell {
 	_Atomic uint64_t seq;
+	bool dead;                 /* purged: skip it (consumers, under lock) */
 	struct drnic_async_event ev;
 };
 
@@ -47,8 +54,6 @@ struct drnic_async_queue {
 	uint32_t size;
 	int fd;
 	_Atomic uint32_t users;
-	void (*ack_cb)(const struct drnic_async_event *ev, void *arg);
-	void *ack_arg;
 	_Atomic uint64_t lost;
 	_Atomic uint64_t raised;
 	_Atomic uint64_t acked;
@@ -58,6 +63,7 @@ struct drnic_async_queue {
 	alignas(RTE_CACHE_LINE_SIZE) pthread_mutex_t lock;   /* the consumer */
 	uint64_t head;
 	_Atomic uint64_t delivered;
+	_Atomic uint64_t purged;
 
 	alignas(RTE_CACHE_LINE_SIZE) struct async_cell cells[];
 };
@@ -84,6 +90,34 @@ static const char *const async_type_names[] = {
 	[DRNIC_EVENT_GID_CHANGE] = "GID table change",
 	[DRNIC_EVENT_WQ_FATAL] = "WQ fatal",
 };
+
+/* The device layer's hooks for events about its objects (QPs, SRQs). */
+static _Atomic(const struct async_hooks *) async_hooks;
+
+void
+async_set_hooks(const struct async_hooks *hooks)
+{
+	atomic_store_explicit(&async_hooks, hooks, memory_order_release);
+}
+
+/* The object an event is about; NULL for device and port events. */
+static const void *
+async_event_object(const struct drnic_async_event *ev)
+{
+	if (drnic_event_type_is_qp(ev->event_type))
+		return ev->element.qp;
+	switch (ev->event_type) {
+	case DRNIC_EVENT_CQ_ERR:
+		return ev->element.cq;
+	case DRNIC_EVENT_SRQ_ERR:
+	case DRNIC_EVENT_SRQ_LIMIT_REACHED:
+		return ev->element.srq;
+	case DRNIC_EVENT_WQ_FATAL:
+		return ev->element.wq;
+	default:
+		return NULL;
+	}
+}
 
 const char *
 drnic_event_type_str(enum drnic_event_type type)
@@ -191,12 +225,30 @@ async_put(struct drnic_async_queue *q)
 		atomic_fetch_sub_explicit(&q->users, 1, memory_order_release);
 }
 
-void
-async_set_ack_cb(struct drnic_async_queue *q,
-		void (*fn)(const struct drnic_async_event *ev, void *arg), void *arg)
+unsigned int
+async_purge(struct drnic_async_queue *q, const void *obj)
 {
-	q->ack_arg = arg;
-	q->ack_cb = fn;
+	struct async_cell *cell;
+	unsigned int n = 0;
+	uint64_t pos, tail;
+
+	if (q == NULL || obj == NULL)
+		return 0;
+	pthread_mutex_lock(&q->lock);
+	tail = atomic_load_explicit(&q->tail, memory_order_acquire);
+	for (pos = q->head; pos != tail; pos++) {
+		cell = &q->cells[pos & q->mask];
+		/* Acquire: a published cell's event is readable. A cell still
+		 * being written is another object's (this one raises no more). */
+		if (atomic_load_explicit(&cell->seq, memory_order_acquire) != pos + 1 ||
+		    cell->dead || async_event_object(&cell->ev) != obj)
+			continue;
+		cell->dead = true;
+		n++;
+	}
+	atomic_fetch_add_explicit(&q->purged, n, memory_order_relaxed);
+	pthread_mutex_unlock(&q->lock);
+	return n;
 }
 
 int
@@ -232,6 +284,22 @@ async_raise(struct drnic_async_queue *q, const struct drnic_async_event *ev)
 	return 0;
 }
 
+/* An event is handed to the application: its object holds it until acked. */
+static void
+async_delivered(const struct drnic_async_event *ev)
+{
+	const struct async_hooks *h;
+
+	if (ev->event_type == DRNIC_EVENT_CQ_ERR) {
+		if (ev->element.cq != NULL)
+			cq_got_async(ev->element.cq);
+		return;
+	}
+	h = atomic_load_explicit(&async_hooks, memory_order_acquire);
+	if (h != NULL && h->delivered != NULL)
+		h->delivered(ev);
+}
+
 int
 drnic_try_get_async_event(struct drnic_async_queue *q, struct drnic_async_event *ev)
 {
@@ -244,15 +312,26 @@ drnic_try_get_async_event(struct drnic_async_queue *q, struct drnic_async_event 
 	pthread_mutex_lock(&q->lock);
 	/* Clear first, then look: a later raise writes the fd again. */
 	eventfd_read(q->fd, &v);
-	cell = &q->cells[q->head & q->mask];
-	if (atomic_load_explicit(&cell->seq, memory_order_acquire) != q->head + 1) {
-		rc = -EAGAIN;
-		goto out;
+	for (;;) {
+		cell = &q->cells[q->head & q->mask];
+		if (atomic_load_explicit(&cell->seq, memory_order_acquire) != q->head + 1) {
+			rc = -EAGAIN;
+			goto out;
+		}
+		if (!cell->dead)
+			break;
+		/* Purged (its object is destroyed): hand the cell back. */
+		cell->dead = false;
+		atomic_store_explicit(&cell->seq, q->head + q->size, memory_order_release);
+		q->head++;
 	}
 	*ev = cell->ev;
 	atomic_store_explicit(&cell->seq, q->head + q->size, memory_order_release);
 	q->head++;
 	atomic_fetch_add_explicit(&q->delivered, 1, memory_order_relaxed);
+	/* Under the lock, as async_purge(): the object's owner counts the
+	 * event as held until it is acknowledged. */
+	async_delivered(ev);
 	/* More waiting (or being written): keep the fd readable. */
 	if (atomic_load_explicit(&q->tail, memory_order_relaxed) != q->head)
 		eventfd_write(q->fd, 1);
@@ -282,14 +361,18 @@ drnic_get_async_event(struct drnic_async_queue *q, struct drnic_async_event *ev)
 void
 drnic_ack_async_event(struct drnic_async_queue *q, const struct drnic_async_event *ev)
 {
+	const struct async_hooks *h;
+
 	if (q == NULL || ev == NULL)
 		return;
 	atomic_fetch_add_explicit(&q->acked, 1, memory_order_relaxed);
 	if (ev->event_type == DRNIC_EVENT_CQ_ERR) {
 		if (ev->element.cq != NULL)
 			cq_ack_async(ev->element.cq);
-	} else if (q->ack_cb != NULL) {
-		q->ack_cb(ev, q->ack_arg);
+	} else {
+		h = atomic_load_explicit(&async_hooks, memory_order_acquire);
+		if (h != NULL && h->acked != NULL)
+			h->acked(ev);
 	}
 }
 
@@ -303,5 +386,6 @@ drnic_async_queue_query_stats(const struct drnic_async_queue *q,
 	stats->delivered = atomic_load_explicit(&q->delivered, memory_order_relaxed);
 	stats->acked = atomic_load_explicit(&q->acked, memory_order_relaxed);
 	stats->events_lost = atomic_load_explicit(&q->lost, memory_order_relaxed);
+	stats->events_purged = atomic_load_explicit(&q->purged, memory_order_relaxed);
 	return 0;
 }

@@ -801,7 +801,7 @@ engine_ctrl_handle(struct engine *eng, struct engine_ctrl *c)
 
 /*
  * Port state events: the engine of a device's link queue 0 raises
- * PORT_ACTIVE / PORT_ERR on the device's async queue when the link goes up
+ * PORT_ACTIVE / PORT_ERR on the device's async queues when the link goes up
  * or down. Looked at every ENGINE_LINK_CHECK_NS at most, so it costs one
  * counter test per loop.
  */
@@ -829,7 +829,7 @@ engine_ports_watch(struct engine *eng)
 		ev.element.port_num = 1;
 		ENGINE_LOG(NOTICE, eng, "%s: port 1 %s", drnic_device_name(p->dev),
 			   up ? "up" : "down");
-		(void)async_raise(drnic_device_async_queue(p->dev), &ev);  /* counted if lost */
+		verbs_device_event(p->dev, &ev);  /* every subscribed queue; counted if lost */
 	}
 }
 

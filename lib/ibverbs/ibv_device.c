@@ -1216,14 +1216,24 @@ ibv_open_device(struct ibv_device *device)
 		}
 	}
 	d->refs++;
+	c->d = d;
+	/* Its own async queue, given the device's events too. */
+	c->async = drnic_async_queue_create(0);
+	if (c->async == NULL || drnic_device_async_subscribe(d->dev, c->async) < 0) {
+		pthread_mutex_unlock(&d->lock);
+		drnic_async_queue_destroy(c->async);
+		c->async = NULL;
+		dibv_context_close(c);
+		errno = ENOMEM;
+		return NULL;
+	}
 	pthread_mutex_unlock(&d->lock);
 
-	c->d = d;
 	c->vctx.sz = sizeof(struct verbs_context);
 	ctx = &c->vctx.context;
 	ctx->device = device;
 	ctx->cmd_fd = -1;
-	ctx->async_fd = drnic_async_queue_fd(drnic_device_async_queue(d->dev));
+	ctx->async_fd = drnic_async_queue_fd(c->async);
 	ctx->num_comp_vectors = (int)(d->cfg.nb_engines ? d->cfg.nb_engines : 1);
 	pthread_mutex_init(&ctx->mutex, NULL);
 	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
@@ -1250,9 +1260,15 @@ dibv_context_close(struct dibv_context *c)
 {
 	struct ibv_context *context = &c->vctx.context;
 	struct dibv_device *d = c->d;
+	bool keep_queue = false;
 	int rc = 0;
 
 	pthread_mutex_lock(&d->lock);
+	if (c->async != NULL) {
+		drnic_device_async_unsubscribe(d->dev, c->async);
+		/* Objects of this context left behind keep raising into it. */
+		keep_queue = drnic_async_queue_destroy(c->async) < 0;
+	}
 	if (--d->refs == 0) {
 		if (atomic_load(&dibv_progress_dev) == d->dev) {
 			atomic_store(&dibv_progress_dev, NULL);
@@ -1271,6 +1287,8 @@ dibv_context_close(struct dibv_context *c)
 		}
 	}
 	pthread_mutex_unlock(&d->lock);
+	if (keep_queue)
+		return rc;      /* c stays too: its objects point at it */
 	pthread_mutex_destroy(&context->mutex);
 	free(c);
 	return rc;
@@ -1545,7 +1563,7 @@ ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 
 	if (context == NULL || event == NULL)
 		return -1;
-	q = drnic_device_async_queue(dibv_ctx(context)->d->dev);
+	q = dibv_ctx(context)->async;
 	rc = drnic_get_async_event(q, &ev);
 	if (rc < 0) {
 		errno = -rc;
@@ -1553,25 +1571,18 @@ ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 	}
 	memset(event, 0, sizeof(*event));
 	event->event_type = (enum ibv_event_type)ev.event_type;
+	if (drnic_event_type_is_qp(ev.event_type)) {
+		struct dibv_qp *qp = ev.element.qp != NULL ?
+				     drnic_qp_context((struct drnic_qp *)ev.element.qp) : NULL;
+
+		event->element.qp = qp != NULL ? &qp->qpx.qp_base : NULL;
+		goto out;
+	}
 	switch (ev.event_type) {
 	case DRNIC_EVENT_CQ_ERR: {
 		struct dibv_cq *cq = dibv_cq_lookup(ev.element.cq);
 
 		event->element.cq = cq != NULL ? ibv_cq_ex_to_cq(&cq->cqx) : NULL;
-		break;
-	}
-	case DRNIC_EVENT_QP_FATAL:
-	case DRNIC_EVENT_QP_REQ_ERR:
-	case DRNIC_EVENT_QP_ACCESS_ERR:
-	case DRNIC_EVENT_COMM_EST:
-	case DRNIC_EVENT_SQ_DRAINED:
-	case DRNIC_EVENT_PATH_MIG:
-	case DRNIC_EVENT_PATH_MIG_ERR:
-	case DRNIC_EVENT_QP_LAST_WQE_REACHED: {
-		struct dibv_qp *qp = ev.element.qp != NULL ?
-				     drnic_qp_context((struct drnic_qp *)ev.element.qp) : NULL;
-
-		event->element.qp = qp != NULL ? &qp->qpx.qp_base : NULL;
 		break;
 	}
 	case DRNIC_EVENT_SRQ_ERR:
@@ -1582,6 +1593,7 @@ ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 		event->element.port_num = (int)ev.element.port_num;
 		break;
 	}
+out:
 	/* drnic's acknowledgement guards destruction; verbs' is kept by the caller. */
 	drnic_ack_async_event(q, &ev);
 	return 0;

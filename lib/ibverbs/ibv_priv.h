@@ -74,6 +74,9 @@ struct dibv_device {
 struct dibv_context {
 	struct verbs_context vctx;        /* ends with struct ibv_context */
 	struct dibv_device *d;
+	/* This context's async events: its CQs' and QPs', and the device's
+	 * (subscribed); not another context's. */
+	struct drnic_async_queue *async;
 };
 
 struct dibv_pd {

@@ -440,7 +440,7 @@ dibv_cq_new(struct ibv_context *context, uint32_t cqe, void *cq_context,
 	a.comp_vector = (int)comp_vector;
 	a.socket_id = -1;
 	a.cq_context = cq;
-	a.async_queue = drnic_device_async_queue(c->d->dev);
+	a.async_queue = c->async;
 	cq->dcq = drnic_cq_create(&a);
 	if (cq->dcq == NULL) {
 		errno = rte_errno == ERANGE ? EINVAL : (rte_errno ? rte_errno : ENOMEM);
@@ -661,6 +661,7 @@ dibv_qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 	a.recv_cq = dibv_cq_of(ia->recv_cq)->dcq;
 	a.qp_type = DRNIC_QPT_RC;
 	a.sq_sig_all = ia->sq_sig_all;
+	a.async_queue = dibv_ctx(pd->context)->async;
 	/* drnic wants at least one of each; verbs allows zero. */
 	a.cap.max_send_wr = ia->cap.max_send_wr ? ia->cap.max_send_wr : 1;
 	a.cap.max_recv_wr = ia->cap.max_recv_wr ? ia->cap.max_recv_wr : 1;

@@ -117,30 +117,63 @@ dev_free(struct drnic_device *dev)
 	rte_free(dev->mr_tab);
 	rte_free(dev->qp_tab);
 	pthread_mutex_destroy(&dev->lock);
+	pthread_mutex_destroy(&dev->async_lock);
 	rte_free(dev);
 }
 
-/* Count acknowledgements of QP events so a QP with pending ones stays alive. */
-static void
-dev_async_ack(const struct drnic_async_event *ev, void *arg)
+void
+verbs_device_event(struct drnic_device *dev, const struct drnic_async_event *ev)
 {
-	struct drnic_qp *qp;
+	unsigned int i;
 
-	RTE_SET_USED(arg);
-	switch (ev->event_type) {
-	case DRNIC_EVENT_QP_FATAL:
-	case DRNIC_EVENT_QP_REQ_ERR:
-	case DRNIC_EVENT_QP_ACCESS_ERR:
-	case DRNIC_EVENT_COMM_EST:
-	case DRNIC_EVENT_SQ_DRAINED:
-	case DRNIC_EVENT_QP_LAST_WQE_REACHED:
-		qp = ev->element.qp;
-		if (qp != NULL)
-			atomic_fetch_sub_explicit(&qp->events_unacked, 1, memory_order_release);
-		break;
-	default:
+	(void)async_raise(dev->async, ev);   /* counted if lost */
+	pthread_mutex_lock(&dev->async_lock);
+	for (i = 0; i < dev->nb_async_subs; i++)
+		(void)async_raise(dev->async_subs[i], ev);
+	pthread_mutex_unlock(&dev->async_lock);
+}
+
+int
+drnic_device_async_subscribe(struct drnic_device *dev, struct drnic_async_queue *q)
+{
+	unsigned int i;
+	int rc = 0;
+
+	if (dev == NULL || q == NULL || q == dev->async)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->async_lock);
+	for (i = 0; i < dev->nb_async_subs; i++)
+		if (dev->async_subs[i] == q)
+			rc = -EEXIST;
+	if (rc == 0 && dev->nb_async_subs == RTE_DIM(dev->async_subs))
+		rc = -ENOSPC;
+	if (rc == 0)
+		rc = async_get(q);
+	if (rc == 0)
+		dev->async_subs[dev->nb_async_subs++] = q;
+	pthread_mutex_unlock(&dev->async_lock);
+	return rc;
+}
+
+int
+drnic_device_async_unsubscribe(struct drnic_device *dev, struct drnic_async_queue *q)
+{
+	unsigned int i;
+	int rc = -ENOENT;
+
+	if (dev == NULL || q == NULL)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->async_lock);
+	for (i = 0; i < dev->nb_async_subs; i++) {
+		if (dev->async_subs[i] != q)
+			continue;
+		dev->async_subs[i] = dev->async_subs[--dev->nb_async_subs];
+		async_put(q);
+		rc = 0;
 		break;
 	}
+	pthread_mutex_unlock(&dev->async_lock);
+	return rc;
 }
 
 struct drnic_device *
@@ -193,6 +226,7 @@ drnic_device_open(const struct drnic_config *cfg)
 	}
 	dev->cfg = *cfg;
 	pthread_mutex_init(&dev->lock, NULL);
+	pthread_mutex_init(&dev->async_lock, NULL);
 	dev->nb_engines = cfg->nb_engines;
 	dev->max_mtu = DRNIC_MTU_4096;
 	dev->active_mtu = dev_mtu_code(cfg->mtu, cfg->nb_ipv6 > 0);
@@ -209,7 +243,7 @@ drnic_device_open(const struct drnic_config *cfg)
 	dev->async = drnic_async_queue_create(0);
 	if (dev->async == NULL)
 		goto fail;
-	async_set_ack_cb(dev->async, dev_async_ack, dev);
+	async_set_hooks(&verbs_async_hooks);
 
 	dev->mr_tab_size = cfg->max_mr + 1;
 	dev->mr_tab = rte_zmalloc_socket("drnic_mr_tab", sizeof(dev->mr_tab[0]) * dev->mr_tab_size,
@@ -284,6 +318,9 @@ drnic_device_close(struct drnic_device *dev)
 	pthread_mutex_unlock(&dev->lock);
 	if (dev->engines_attached)
 		engine_ops->dev_detach(dev);
+	/* No engine raises any more: let the subscribed queues go. */
+	while (dev->nb_async_subs > 0)
+		async_put(dev->async_subs[--dev->nb_async_subs]);
 	pthread_mutex_lock(&dev_list_lock);
 	for (i = 0; i < RTE_DIM(dev_list); i++)
 		if (dev_list[i] == dev)

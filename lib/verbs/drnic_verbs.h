@@ -357,11 +357,37 @@ const char *drnic_device_name(const struct drnic_device *dev);
 
 /**
  * The device's asynchronous event queue (CQ errors, QP fatal errors, port
- * events); read it with drnic_get_async_event() (drnic_cq.h).
+ * events); read it with drnic_get_async_event() (drnic_cq.h). It carries the
+ * events of the objects created without a queue of their own, and every
+ * device event (port up and down).
  *
  * @return the queue, or NULL (rte_errno EINVAL) when @p dev is NULL.
  */
 struct drnic_async_queue *drnic_device_async_queue(struct drnic_device *dev);
+
+/** How many queues drnic_device_async_subscribe() takes per device. */
+#define DRNIC_MAX_ASYNC_SUBSCRIBERS 64
+
+/**
+ * Give another async queue the device's own events (PORT_ACTIVE, PORT_ERR,
+ * ...) too, besides the device's queue: for a user of the device with a
+ * queue of its own (as each ibv_context has), whose objects raise into it
+ * (drnic_cq_attr::async_queue, drnic_qp_init_attr::async_queue). The queue
+ * cannot be destroyed while subscribed.
+ *
+ * @return 0; -EINVAL (NULL argument, the device's own queue, or a queue being
+ *         destroyed); -EEXIST (already subscribed); -ENOSPC
+ *         (DRNIC_MAX_ASYNC_SUBSCRIBERS reached).
+ */
+int drnic_device_async_subscribe(struct drnic_device *dev, struct drnic_async_queue *q);
+
+/**
+ * Stop giving @p q the device's events. drnic_device_close() unsubscribes
+ * every queue left.
+ *
+ * @return 0; -EINVAL (NULL argument); -ENOENT (@p q is not subscribed).
+ */
+int drnic_device_async_unsubscribe(struct drnic_device *dev, struct drnic_async_queue *q);
 
 /**
  * The device's link, for its counters (drnic_link.h).
@@ -515,6 +541,8 @@ struct drnic_qp_init_attr {
 	struct drnic_qp_cap cap;
 	enum drnic_qp_type qp_type;  /**< DRNIC_QPT_RC */
 	int sq_sig_all;              /**< every send WR generates a completion */
+	/** Where the QP's async events go; NULL: the device's queue. */
+	struct drnic_async_queue *async_queue;
 };
 
 /** Global route (= struct ibv_global_route). */
@@ -623,10 +651,15 @@ int drnic_query_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int attr_mas
  * Destroy a QP. Outstanding WRs are dropped without completions (as in
  * verbs); the QP's CQs lose one user.
  *
+ * Async events about the QP that were raised and never taken are dropped
+ * from its queue (events_purged).
+ *
  * @return 0; -EINVAL when @p qp is NULL or not a live QP (destroyed
  *         already: nothing behind it is read); -EBUSY while an async event about
- *         the QP (drnic_get_async_event()) is not acknowledged with
- *         drnic_ack_async_event() (nothing is changed then).
+ *         the QP that was taken (drnic_get_async_event()) is not acknowledged
+ *         with drnic_ack_async_event(), as libibverbs' destroy waits for
+ *         (nothing is changed then). Taking its events while destroying the QP
+ *         in another thread is a race the caller must avoid.
  */
 int drnic_destroy_qp(struct drnic_qp *qp);
 

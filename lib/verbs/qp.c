@@ -400,10 +400,39 @@ verbs_qp_event(struct drnic_qp *qp, enum drnic_event_type type)
 	struct drnic_async_event ev = { .event_type = type, .qp_num = qp->qp_num };
 
 	ev.element.qp = qp;
-	atomic_fetch_add_explicit(&qp->events_unacked, 1, memory_order_relaxed);
-	if (async_raise(qp->dev->async, &ev) < 0)
-		atomic_fetch_sub_explicit(&qp->events_unacked, 1, memory_order_relaxed);
+	(void)async_raise(qp->async, &ev);   /* counted if lost */
 }
+
+/* The QP an event is about, or NULL. */
+static struct drnic_qp *
+qp_of_event(const struct drnic_async_event *ev)
+{
+	return drnic_event_type_is_qp(ev->event_type) ? ev->element.qp : NULL;
+}
+
+/* Taken (under the queue's consumer lock): the QP is held until the ack. */
+static void
+qp_event_delivered(const struct drnic_async_event *ev)
+{
+	struct drnic_qp *qp = qp_of_event(ev);
+
+	if (qp != NULL)
+		atomic_fetch_add_explicit(&qp->events_unacked, 1, memory_order_relaxed);
+}
+
+static void
+qp_event_acked(const struct drnic_async_event *ev)
+{
+	struct drnic_qp *qp = qp_of_event(ev);
+
+	if (qp != NULL)
+		atomic_fetch_sub_explicit(&qp->events_unacked, 1, memory_order_release);
+}
+
+const struct async_hooks verbs_async_hooks = {
+	.delivered = qp_event_delivered,
+	.acked = qp_event_acked,
+};
 
 int
 drnic_query_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int attr_mask,
@@ -512,6 +541,7 @@ drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 	qp->send_cq = ia->send_cq;
 	qp->recv_cq = ia->recv_cq;
 	qp->qp_context = ia->qp_context;
+	qp->async = ia->async_queue != NULL ? ia->async_queue : dev->async;
 	qp->sq_sig_all = ia->sq_sig_all != 0;
 	qp->engine = (uint16_t)engine;
 	rc = qp_alloc_wq(qp, &qp->sq, cap.max_send_wr, sizeof(struct verbs_send_wqe),
@@ -536,7 +566,7 @@ drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 		rc = -EINVAL;
 		goto fail_mem;
 	}
-	if (async_get(dev->async) < 0) {
+	if (async_get(qp->async) < 0) {
 		rc = -EINVAL;
 		goto fail_cq;
 	}
@@ -573,7 +603,7 @@ drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 	return qp;
 
 fail_async:
-	async_put(dev->async);
+	async_put(qp->async);
 fail_cq:
 	cq_put(qp->recv_cq);
 	cq_put(qp->send_cq);
@@ -605,9 +635,11 @@ drnic_destroy_qp(struct drnic_qp *qp)
 	dev->nb_qp--;
 	atomic_fetch_sub(&qp->pd->refs, 1);
 	pthread_mutex_unlock(&dev->lock);
+	/* The engine is fenced: events about the QP nobody took yet go. */
+	(void)async_purge(qp->async, qp);
 	cq_put(qp->send_cq);
 	cq_put(qp->recv_cq);
-	async_put(dev->async);
+	async_put(qp->async);
 	VERBS_QP_LOG(DEBUG, qp, "destroyed");
 	rte_free(qp->sq.buf);
 	rte_free(qp->rq.buf);

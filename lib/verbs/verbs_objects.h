@@ -209,6 +209,7 @@ struct drnic_qp {
 	struct drnic_cq *send_cq;
 	struct drnic_cq *recv_cq;
 	void *qp_context;
+	struct drnic_async_queue *async;   /* where its events go */
 	uint32_t qp_num;
 	uint16_t engine;           /* index in dev->eng[] */
 	uint8_t sq_sig_all;
@@ -225,7 +226,7 @@ struct drnic_qp {
 	uint32_t attr_mtu_bytes;   /* path MTU in bytes */
 	uint8_t dmac[6];           /* resolved destination MAC */
 	uint16_t udp_sport;
-	atomic_uint events_unacked;  /* async events not acknowledged */
+	atomic_uint events_unacked;  /* async events taken and not acknowledged */
 	void *eng_priv;            /* engine-private state (engine_qp) */
 	struct verbs_wq sq;
 	struct verbs_wq rq;
@@ -247,6 +248,12 @@ struct drnic_device {
 	pthread_mutex_t lock;      /* control path only */
 	struct drnic_link *link;
 	struct drnic_async_queue *async;
+	/* Other queues given the device's events (drnic_device_async_subscribe);
+	 * under async_lock, which is never held while waiting for an engine
+	 * (an engine takes it to raise a port event). */
+	pthread_mutex_t async_lock;
+	struct drnic_async_queue *async_subs[DRNIC_MAX_ASYNC_SUBSCRIBERS];
+	unsigned int nb_async_subs;
 	uint8_t active_mtu;        /* enum drnic_mtu */
 	uint8_t max_mtu;
 	unsigned int nb_gids;
@@ -391,8 +398,16 @@ bool verbs_mr_key_live(const struct drnic_device *dev, uint32_t key);
  * seed, every slot but 0 free (mr.c; the device at open). */
 void verbs_mr_table_setup(struct drnic_device *dev);
 
-/* Raise a QP async event (engine or control path). */
+/* Raise a QP async event into its queue (engine or control path). */
 void verbs_qp_event(struct drnic_qp *qp, enum drnic_event_type type);
+
+/* Raise a device event (port up/down) into the device's queue and every
+ * subscribed one (engine or control path; takes dev->async_lock). */
+void verbs_device_event(struct drnic_device *dev, const struct drnic_async_event *ev);
+
+/* lib/cq's hooks for QP events: a QP counts the events taken about it until
+ * they are acknowledged (qp.c; installed at device open). */
+extern const struct async_hooks verbs_async_hooks;
 
 /* QP state machine (qp.c), exposed for unit tests and the engine. */
 int verbs_qp_check_modify(enum drnic_qp_state cur, enum drnic_qp_state next, int mask);

@@ -9,6 +9,8 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,6 +262,72 @@ check_double_destroy(struct check_env *e)
 #undef CHECK_TWICE
 }
 
+static bool
+check_readable(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1;
+}
+
+/* RTS -> SQD with notification; run the engine (polling @p cq: inline
+ * progress) until @p ctx's async fd is readable. */
+static bool
+check_drain(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_context *ctx)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_SQD, .en_sqd_async_notify = 1 };
+	struct ibv_wc wc;
+	int i;
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY) != 0)
+		return false;
+	for (i = 0; i < 200000 && !check_readable(ctx->async_fd); i++)
+		(void)ibv_poll_cq(cq, 1, &wc);
+	return check_readable(ctx->async_fd);
+}
+
+/*
+ * Issue 13, defect 14: each context sees the async events of its own
+ * objects, not those of another context on the same device; a QP whose
+ * event was never read is destroyed, and its CQ, PD and context close.
+ */
+static void
+check_async_per_context(struct check_env *e)
+{
+	struct check_env e2 = { .buf = e->buf, .mr = e->mr };
+	struct ibv_async_event ev;
+	int rc;
+
+	e2.ctx = ibv_open_device(e->ctx->device);
+	e2.pd = e2.ctx != NULL ? ibv_alloc_pd(e2.ctx) : NULL;
+	e2.cq = e2.pd != NULL ? ibv_create_cq(e2.ctx, 16, NULL, NULL, 0) : NULL;
+	e2.qp = e2.cq != NULL ? check_qp_rts(&e2, 1) : NULL;
+	if (e2.qp == NULL) {
+		CHECK(0, "a second context with a QP in RTS: %s", strerror(errno));
+		return;
+	}
+	CHECK(e2.ctx->async_fd != e->ctx->async_fd, "each context has its own async fd");
+	CHECK(check_drain(e->qp, e->cq, e->ctx), "SQ_DRAINED of context 1's QP reaches it");
+	CHECK(!check_readable(e2.ctx->async_fd), "... and not context 2");
+	rc = ibv_get_async_event(e->ctx, &ev);
+	CHECK(rc == 0 && ev.event_type == IBV_EVENT_SQ_DRAINED && ev.element.qp == e->qp,
+	      "context 1 takes SQ_DRAINED of its QP (%s)",
+	      rc == 0 ? ibv_event_type_str(ev.event_type) : strerror(errno));
+	if (rc == 0)
+		ibv_ack_async_event(&ev);
+	CHECK(check_drain(e2.qp, e2.cq, e2.ctx), "SQ_DRAINED of context 2's QP reaches it");
+	CHECK(!check_readable(e->ctx->async_fd), "... and not context 1");
+	/* Never read: the destroy does not wait for it. */
+	rc = ibv_destroy_qp(e2.qp);
+	CHECK(rc == 0, "destroy a QP with an unread event: %s", strerror(rc));
+	rc = ibv_destroy_cq(e2.cq);
+	CHECK(rc == 0, "then its CQ: %s", strerror(rc));
+	rc = ibv_dealloc_pd(e2.pd);
+	CHECK(rc == 0, "its PD: %s", strerror(rc));
+	rc = ibv_close_device(e2.ctx);
+	CHECK(rc == 0, "its context: %s", strerror(rc));
+}
+
 int
 main(void)
 {
@@ -304,6 +372,7 @@ main(void)
 	check_reg_unmapped(&e);
 	check_gid_table_and_vendor(&e);
 	check_double_destroy(&e);
+	check_async_per_context(&e);     /* leaves e.qp in SQD */
 
 	CHECK(ibv_destroy_qp(e.qp) == 0, "destroy QP");
 	CHECK(ibv_dereg_mr(e.mr) == 0, "dereg MR");

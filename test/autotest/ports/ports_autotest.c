@@ -485,15 +485,30 @@ pt_async_event(struct drnic_device *dev, struct drnic_async_event *ev)
 	return -ETIMEDOUT;
 }
 
+/* The next event of a subscribed queue @p q (the device is driven by
+ * pt_async_event() first); 0 and @p ev, or -EAGAIN. */
+static int
+pt_sub_event(struct drnic_async_queue *q, struct drnic_async_event *ev)
+{
+	int rc = drnic_try_get_async_event(q, ev);
+
+	if (rc == 0)
+		drnic_ack_async_event(q, ev);
+	return rc;
+}
+
 /*
  * Port state events: the ethdev port's link going down and coming back
  * reaches the device's async queue as PORT_ERR then PORT_ACTIVE (port 1),
- * and drnic_query_port() tells the same.
+ * and drnic_query_port() tells the same. A queue subscribed to the device
+ * (as each drop-in ibv_context's is) gets both events too (issue 13, defect
+ * 14); once unsubscribed, no more.
  */
 static int
 test_ethdev_port_event(void)
 {
 	struct drnic_async_event ev;
+	struct drnic_async_queue *sub;
 	struct drnic_port_attr attr;
 	struct drnic_device *dev;
 	uint16_t pa, pb;
@@ -505,6 +520,14 @@ test_ethdev_port_event(void)
 	TEST_ASSERT(dev != NULL, "device over port %u: %s", pa, rte_strerror(rte_errno));
 	TEST_ASSERT_SUCCESS(drnic_query_port(dev, 1, &attr), "query port");
 	TEST_ASSERT_EQUAL(attr.state, DRNIC_PORT_ACTIVE, "port state at open");
+	sub = drnic_async_queue_create(0);
+	TEST_ASSERT(sub != NULL, "a second queue");
+	TEST_ASSERT_EQUAL(drnic_device_async_subscribe(dev, NULL), -EINVAL, "subscribe NULL");
+	TEST_ASSERT_EQUAL(drnic_device_async_subscribe(dev, drnic_device_async_queue(dev)),
+			  -EINVAL, "subscribe the device's own queue");
+	TEST_ASSERT_SUCCESS(drnic_device_async_subscribe(dev, sub), "subscribe");
+	TEST_ASSERT_EQUAL(drnic_device_async_subscribe(dev, sub), -EEXIST, "subscribe twice");
+	TEST_ASSERT_EQUAL(drnic_async_queue_destroy(sub), -EBUSY, "destroy while subscribed");
 	/* Nothing to report while nothing changes. */
 	TEST_ASSERT_EQUAL(pt_async_event(dev, &ev), -ETIMEDOUT, "event %s without a change",
 			  drnic_event_type_str(ev.event_type));
@@ -514,6 +537,10 @@ test_ethdev_port_event(void)
 	TEST_ASSERT_EQUAL(ev.event_type, DRNIC_EVENT_PORT_ERR, "event %s",
 			  drnic_event_type_str(ev.event_type));
 	TEST_ASSERT_EQUAL(ev.element.port_num, 1, "port number");
+	TEST_ASSERT_SUCCESS(pt_sub_event(sub, &ev), "no PORT_ERR in the subscribed queue");
+	TEST_ASSERT_EQUAL(ev.event_type, DRNIC_EVENT_PORT_ERR, "subscribed: event %s",
+			  drnic_event_type_str(ev.event_type));
+	TEST_ASSERT_EQUAL(ev.element.port_num, 1, "subscribed: port number");
 	TEST_ASSERT_SUCCESS(drnic_query_port(dev, 1, &attr), "query port");
 	TEST_ASSERT_EQUAL(attr.state, DRNIC_PORT_DOWN, "port state when down");
 
@@ -521,8 +548,19 @@ test_ethdev_port_event(void)
 	TEST_ASSERT_SUCCESS(pt_async_event(dev, &ev), "no event after link up");
 	TEST_ASSERT_EQUAL(ev.event_type, DRNIC_EVENT_PORT_ACTIVE, "event %s",
 			  drnic_event_type_str(ev.event_type));
+	TEST_ASSERT_SUCCESS(pt_sub_event(sub, &ev), "no PORT_ACTIVE in the subscribed queue");
+	TEST_ASSERT_EQUAL(ev.event_type, DRNIC_EVENT_PORT_ACTIVE, "subscribed: event %s",
+			  drnic_event_type_str(ev.event_type));
 	TEST_ASSERT_SUCCESS(drnic_query_port(dev, 1, &attr), "query port");
 	TEST_ASSERT_EQUAL(attr.state, DRNIC_PORT_ACTIVE, "port state when up again");
+	TEST_ASSERT_SUCCESS(drnic_device_async_unsubscribe(dev, sub), "unsubscribe");
+	TEST_ASSERT_EQUAL(drnic_device_async_unsubscribe(dev, sub), -ENOENT, "unsubscribe twice");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_link_down(pa), "set link down");
+	TEST_ASSERT_SUCCESS(pt_async_event(dev, &ev), "no event after link down");
+	TEST_ASSERT_EQUAL(pt_sub_event(sub, &ev), -EAGAIN, "unsubscribed queue got %s",
+			  drnic_event_type_str(ev.event_type));
+	TEST_ASSERT_SUCCESS(drnic_async_queue_destroy(sub), "destroy once unsubscribed");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_link_up(pa), "set link up");
 	TEST_ASSERT_SUCCESS(drnic_device_close(dev), "close");
 	return TEST_SUCCESS;
 }

@@ -62,6 +62,7 @@ struct ut_cq {
 
 static int ut_async_users;
 static int ut_async_raised;
+static int ut_async_unread;            /* raised, not purged */
 static struct drnic_async_event ut_last_event;
 
 int
@@ -110,8 +111,21 @@ async_raise(struct drnic_async_queue *q, const struct drnic_async_event *ev)
 {
 	RTE_SET_USED(q);
 	ut_async_raised++;
+	ut_async_unread++;
 	ut_last_event = *ev;
 	return 0;
+}
+
+/* Drops every unread event (the stub keeps only the last one). */
+unsigned int
+async_purge(struct drnic_async_queue *q, const void *obj)
+{
+	unsigned int n = ut_async_unread;
+
+	RTE_SET_USED(q);
+	RTE_SET_USED(obj);
+	ut_async_unread = 0;
+	return n;
 }
 
 /* Engine hooks: count what lib/verbs asks for. */

@@ -375,12 +375,17 @@ test_overflow_burst_and_undelivered_err(void)
 	CU_ASSERT_EQUAL(drnic_cq_poll(cq, 8, out), 5);
 	CU_ASSERT_EQUAL(out[4].wr_id, 4);
 	CU_ASSERT_EQUAL(drnic_cq_poll(cq, 8, out), -EOVERFLOW);
-	/* Event still queued, not taken: destroy refused. */
-	CU_ASSERT_EQUAL(drnic_cq_destroy(cq), -EBUSY);
+	/* CQ_ERR taken and not acknowledged: destroy refused (verbs' rule). */
 	CU_ASSERT_EQUAL(drnic_get_async_event(q, &ev), 0);
 	CU_ASSERT_EQUAL(drnic_cq_destroy(cq), -EBUSY);
 	drnic_ack_async_event(q, &ev);
 	CU_ASSERT_EQUAL(drnic_cq_destroy(cq), 0);	/* its completion event purged */
+	/* CQ_ERR never taken (issue 13, defect 14): no hold, and dropped. */
+	cq = ut_cq(2, ch, q);
+	CU_ASSERT_EQUAL(cq_push_burst(cq, in, 3, false), 2);
+	CU_ASSERT_TRUE(cq_in_error(cq));
+	CU_ASSERT_EQUAL(drnic_cq_destroy(cq), 0);
+	CU_ASSERT_EQUAL(drnic_try_get_async_event(q, &ev), -EAGAIN);
 	CU_ASSERT_EQUAL(drnic_async_queue_destroy(q), 0);
 	CU_ASSERT_EQUAL(drnic_destroy_comp_channel(ch), 0);
 }

@@ -9,9 +9,16 @@
 #include "test/unit/lib/cq/ut_malloc_stub.h"
 #include "ut_common.h"
 
-/* Stub of cq.c: record CQ_ERR acknowledgements. */
+/* Stub of cq.c: record CQ_ERR deliveries and acknowledgements. */
 static struct drnic_cq *ut_acked_cq;
-static int ut_cq_acks;
+static int ut_cq_acks, ut_cq_got;
+
+void
+cq_got_async(struct drnic_cq *cq)
+{
+	RTE_SET_USED(cq);
+	ut_cq_got++;
+}
 
 void
 cq_ack_async(struct drnic_cq *cq)
@@ -162,18 +169,30 @@ test_fifo_fd_and_full(void)
 }
 
 struct ut_ack {
-	int calls;
+	int calls, delivered;
 	enum drnic_event_type last;
 };
 
-static void
-ut_ack_cb(const struct drnic_async_event *ev, void *arg)
-{
-	struct ut_ack *a = arg;
+static struct ut_ack ut_hook_seen;
 
-	a->calls++;
-	a->last = ev->event_type;
+static void
+ut_hook_acked(const struct drnic_async_event *ev)
+{
+	ut_hook_seen.calls++;
+	ut_hook_seen.last = ev->event_type;
 }
+
+static void
+ut_hook_delivered(const struct drnic_async_event *ev)
+{
+	RTE_SET_USED(ev);
+	ut_hook_seen.delivered++;
+}
+
+static const struct async_hooks ut_hooks = {
+	.delivered = ut_hook_delivered,
+	.acked = ut_hook_acked,
+};
 
 static void
 test_ack(void)
@@ -185,26 +204,76 @@ test_ack(void)
 	struct drnic_async_event port = { .event_type = DRNIC_EVENT_PORT_ACTIVE,
 		.element.port_num = 1 };
 	struct drnic_async_event ev;
-	struct ut_ack a = { 0 };
+	struct ut_ack *a = &ut_hook_seen;
 
-	/* Without a callback, non-CQ events are only counted. */
+	/* Without hooks, non-CQ events are only counted. */
 	drnic_ack_async_event(q, &port);
 	CU_ASSERT_EQUAL(ut_stats(q).acked, 1);
-	async_set_ack_cb(q, ut_ack_cb, &a);
+	memset(a, 0, sizeof(*a));
+	async_set_hooks(&ut_hooks);
 	CU_ASSERT_EQUAL(async_raise(q, &cq_err), 0);
 	CU_ASSERT_EQUAL(async_raise(q, &port), 0);
 	CU_ASSERT_EQUAL(drnic_get_async_event(q, &ev), 0);
 	drnic_ack_async_event(q, &ev);
 	CU_ASSERT_EQUAL(ut_cq_acks, 1);
+	CU_ASSERT_EQUAL(ut_cq_got, 1);
 	CU_ASSERT_PTR_EQUAL(ut_acked_cq, fake_cq);
-	CU_ASSERT_EQUAL(a.calls, 0);
+	CU_ASSERT_EQUAL(a->calls, 0);
+	CU_ASSERT_EQUAL(a->delivered, 0);
 	CU_ASSERT_EQUAL(drnic_get_async_event(q, &ev), 0);
 	CU_ASSERT_EQUAL(ev.element.port_num, 1);
+	CU_ASSERT_EQUAL(a->delivered, 1);
 	drnic_ack_async_event(q, &ev);
-	CU_ASSERT_EQUAL(a.calls, 1);
-	CU_ASSERT_EQUAL(a.last, DRNIC_EVENT_PORT_ACTIVE);
+	CU_ASSERT_EQUAL(a->calls, 1);
+	CU_ASSERT_EQUAL(a->last, DRNIC_EVENT_PORT_ACTIVE);
 	CU_ASSERT_EQUAL(ut_cq_acks, 1);
 	CU_ASSERT_EQUAL(ut_stats(q).acked, 3);
+	async_set_hooks(NULL);
+	CU_ASSERT_EQUAL(drnic_async_queue_destroy(q), 0);
+}
+
+/*
+ * Unread events of a destroyed object are dropped (issue 13, defect 14):
+ * async_purge() marks them, the consumer skips them and the other objects'
+ * events (and port events) still come, in order; events already taken are
+ * not affected; the cells are reused afterwards.
+ */
+static void
+test_purge(void)
+{
+	struct drnic_async_queue *q = drnic_async_queue_create(8);
+	int qp1, qp2;
+	struct drnic_async_event e1 = { .event_type = DRNIC_EVENT_QP_FATAL, .element.qp = &qp1,
+					.qp_num = 1 };
+	struct drnic_async_event e2 = { .event_type = DRNIC_EVENT_SQ_DRAINED, .element.qp = &qp2,
+					.qp_num = 2 };
+	struct drnic_async_event port = { .event_type = DRNIC_EVENT_PORT_ERR,
+					  .element.port_num = 1 };
+	struct drnic_async_event ev;
+	unsigned int i;
+
+	CU_ASSERT_EQUAL(async_raise(q, &e1), 0);
+	CU_ASSERT_EQUAL(drnic_try_get_async_event(q, &ev), 0);      /* taken: stays */
+	CU_ASSERT_EQUAL(async_raise(q, &e1), 0);
+	CU_ASSERT_EQUAL(async_raise(q, &e2), 0);
+	CU_ASSERT_EQUAL(async_raise(q, &port), 0);
+	CU_ASSERT_EQUAL(async_raise(q, &e1), 0);
+	CU_ASSERT_EQUAL(async_purge(q, &qp1), 2);
+	CU_ASSERT_EQUAL(async_purge(q, &qp1), 0);
+	CU_ASSERT_EQUAL(async_purge(q, NULL), 0);
+	CU_ASSERT_EQUAL(ut_stats(q).events_purged, 2);
+	CU_ASSERT_EQUAL(drnic_try_get_async_event(q, &ev), 0);
+	CU_ASSERT_PTR_EQUAL(ev.element.qp, &qp2);
+	CU_ASSERT_EQUAL(drnic_try_get_async_event(q, &ev), 0);
+	CU_ASSERT_EQUAL(ev.event_type, DRNIC_EVENT_PORT_ERR);
+	CU_ASSERT_EQUAL(drnic_try_get_async_event(q, &ev), -EAGAIN);
+	/* Every cell comes back: a full lap and more. */
+	for (i = 0; i < 20; i++) {
+		CU_ASSERT_EQUAL(async_raise(q, &e2), 0);
+		CU_ASSERT_EQUAL(drnic_try_get_async_event(q, &ev), 0);
+		CU_ASSERT_PTR_EQUAL(ev.element.qp, &qp2);
+	}
+	CU_ASSERT_EQUAL(ut_stats(q).events_lost, 0);
 	CU_ASSERT_EQUAL(drnic_async_queue_destroy(q), 0);
 }
 
@@ -320,6 +389,7 @@ main(void)
 	CU_ADD_TEST(s, test_create_destroy);
 	CU_ADD_TEST(s, test_fifo_fd_and_full);
 	CU_ADD_TEST(s, test_ack);
+	CU_ADD_TEST(s, test_purge);
 	CU_ADD_TEST(s, test_get_blocks);
 	CU_ADD_TEST(s, test_multi_producer);
 	CU_ADD_TEST(s, test_type_str);

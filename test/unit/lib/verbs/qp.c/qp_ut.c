@@ -342,13 +342,22 @@ test_create_errors(void)
 	ia = ut_init_attr();
 	CU_ASSERT_PTR_NULL(drnic_create_qp(&pd, &ia));
 	CU_ASSERT_EQUAL(rte_errno, ENOMEM);
-	/* A QP with an unacknowledged async event cannot go. */
+	/* An event taken and not acknowledged holds the QP (libibverbs'
+	 * rule); one never taken does not (issue 13, defect 14), and is
+	 * dropped from the queue by the destroy. */
 	verbs_qp_event(qps[0], DRNIC_EVENT_QP_FATAL);
 	CU_ASSERT_EQUAL(ut_last_event.qp_num, drnic_qp_num(qps[0]));
+	verbs_async_hooks.delivered(&ut_last_event);
 	CU_ASSERT_EQUAL(drnic_destroy_qp(qps[0]), -EBUSY);
-	atomic_store(&qps[0]->events_unacked, 0);
+	CU_ASSERT_EQUAL(ut_async_unread, 1);                /* nothing changed */
+	verbs_async_hooks.acked(&ut_last_event);
+	verbs_qp_event(qps[1], DRNIC_EVENT_SQ_DRAINED);
+	CU_ASSERT_EQUAL(drnic_destroy_qp(qps[1]), 0);       /* unread: no hold */
+	CU_ASSERT_EQUAL(ut_async_unread, 0);                /* ... and dropped */
+	qps[1] = NULL;
 	for (i = 0; i < 8; i++)
-		CU_ASSERT_EQUAL(drnic_destroy_qp(qps[i]), 0);
+		if (qps[i] != NULL)
+			CU_ASSERT_EQUAL(drnic_destroy_qp(qps[i]), 0);
 	CU_ASSERT_EQUAL(cq0.users, 0);
 	CU_ASSERT_EQUAL(dev->nb_qp, 0);
 	CU_ASSERT_EQUAL(atomic_load(&pd.refs), 0);
