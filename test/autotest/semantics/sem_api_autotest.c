@@ -9,6 +9,8 @@
  * Afterwards a normal SEND still delivers its bytes.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -561,6 +563,49 @@ api_body(struct sem_ctx *c)
 					  cases[k].what);
 			TEST_ASSERT(bad == &x, "bad_wr for %s", cases[k].what);
 		}
+	}
+
+	/* Issue 13, defect 6: the count is checked before the list is read. A
+	 * heap list of exactly the maximum with num_sge one more (ASan reports
+	 * a read past it), and INT_MAX (a read that far faults); inline too. */
+	{
+		struct drnic_sge *hs = malloc(max_ssge * sizeof(*hs));
+		struct drnic_sge *hr = malloc(4 * sizeof(*hr));   /* max_recv_sge 4 */
+		const int counts[] = { (int)max_ssge + 1, INT_MAX };
+		struct drnic_send_wr x;
+		struct drnic_recv_wr y;
+		unsigned int j;
+		int k;
+
+		TEST_ASSERT(hs != NULL && hr != NULL, "malloc");
+		for (j = 0; j < max_ssge; j++)
+			hs[j] = (struct drnic_sge){ (uintptr_t)sbuf, 1, drnic_mr_lkey(smr) };
+		for (j = 0; j < 4; j++)
+			hr[j] = (struct drnic_sge){ (uintptr_t)rbuf, 1, drnic_mr_lkey(rmr) };
+		for (k = 0; k < 2; k++) {
+			api_send_wr(&x, hs, 250, sbuf, 1, drnic_mr_lkey(smr));
+			x.sg_list = hs;
+			x.num_sge = counts[k];
+			bad = NULL;
+			TEST_ASSERT_EQUAL(drnic_post_send(cqp, &x, &bad), -EINVAL,
+					  "post_send num_sge %d (max %u)", counts[k], max_ssge);
+			TEST_ASSERT(bad == &x, "bad_wr for num_sge %d", counts[k]);
+			x.send_flags |= DRNIC_SEND_INLINE;
+			bad = NULL;
+			TEST_ASSERT_EQUAL(drnic_post_send(cqp, &x, &bad), -EINVAL,
+					  "inline post_send num_sge %d", counts[k]);
+			TEST_ASSERT(bad == &x, "bad_wr for inline num_sge %d", counts[k]);
+			memset(&y, 0, sizeof(y));
+			y.wr_id = 251;
+			y.sg_list = hr;
+			y.num_sge = k == 0 ? 5 : INT_MAX;
+			rbad = NULL;
+			TEST_ASSERT_EQUAL(drnic_post_recv(sqp, &y, &rbad), -EINVAL,
+					  "post_recv num_sge %d (max 4)", y.num_sge);
+			TEST_ASSERT(rbad == &y, "bad_wr for receive num_sge %d", y.num_sge);
+		}
+		free(hs);
+		free(hr);
 	}
 
 	/* Send list: s0, s1 good, s2 bad (too many SGEs), s3 good: 2 posted. */
