@@ -90,10 +90,13 @@ extern int engine_logtype;
  * A PSN-sequence NAK the same as the last one sent (a peer that keeps
  * sending out of sequence) is sent from a bucket of ENGINE_NAK_BURST that
  * refills one per ENGINE_NAK_REFILL_NS; the others are counted
- * (naks_limited). A new NAK (the expected PSN moved) always goes.
+ * (naks_limited). A new NAK (the expected PSN moved) always goes. A
+ * requester that lost its go-back again needs the same NAK once per round
+ * trip: with a refill of 100 us, a long WRITE over a lossy af_packet link
+ * got none for a few rounds and ended RETRY_EXC_ERR (ib_write_lat -a).
  */
-#define ENGINE_NAK_BURST 8
-#define ENGINE_NAK_REFILL_NS (100 * 1000)
+#define ENGINE_NAK_BURST 16
+#define ENGINE_NAK_REFILL_NS (10 * 1000)
 /* Packets one QP may produce per visit, for fairness. */
 #define ENGINE_QP_BUDGET 64
 /*

@@ -430,21 +430,23 @@ adv_flood_body(struct adv *x)
 		    x->seen_read_bytes);
 	TEST_ASSERT(x->seen_read_bytes >= 16384, "not even one replay answered");
 
-	/* The same out-of-sequence PSN 100 times: a few NAKs. */
+	/* The same out-of-sequence PSN 100 times in one burst: a few NAKs. */
 	adv_tap_reset(x);
 	p = adv_req(x, DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY);
 	p.bth.psn = (p.bth.psn + 5) & 0xFFFFFF;
 	p.reth.dmalen = 64;
-	for (i = 0; i < 100; i++) {
-		TEST_ASSERT_SUCCESS(adv_inject(x, ADV_B, &p, adv_bytes, 64), "OOS %u", i);
-		adv_tap_drain(x);
-	}
+	TEST_ASSERT_SUCCESS(adv_inject_burst(x, ADV_B, &p, adv_bytes, 64, 100), "OOS burst");
+	for (i = 0; i < 100; i++)
+		adv_progress(x);
+	adv_tap_drain(x);
 	st = adv_qp_stats(&x->p.b);
-	printf("100 repeated out-of-sequence WRITEs: %u NAKs sent, %" PRIu64 " limited\n",
+	printf("a burst of 100 repeated out-of-sequence WRITEs: %u NAKs sent, %" PRIu64 " limited\n",
 	       x->seen_naks, st.naks_limited);
+	/* A burst is answered once (owed NAKs coalesce in a step); the rate
+	 * over many steps is responder_ut's test_repeated_nak_limit (on a
+	 * fake clock). */
 	TEST_ASSERT(x->seen_naks >= 1, "no NAK at all");
-	TEST_ASSERT(x->seen_naks <= 50, "%u NAKs", x->seen_naks);
-	TEST_ASSERT(st.naks_limited > 0, "none limited");
+	TEST_ASSERT(x->seen_naks <= 4, "%u NAKs for one burst", x->seen_naks);
 	TEST_ASSERT(adv_vic_is(x, x->vic[0], 0), "guards");
 	return TEST_SUCCESS;
 }

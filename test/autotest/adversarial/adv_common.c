@@ -137,28 +137,40 @@ int
 adv_inject(struct adv *x, int side, const struct drnic_wire_pkt *tmpl, const void *payload,
 	   uint32_t len)
 {
+	return adv_inject_burst(x, side, tmpl, payload, len, 1);
+}
+
+int
+adv_inject_burst(struct adv *x, int side, const struct drnic_wire_pkt *tmpl, const void *payload,
+		 uint32_t len, unsigned int n)
+{
 	struct rnic_side *s = side == ADV_A ? &x->p.a : &x->p.b;
 	struct drnic_wire_pkt pkt = *tmpl;
 	struct drnic_wire_sge sg = { payload, len };
 	uint64_t rx0 = adv_qp_stats(s).rx_packets;
-	struct rte_mbuf *m;
+	struct rte_mbuf *m[128];
+	unsigned int i;
 	int rc;
 
-	m = rte_pktmbuf_alloc(x->pool);
-	if (m == NULL)
+	if (n == 0 || n > RTE_DIM(m))
+		return -EINVAL;
+	if (rte_pktmbuf_alloc_bulk(x->pool, m, n) != 0)
 		return -ENOMEM;
 	pkt.sg = len > 0 ? &sg : NULL;
 	pkt.sg_cnt = len > 0 ? 1 : 0;
-	rc = drnic_wire_build(m, &pkt);
-	if (rc < 0) {
-		rte_pktmbuf_free(m);
-		return rc;
+	for (i = 0; i < n; i++) {
+		rc = drnic_wire_build(m[i], &pkt);
+		if (rc < 0) {
+			rte_pktmbuf_free_bulk(m, n);
+			return rc;
+		}
 	}
-	if (link_tx_burst(x->tap[side], 0, &m, 1) != 1) {
-		rte_pktmbuf_free(m);
+	/* All at once: the victim's engine takes them in one or two bursts. */
+	if (link_tx_burst(x->tap[side], 0, m, (uint16_t)n) != n) {
+		rte_pktmbuf_free_bulk(m, n);
 		return -ENOBUFS;
 	}
-	if (!ADV_WAIT(x, adv_qp_stats(s).rx_packets > rx0))
+	if (!ADV_WAIT(x, adv_qp_stats(s).rx_packets >= rx0 + n))
 		return -ETIMEDOUT;
 	/* What the frame makes the engines send, out. */
 	adv_progress(x);

@@ -63,6 +63,10 @@ void adv_close(struct adv *x);
  * 0 or a negative errno. */
 int adv_inject(struct adv *x, int side, const struct drnic_wire_pkt *pkt, const void *payload,
 	       uint32_t len);
+/* The same frame @p n times (at most 128) in one transmit burst: as fast as
+ * a flood arrives. */
+int adv_inject_burst(struct adv *x, int side, const struct drnic_wire_pkt *pkt,
+		     const void *payload, uint32_t len, unsigned int n);
 
 /* Read and classify what the taps saw (frames from B). */
 void adv_tap_drain(struct adv *x);

@@ -202,6 +202,48 @@ test_send(void)
 	CU_ASSERT_FALSE(ut_wc_sol[1]);
 }
 
+/* A peer that sends the same out-of-sequence PSN again and again, one per
+ * step: the NAK goes, then ENGINE_NAK_BURST repeats of it, then one per
+ * ENGINE_NAK_REFILL_NS of the (fake) clock; the others are counted. A NAK
+ * for a new expected PSN always goes. */
+static void
+test_repeated_nak_limit(void)
+{
+	struct engine_qp *eq = ut_setup_qp(100);
+	uint8_t seq = drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_PSN_SEQ_ERR);
+	struct drnic_wire_pkt p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY, 105, 0);
+	unsigned int i, sent = 0;
+
+	p.reth.rkey = 5;
+	for (i = 0; i < 40; i++) {
+		rx(eq, &p, NULL);            /* the same PSN: each one a new "round" */
+		if (eq->ack_pending) {
+			CU_ASSERT_EQUAL(resp_step(eq, 32), 1);
+			CU_ASSERT_EQUAL(ut_tx[ut_ntx - 1].pkt.aeth.syndrome, seq);
+			CU_ASSERT_EQUAL(ut_tx[ut_ntx - 1].pkt.bth.psn, 100);
+			sent++;
+		}
+	}
+	/* The first, then a bucket's worth of repeats. */
+	CU_ASSERT_EQUAL(sent, 1 + ENGINE_NAK_BURST);
+	CU_ASSERT_EQUAL(eq->stats.naks_limited, 40 - 1 - ENGINE_NAK_BURST);
+	ut_now += ENGINE_NAK_REFILL_NS;          /* one more token */
+	rx(eq, &p, NULL);
+	CU_ASSERT_TRUE(eq->ack_pending);
+	CU_ASSERT_EQUAL(resp_step(eq, 32), 1);
+	rx(eq, &p, NULL);
+	CU_ASSERT_FALSE(eq->ack_pending);
+	/* The expected PSN moves: its NAK is new and goes at once. */
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY, 100, 0);
+	rx(eq, &p, NULL);                        /* in order: epsn 101 */
+	(void)resp_step(eq, 32);
+	p.bth.psn = 110;
+	rx(eq, &p, NULL);
+	CU_ASSERT_TRUE(eq->ack_pending);
+	CU_ASSERT_EQUAL(eq->ack_psn, 101);
+	CU_ASSERT_EQUAL(eq->ack_syn, seq);
+}
+
 static void
 test_psn_and_sequence(void)
 {
@@ -754,5 +796,6 @@ main(void)
 	CU_ADD_TEST(s, test_read_replay);
 	CU_ADD_TEST(s, test_atomic_replay_window);
 	CU_ADD_TEST(s, test_write_deferred_icrc);
+	CU_ADD_TEST(s, test_repeated_nak_limit);
 	return ut_run_all();
 }
