@@ -360,8 +360,12 @@ int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	static const char *const extra[] = { "--no-telemetry", NULL };
-	struct drnic_env_opts o = { .name = "fuzz_engine", .lcores = "0", .mem_mb = 256,
-				    .extra_args = extra, .log_level = RTE_LOG_EMERG };
+	/* FUZZ_ENGINE_LCORE: the CPU of this worker (EAL pins the thread), so
+	 * that workers run side by side; default 0. */
+	const char *lcore = getenv("FUZZ_ENGINE_LCORE");
+	struct drnic_env_opts o = { .name = "fuzz_engine", .lcores = lcore ? lcore : "0",
+				    .mem_mb = 256, .extra_args = extra,
+				    .log_level = RTE_LOG_EMERG };
 	struct drnic_mr *stale;
 	int rc;
 
