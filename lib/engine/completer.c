@@ -270,6 +270,7 @@ comp_ack_upto(struct engine_qp *eq, uint32_t psn)
 		n = drnic_psn_sub(psn, eq->acked_psn);
 	eq->acked_psn = psn;
 	eq->any_acked = true;
+	req_skip_acked(eq, psn);
 	comp_rtt_sample(eq, psn);
 	if (eq->in_recovery && drnic_psn_ge(psn, eq->recover_psn))
 		eq->in_recovery = false;
@@ -632,8 +633,12 @@ comp_check_psn(const struct engine_qp *eq, uint32_t psn)
 	const struct verbs_send_wqe *w;
 	uint32_t una;
 
-	if (eq->comp_idx == eq->req_idx && eq->req_off == 0)
-		return DRNIC_ENGINE_DROP_GHOST_RESP;    /* nothing outstanding */
+	/* Nothing outstanding: every WQE started is retired. (Right after a
+	 * go-back, req_idx is back at comp_idx, but what was sent before it
+	 * is still outstanding: npsn is behind psn_hi.) */
+	if (eq->comp_idx == eq->req_idx && eq->req_off == 0 &&
+	    !drnic_psn_lt(eq->npsn, eq->psn_hi))
+		return DRNIC_ENGINE_DROP_GHOST_RESP;
 	w = engine_sq_wqe(eq, eq->comp_idx);
 	una = w->first_psn;
 	if (!engine_wqe_is_rd_atomic(w) && eq->any_acked &&
@@ -658,10 +663,16 @@ comp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 	}
 	why = comp_check_psn(eq, pkt->bth.psn);
 	if (why != DRNIC_ENGINE_DROP_MAX) {
-		/* A duplicate still tells the peer is alive. */
-		if (why == DRNIC_ENGINE_DROP_DUP_RESP)
-			eq->peer_heard = true;
 		engine_qp_drop(eq, why);
+		if (why == DRNIC_ENGINE_DROP_DUP_RESP) {
+			/* A duplicate still tells the peer is alive, and
+			 * that a resend of what it acknowledged arrived:
+			 * the WQE it finished may retire now. */
+			eq->peer_heard = true;
+			if (eq->any_acked)
+				req_skip_acked(eq, eq->acked_psn);
+			comp_retire(eq);
+		}
 		return;
 	}
 	eq->peer_heard = true;
@@ -685,16 +696,16 @@ comp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 }
 
 /* Resend from the oldest unretired WQE: a SEND or WRITE from after what the
- * responder acknowledged; a READ with part of its response asks for the
- * rest only (the requester looks at its rd_next). */
+ * responder acknowledged (nothing it acknowledged is sent again); a READ
+ * with part of its response asks for the rest only (the requester looks at
+ * its rd_next). */
 static void
 comp_go_back(struct engine_qp *eq)
 {
 	eq->reread_sent = false;
+	req_rewind(eq, eq->comp_idx);
 	if (eq->any_acked)
-		req_rewind_psn(eq, eq->comp_idx, drnic_psn_add(eq->acked_psn, 1));
-	else
-		req_rewind(eq, eq->comp_idx);
+		req_skip_acked(eq, eq->acked_psn);
 	eq->rstate = REQ_IDLE;
 	engine_qp_activate(eq);
 }

@@ -407,6 +407,7 @@ void engine_qp_build_template(struct engine_qp *eq);
 int engine_qp_tx(struct engine_qp *eq, const struct drnic_wire_pkt *pkt);
 void req_rewind(struct engine_qp *eq, uint32_t idx);
 void req_rewind_psn(struct engine_qp *eq, uint32_t idx, uint32_t psn);
+void req_skip_acked(struct engine_qp *eq, uint32_t psn);
 int resp_send_ack(struct engine_qp *eq);
 
 /* requester.c */

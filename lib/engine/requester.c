@@ -321,6 +321,27 @@ req_rewind(struct engine_qp *eq, uint32_t idx)
 	eq->req_sge_off = 0;
 }
 
+/* Send SEND or WRITE WQE @p w (the one at req_idx) from its PSN @p psn on:
+ * the message offset and the gather position of that packet. */
+static void
+req_resume_at(struct engine_qp *eq, struct verbs_send_wqe *w, uint32_t psn)
+{
+	uint32_t off = drnic_psn_sub(psn, w->first_psn) * eq->mtu;
+	uint16_t i;
+
+	w->state = WQE_SENDING;
+	eq->npsn = psn;
+	eq->req_off = off;
+	eq->req_sge = 0;
+	eq->req_sge_off = 0;
+	if (w->inl)
+		return;
+	for (i = 0; i < w->num_sge && off >= w->sge[i].length; i++)
+		off -= w->sge[i].length;
+	eq->req_sge = i;
+	eq->req_sge_off = off;
+}
+
 /*
  * Go back to PSN @p psn of WQE @p idx: a SEND or WRITE resumes there (a
  * MIDDLE or LAST packet: the responder is inside the message, expecting
@@ -330,23 +351,47 @@ void
 req_rewind_psn(struct engine_qp *eq, uint32_t idx, uint32_t psn)
 {
 	struct verbs_send_wqe *w = engine_sq_wqe(eq, idx);
-	uint32_t k, off, i;
 
 	req_rewind(eq, idx);
 	if (engine_wqe_is_rd_atomic(w) || w->state != WQE_POSTED ||
 	    !drnic_psn_gt(psn, w->first_psn) || !drnic_psn_le(psn, w->last_psn))
 		return;
-	k = drnic_psn_sub(psn, w->first_psn);
-	off = k * eq->mtu;
-	w->state = WQE_SENDING;
-	eq->npsn = psn;
-	eq->req_off = off;
-	if (w->inl)
+	req_resume_at(eq, w, psn);
+}
+
+/*
+ * The responder acknowledged everything up to @p psn while the requester
+ * was behind it, resending after a go-back: nothing it has is sent again.
+ * A SEND or WRITE that ends at or before @p psn counts as sent (the
+ * completer retires it: its ACK may never come again, since the responder
+ * answers duplicates with what it acknowledged already, which the
+ * completer drops as a duplicate response); one that holds the next PSN is
+ * resumed there. Only PSNs sent before (below psn_hi) are skipped, and a
+ * READ or an atomic stops the skip: only its response retires it.
+ */
+void
+req_skip_acked(struct engine_qp *eq, uint32_t psn)
+{
+	uint32_t next = drnic_psn_add(psn, 1);
+
+	while (drnic_psn_lt(eq->npsn, next) && drnic_psn_lt(eq->npsn, eq->psn_hi)) {
+		struct verbs_send_wqe *w = engine_sq_wqe(eq, eq->req_idx);
+
+		if (w->state == WQE_FAILED || engine_wqe_is_rd_atomic(w))
+			return;
+		if (drnic_psn_le(w->last_psn, psn)) {
+			w->state = WQE_SENT;
+			eq->req_idx++;
+			eq->req_off = 0;
+			eq->req_sge = 0;
+			eq->req_sge_off = 0;
+			eq->npsn = drnic_psn_add(w->last_psn, 1);
+			continue;
+		}
+		/* Inside this WQE: resume at the next PSN, as a NAK would. */
+		req_resume_at(eq, w, next);
 		return;
-	for (i = 0; i < w->num_sge && off >= w->sge[i].length; i++)
-		off -= w->sge[i].length;
-	eq->req_sge = i;
-	eq->req_sge_off = off;
+	}
 }
 
 int

@@ -58,6 +58,46 @@ engine_qp_tx(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	return 0;
 }
 
+#ifdef UT_ENGINE_CQE_STUBS
+/* What the completer and the responder call back into the engine: CQEs are
+ * kept in ut_wc[], activations and QP errors counted. */
+int
+engine_push_cqe(struct engine_qp *eq, struct drnic_cq *cq, const struct drnic_wc *wc,
+		bool solicited)
+{
+	RTE_SET_USED(eq);
+	RTE_SET_USED(cq);
+	if (ut_nwc < UT_MAX_WC) {
+		ut_wc_sol[ut_nwc] = solicited;
+		ut_wc[ut_nwc++] = *wc;
+	}
+	return 0;
+}
+
+void
+engine_qp_activate(struct engine_qp *eq)
+{
+	RTE_SET_USED(eq);
+	ut_activated++;
+}
+
+uint16_t
+engine_port_room(const struct engine_port *p)
+{
+	RTE_SET_USED(p);
+	return 32;
+}
+#endif
+
+#ifdef UT_ENGINE_QP_ERROR_STUB
+void
+engine_qp_error(struct engine_qp *eq)
+{
+	ut_errors++;
+	atomic_store(&eq->qp->state, DRNIC_QPS_ERR);
+}
+#endif
+
 uint64_t
 engine_now_ns(struct engine *eng)
 {

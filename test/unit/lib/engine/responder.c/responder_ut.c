@@ -13,30 +13,11 @@
 #define UT_REAL_RESP_SETUP
 #include "lib/engine/responder.c"
 
+#define UT_ENGINE_CQE_STUBS
 #include "test/unit/lib/engine/ut_engine_stubs.h"
 #include "ut_common.h"
 
 static unsigned int ut_copies;
-
-int
-engine_push_cqe(struct engine_qp *eq, struct drnic_cq *cq, const struct drnic_wc *wc,
-		bool solicited)
-{
-	RTE_SET_USED(eq);
-	RTE_SET_USED(cq);
-	if (ut_nwc < UT_MAX_WC) {
-		ut_wc_sol[ut_nwc] = solicited;
-		ut_wc[ut_nwc++] = *wc;
-	}
-	return 0;
-}
-
-void
-engine_qp_activate(struct engine_qp *eq)
-{
-	RTE_SET_USED(eq);
-	ut_activated++;
-}
 
 bool
 verbs_qp_set_error(struct drnic_qp *qp)
@@ -51,13 +32,6 @@ verbs_qp_event(struct drnic_qp *qp, enum drnic_event_type type)
 	RTE_SET_USED(qp);
 	ut_events++;
 	ut_last_event = type;
-}
-
-uint16_t
-engine_port_room(const struct engine_port *p)
-{
-	RTE_SET_USED(p);
-	return 32;
 }
 
 int
