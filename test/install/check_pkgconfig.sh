@@ -12,5 +12,12 @@ sed -i "s|^prefix=|prefix=$dest|" "$pc/drnic.pc"
 export PKG_CONFIG_PATH=$pc
 flags=$(pkg-config --cflags --libs drnic)
 libdir=$(dirname "$pc")
+# The shared library exports the public API and nothing else.
+internal=$(nm -D --defined-only "$libdir/libdrnic.so" | awk '$3 !~ /^drnic_/ && $2 != "A" {print $3}')
+if [ -n "$internal" ]; then
+	echo "FAIL: libdrnic.so exports $(echo "$internal" | wc -l) symbols outside drnic_*:" \
+		$(echo "$internal" | head -5)
+	exit 1
+fi
 cc -Wall -Wextra -Werror -o "$dest/hello_drnic" "$src" $flags
 LD_LIBRARY_PATH=$libdir "$dest/hello_drnic"
