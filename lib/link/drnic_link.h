@@ -72,6 +72,18 @@ struct drnic_link_stats {
 };
 
 /**
+ * The queue that serves QP @p qpn on a link of @p nb_queues queues, one per
+ * engine of its device: a link steers each received frame to the queue of
+ * its destination QPN, and a device gives a QP only a QPN whose queue is
+ * the QP's engine. So frames for a QP reach only the engine that owns it.
+ */
+static inline uint16_t
+drnic_link_qpn_queue(uint32_t qpn, uint16_t nb_queues)
+{
+	return nb_queues <= 1 ? 0 : (uint16_t)(qpn % nb_queues);
+}
+
+/**
  * Counter name of a drop reason, e.g. "no_peer".
  * @return a static string; "invalid" for a value out of range; never NULL.
  */

@@ -473,7 +473,8 @@ qp_alloc_wq(struct drnic_qp *qp, struct verbs_wq *wq, uint32_t nwr, uint32_t hdr
 	return wq->buf == NULL ? -ENOMEM : 0;
 }
 
-/* Allocate a free QPN whose engine (QPN % engines) is @p engine. Under lock. */
+/* Allocate a free QPN served by engine @p engine (its link queue: links
+ * steer frames by drnic_link_qpn_queue()). Under lock. */
 static uint32_t
 qp_alloc_qpn(struct drnic_device *dev, unsigned int engine)
 {
@@ -481,7 +482,8 @@ qp_alloc_qpn(struct drnic_device *dev, unsigned int engine)
 
 	for (i = 0; i < dev->qp_tab_size; i++) {
 		qpn = (dev->qp_next + i) & dev->qp_mask;
-		if (qpn < VERBS_FIRST_QPN || qpn % dev->nb_engines != engine)
+		if (qpn < VERBS_FIRST_QPN ||
+		    drnic_link_qpn_queue(qpn, (uint16_t)dev->nb_engines) != engine)
 			continue;
 		if (atomic_load_explicit(&dev->qp_tab[qpn], memory_order_relaxed) == NULL) {
 			dev->qp_next = qpn + 1;

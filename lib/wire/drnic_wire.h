@@ -675,6 +675,21 @@ enum drnic_wire_drop drnic_wire_parse_flags(const struct rte_mbuf *m, uint32_t f
 					    struct drnic_wire_pkt *out);
 
 /**
+ * Destination QPN of a received frame, without parsing it: for steering a
+ * frame to the engine that serves its QP (drnic_link_qpn_queue()), which
+ * then parses it. Reads the BTH behind Ethernet (one optional 802.1Q tag),
+ * IPv4 (its header length) or IPv6 and UDP, in the first segment only and
+ * never past its data. Nothing else is checked: not the UDP port, the
+ * lengths or the ICRC.
+ *
+ * @param m      the frame, starting with the Ethernet header.
+ * @param dqpn   set on success.
+ * @return 0; -EINVAL when the frame is neither IPv4 nor IPv6, or its first
+ *         segment ends before the destination QPN.
+ */
+int drnic_wire_peek_dqpn(const struct rte_mbuf *m, uint32_t *dqpn);
+
+/**
  * Counter name of a drop reason, e.g. "bad_icrc".
  * @return a static string; "invalid" for values out of range. Never NULL.
  */

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rte_ether.h>
 #include <rte_mbuf.h>
 #include <rte_memcpy.h>
 
@@ -338,6 +339,36 @@ drnic_wire_parse_flags(const struct rte_mbuf *m, uint32_t flags, struct drnic_wi
 	out->icrc = icrc;
 	out->icrc_deferred = deferred;
 	return DRNIC_WIRE_OK;
+}
+
+int
+drnic_wire_peek_dqpn(const struct rte_mbuf *m, uint32_t *dqpn)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = m->data_len, off = 12, l3;
+	uint16_t type;
+
+	if (len < off + 2)
+		return -EINVAL;
+	type = (uint16_t)(p[off] << 8 | p[off + 1]);
+	off += 2;
+	if (type == RTE_ETHER_TYPE_VLAN) {
+		if (len < off + 4)
+			return -EINVAL;
+		type = (uint16_t)(p[off + 2] << 8 | p[off + 3]);
+		off += 4;
+	}
+	if (type == RTE_ETHER_TYPE_IPV4 && len > off)
+		l3 = (p[off] & 0xFu) * 4u;
+	else if (type == RTE_ETHER_TYPE_IPV6)
+		l3 = 40;
+	else
+		return -EINVAL;
+	off += l3 + 8 + 5;  /* UDP, then BTH bytes 5..7 hold the QPN */
+	if (len < off + 3)
+		return -EINVAL;
+	*dqpn = (uint32_t)p[off] << 16 | (uint32_t)p[off + 1] << 8 | p[off + 2];
+	return 0;
 }
 
 enum drnic_wire_drop

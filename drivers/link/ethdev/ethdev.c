@@ -1172,7 +1172,7 @@ ethl_rx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint1
 
 		switch (ethl_classify(m, &dqpn, &why)) {
 		case ETHL_ROCE:
-			dq = link->nb_queues == 1 ? 0 : (uint16_t)(dqpn % link->nb_queues);
+			dq = drnic_link_qpn_queue(dqpn, link->nb_queues);
 			if (dq == 0)
 				pkts[keep++] = m;
 			else if (rte_ring_sp_enqueue(ep->disp[dq], m) != 0)

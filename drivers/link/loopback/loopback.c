@@ -37,6 +37,7 @@
 #include <rte_malloc.h>
 #include <rte_ring.h>
 
+#include "drnic_wire.h"
 #include "link_driver.h"
 
 RTE_LOG_REGISTER_SUFFIX(lb_logtype, link.loopback, NOTICE);
@@ -323,36 +324,6 @@ lb_destroy(struct drnic_link *link)
 	link->priv = NULL;
 }
 
-/* Destination QPN of a RoCEv2 frame, or 0 when it cannot be found. */
-static uint32_t
-lb_peek_dqpn(const struct rte_mbuf *m)
-{
-	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t len = m->data_len, off = 12, l3;
-	uint16_t type;
-
-	if (len < off + 2)
-		return 0;
-	type = (uint16_t)(p[off] << 8 | p[off + 1]);
-	off += 2;
-	if (type == 0x8100) {
-		if (len < off + 4)
-			return 0;
-		type = (uint16_t)(p[off + 2] << 8 | p[off + 3]);
-		off += 4;
-	}
-	if (type == 0x0800 && len > off)
-		l3 = (p[off] & 0xF) * 4u;
-	else if (type == 0x86DD)
-		l3 = 40;
-	else
-		return 0;
-	off += l3 + 8 + 5;  /* UDP, then BTH bytes 5..7 hold the QPN */
-	if (len < off + 3)
-		return 0;
-	return (uint32_t)p[off] << 16 | (uint32_t)p[off + 1] << 8 | p[off + 2];
-}
-
 static uint16_t lb_deliver(struct drnic_link *link, struct lb_end *peer, struct rte_mbuf **pkts,
 			   uint16_t n);
 
@@ -430,7 +401,11 @@ lb_deliver(struct drnic_link *link, struct lb_end *peer, struct rte_mbuf **pkts,
 	/* Steer each frame to the engine of its destination QP; stop at the
 	 * first refusal so the caller keeps a suffix. */
 	for (i = 0; i < n; i++) {
-		uint16_t rq = (uint16_t)(lb_peek_dqpn(pkts[i]) % peer->nb_queues);
+		uint32_t dqpn = 0;   /* not RoCE: queue 0, whose engine drops it */
+		uint16_t rq;
+
+		(void)drnic_wire_peek_dqpn(pkts[i], &dqpn);
+		rq = drnic_link_qpn_queue(dqpn, peer->nb_queues);
 
 		if (rte_ring_mp_enqueue(peer->rx[rq], pkts[i]) != 0)
 			break;

@@ -867,6 +867,50 @@ test_captures(void)
 	CU_ASSERT_EQUAL(bad.dropped[DRNIC_WIRE_DROP_BAD_ICRC], 38);
 }
 
+/*
+ * drnic_wire_peek_dqpn(): the parser's destination QPN for both IP versions,
+ * with and without a tag, at every frame length from where the QPN fits;
+ * -EINVAL below that (the frame in an exact-size heap segment: no read past
+ * it) and for a frame that is not IP.
+ */
+static void
+test_peek_dqpn(void)
+{
+	static uint8_t f[512];
+	struct drnic_wire_pkt q;
+	struct ut_fake fk;
+	struct rte_mbuf *m;
+	uint32_t n, l, need, dqpn;
+	uint8_t v;
+	int vlan, rc;
+
+	for (v = 4; v <= 6; v += 2) {
+		for (vlan = 0; vlan < 2; vlan++) {
+			n = ut_base(f, DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY, v, vlan, 64);
+			CU_ASSERT_EQUAL_FATAL(ut_parse_flat(f, n, 0, 0, &q), DRNIC_WIRE_OK);
+			need = ut_l2(f) + ut_ihl(f) + 8 + 8;   /* BTH bytes 5..7 */
+			for (l = 0; l <= n; l++) {
+				m = ut_fake_chain(&fk, f, l, NULL, 0);
+				dqpn = UINT32_MAX;
+				rc = drnic_wire_peek_dqpn(m, &dqpn);
+				ut_fake_free(&fk);
+				if (l < need) {
+					CU_ASSERT_EQUAL(rc, -EINVAL);
+					CU_ASSERT_EQUAL(dqpn, UINT32_MAX);
+				} else {
+					CU_ASSERT_EQUAL(rc, 0);
+					CU_ASSERT_EQUAL(dqpn, q.bth.dqpn);
+				}
+			}
+		}
+	}
+	n = ut_base(f, DRNIC_WIRE_OP_RC_SEND_ONLY, 4, false, 17);
+	f[12] = 0x08, f[13] = 0x06;                     /* ARP */
+	m = ut_fake_chain(&fk, f, n, NULL, 0);
+	CU_ASSERT_EQUAL(drnic_wire_peek_dqpn(m, &dqpn), -EINVAL);
+	ut_fake_free(&fk);
+}
+
 int
 main(void)
 {
@@ -887,5 +931,6 @@ main(void)
 	CU_add_test(s, "copy_out_verify", test_copy_out_verify);
 	CU_add_test(s, "defer_icrc", test_defer_icrc);
 	CU_add_test(s, "captures", test_captures);
+	CU_add_test(s, "peek_dqpn", test_peek_dqpn);
 	return ut_run_all();
 }
