@@ -8,6 +8,8 @@
 #include "lib/cm/cm_tcp.c"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <arpa/inet.h>
 
 #include "ut_common.h"
@@ -26,14 +28,25 @@ struct ut_client {
 	struct drnic_cm_dest remote;
 	bool sync;
 	int sync_rc;
+	_Atomic unsigned int idles;   /* calls of the client's idle callback */
 };
+
+/* The client's idle callback: counts its calls. */
+static int
+ut_client_idle(void *arg)
+{
+	struct ut_client *c = arg;
+
+	atomic_fetch_add(&c->idles, 1);
+	return 0;
+}
 
 static void *
 ut_client_main(void *arg)
 {
 	struct ut_client *c = arg;
 	struct drnic_cm_opts o = { .fmt = c->fmt, .port = c->port, .timeout_ms = 3000,
-				   .retry_ms = c->retry_ms };
+				   .retry_ms = c->retry_ms, .idle = ut_client_idle, .idle_arg = c };
 	struct drnic_cm *cm;
 
 	usleep(c->delay_ms * 1000);
@@ -245,7 +258,8 @@ test_errors(void)
 	drnic_cm_close(l);
 }
 
-/* The client starts first and retries until the server listens. */
+/* The client starts first, is refused, and retries until the server
+ * listens: the server listens only once the client idles between tries. */
 static void
 test_retry(void)
 {
@@ -258,7 +272,8 @@ test_retry(void)
 	c.port = drnic_cm_local_port(l);
 	drnic_cm_close(l);      /* the port is free again: refused for now */
 	pthread_create(&th, NULL, ut_client_main, &c);
-	usleep(200 * 1000);
+	while (atomic_load(&c.idles) == 0)      /* refused at least once */
+		sched_yield();
 	o.port = c.port;
 	l = drnic_cm_listen(&o);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(l);

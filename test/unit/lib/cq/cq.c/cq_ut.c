@@ -861,13 +861,14 @@ test_race_resize_two_threads(void)
 
 static struct drnic_cq *ut_late_cq;
 
+static pid_t ut_waiter;        /* the thread that must block first */
+
 static void *
 ut_late_producer(void *arg)
 {
-	struct timespec ts = { 0, 20 * 1000 * 1000 };
-
 	(void)arg;
-	nanosleep(&ts, NULL);
+	/* Only once the waiter sleeps in the kernel. */
+	CU_ASSERT_EQUAL(ut_wait_blocked(ut_waiter), 0);
 	ut_push(ut_late_cq, 7);
 	return NULL;
 }
@@ -884,6 +885,7 @@ test_get_cq_event_blocks(void)
 	ut_late_cq = ut_cq(4, ch, NULL);
 	CU_ASSERT_EQUAL(drnic_cq_req_notify(ut_late_cq, 0), 0);
 	CU_ASSERT_EQUAL(drnic_cq_poll(ut_late_cq, 2, out), 0);
+	ut_waiter = gettid();
 	CU_ASSERT_FATAL(pthread_create(&th, NULL, ut_late_producer, NULL) == 0);
 	CU_ASSERT_EQUAL(drnic_get_cq_event(ch, &got, NULL), 0);
 	CU_ASSERT_PTR_EQUAL(got, ut_late_cq);

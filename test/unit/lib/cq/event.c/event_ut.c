@@ -279,14 +279,16 @@ test_purge(void)
 
 static struct drnic_async_queue *ut_late_q;
 
+static pid_t ut_waiter;        /* the thread that must block first */
+
 static void *
 ut_late_raise(void *arg)
 {
-	struct timespec ts = { 0, 20 * 1000 * 1000 };
 	struct drnic_async_event ev = { .event_type = DRNIC_EVENT_DEVICE_FATAL };
 
 	(void)arg;
-	nanosleep(&ts, NULL);
+	/* Only once the waiter sleeps in the kernel. */
+	CU_ASSERT_EQUAL(ut_wait_blocked(ut_waiter), 0);
 	async_raise(ut_late_q, &ev);
 	return NULL;
 }
@@ -298,6 +300,7 @@ test_get_blocks(void)
 	pthread_t th;
 
 	ut_late_q = drnic_async_queue_create(4);
+	ut_waiter = gettid();
 	CU_ASSERT_FATAL(pthread_create(&th, NULL, ut_late_raise, NULL) == 0);
 	CU_ASSERT_EQUAL(drnic_get_async_event(ut_late_q, &ev), 0);
 	CU_ASSERT_EQUAL(ev.event_type, DRNIC_EVENT_DEVICE_FATAL);
