@@ -11,7 +11,7 @@
 
 static unsigned int rnic_seq;
 
-static uint64_t
+uint64_t
 rnic_now_ms(void)
 {
 	struct timespec ts;

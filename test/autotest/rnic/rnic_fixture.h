@@ -59,5 +59,7 @@ int rnic_poll(struct rnic_side *s, struct drnic_wc *wc, int n);
 /* Poll: expect no completion for @p ms milliseconds. */
 int rnic_poll_none(struct rnic_side *s, unsigned int ms);
 void rnic_fill(uint8_t *p, size_t len, uint32_t seed);
+/* CLOCK_MONOTONIC in ms, for the tests' deadlines. */
+uint64_t rnic_now_ms(void);
 
 #endif
