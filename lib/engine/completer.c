@@ -20,27 +20,17 @@ const char *const comp_state_names[COMP_STATE_MAX] = {
 	[COMP_ERROR] = "ERROR",
 };
 
-/* Work completion opcode of each send opcode (as data). */
-static const uint8_t comp_wc_opcode[] = {
-	[DRNIC_WR_RDMA_WRITE] = DRNIC_WC_RDMA_WRITE,
-	[DRNIC_WR_RDMA_WRITE_WITH_IMM] = DRNIC_WC_RDMA_WRITE,
-	[DRNIC_WR_SEND] = DRNIC_WC_SEND,
-	[DRNIC_WR_SEND_WITH_IMM] = DRNIC_WC_SEND,
-	[DRNIC_WR_RDMA_READ] = DRNIC_WC_RDMA_READ,
-	[DRNIC_WR_ATOMIC_CMP_AND_SWP] = DRNIC_WC_COMP_SWAP,
-	[DRNIC_WR_ATOMIC_FETCH_AND_ADD] = DRNIC_WC_FETCH_ADD,
-};
-
 static void
 comp_fill_wc(const struct engine_qp *eq, const struct verbs_send_wqe *w,
 	     enum drnic_wc_status status, struct drnic_wc *wc)
 {
+	const struct verbs_wr_info *op = verbs_wr_info(w->opcode);
+
 	memset(wc, 0, sizeof(*wc));
 	wc->wr_id = w->wr_id;
 	wc->status = status;
-	wc->opcode = (enum drnic_wc_opcode)comp_wc_opcode[w->opcode];
-	wc->byte_len = engine_wqe_is_rd_atomic(w) && w->opcode != DRNIC_WR_RDMA_READ ? 8 :
-		       w->length;
+	wc->opcode = (enum drnic_wc_opcode)op->wc_opcode;
+	wc->byte_len = op->wc_byte_len8 ? 8 : w->length;
 	wc->qp_num = eq->qp->qp_num;
 	wc->src_qp = eq->qp->attr.dest_qp_num;
 }
@@ -598,8 +588,7 @@ comp_atomic_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 		return;
 	}
 	w = engine_sq_wqe(eq, (uint32_t)idx);
-	if ((w->opcode != DRNIC_WR_ATOMIC_CMP_AND_SWP &&
-	     w->opcode != DRNIC_WR_ATOMIC_FETCH_AND_ADD) || w->state != WQE_SENT) {
+	if (!(verbs_wr_info(w->opcode)->flags & VERBS_WR_ATOMIC) || w->state != WQE_SENT) {
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
 		return;
 	}

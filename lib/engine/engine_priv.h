@@ -485,8 +485,7 @@ engine_npkts(uint32_t len, uint32_t mtu)
 static inline bool
 engine_wqe_is_rd_atomic(const struct verbs_send_wqe *w)
 {
-	return w->opcode == DRNIC_WR_RDMA_READ || w->opcode == DRNIC_WR_ATOMIC_CMP_AND_SWP ||
-	       w->opcode == DRNIC_WR_ATOMIC_FETCH_AND_ADD;
+	return (verbs_wr_info(w->opcode)->flags & VERBS_WR_RD_ATOMIC) != 0;
 }
 
 /* READ @p w has its responses up to its rd_next (exclusive) and no

@@ -125,7 +125,7 @@ req_start_wqe(struct engine_qp *eq, struct verbs_send_wqe *w, enum drnic_qp_stat
 		req_fail_wqe(eq, w, DRNIC_WC_LOC_PROT_ERR);
 		return 0;
 	}
-	if (w->opcode == DRNIC_WR_ATOMIC_CMP_AND_SWP || w->opcode == DRNIC_WR_ATOMIC_FETCH_AND_ADD)
+	if (verbs_wr_info(w->opcode)->flags & VERBS_WR_ATOMIC)
 		npkts = 1;
 	else
 		npkts = engine_npkts(w->length, eq->mtu);
@@ -207,10 +207,9 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 {
 	struct drnic_wire_sge sg[VERBS_MAX_SGE + 1];
 	struct drnic_wire_pkt pkt;
-	bool is_write = w->opcode == DRNIC_WR_RDMA_WRITE ||
-			w->opcode == DRNIC_WR_RDMA_WRITE_WITH_IMM;
-	bool imm = w->opcode == DRNIC_WR_RDMA_WRITE_WITH_IMM ||
-		   w->opcode == DRNIC_WR_SEND_WITH_IMM;
+	uint8_t opf = verbs_wr_info(w->opcode)->flags;
+	bool is_write = (opf & VERBS_WR_WRITE) != 0;
+	bool imm = (opf & VERBS_WR_IMM) != 0;
 	uint32_t plen = RTE_MIN(eq->mtu, w->length - eq->req_off);
 	uint32_t sge_next, off_next, every;
 	uint8_t pos = 0;

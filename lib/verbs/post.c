@@ -10,26 +10,17 @@
 
 #include "verbs_objects.h"
 
-/* Opcodes that may carry inline data. */
-static const uint8_t post_inline_ok[] = {
-	[DRNIC_WR_RDMA_WRITE] = 1,
-	[DRNIC_WR_RDMA_WRITE_WITH_IMM] = 1,
-	[DRNIC_WR_SEND] = 1,
-	[DRNIC_WR_SEND_WITH_IMM] = 1,
-	[DRNIC_WR_RDMA_READ] = 0,
-	[DRNIC_WR_ATOMIC_CMP_AND_SWP] = 0,
-	[DRNIC_WR_ATOMIC_FETCH_AND_ADD] = 0,
-};
-
 /* Check one send WR against the QP; 0 or -EINVAL. Sets *len_out. */
 static int
 post_check_send(const struct drnic_qp *qp, const struct drnic_send_wr *wr, uint64_t *len_out)
 {
+	const struct verbs_wr_info *op;
 	uint64_t len = 0;
 	int i;
 
-	if ((unsigned int)wr->opcode > DRNIC_WR_ATOMIC_FETCH_AND_ADD)
+	if ((unsigned int)wr->opcode >= VERBS_WR_OPCODE_MAX)
 		return -EINVAL;
+	op = verbs_wr_info((uint8_t)wr->opcode);
 	/* The count before the list: never read past what the caller has. As
 	 * mlx5, max_send_sge bounds inline data's buffers too. */
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge ||
@@ -38,9 +29,9 @@ post_check_send(const struct drnic_qp *qp, const struct drnic_send_wr *wr, uint6
 	for (i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
 	if ((wr->send_flags & DRNIC_SEND_INLINE) &&
-	    (!post_inline_ok[wr->opcode] || len > qp->sq.max_inline))
+	    (!(op->flags & VERBS_WR_INLINE) || len > qp->sq.max_inline))
 		return -EINVAL;
-	if (wr->opcode == DRNIC_WR_ATOMIC_CMP_AND_SWP || wr->opcode == DRNIC_WR_ATOMIC_FETCH_AND_ADD) {
+	if (op->flags & VERBS_WR_ATOMIC) {
 		if (wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
 		    (wr->wr.atomic.remote_addr & 7) != 0)
 			return -EINVAL;
@@ -95,8 +86,7 @@ drnic_post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_send
 		w->state = 0;
 		w->status = 0;
 		w->rd_next = VERBS_WQE_NO_PSN;
-		if (wr->opcode == DRNIC_WR_ATOMIC_CMP_AND_SWP ||
-		    wr->opcode == DRNIC_WR_ATOMIC_FETCH_AND_ADD) {
+		if (verbs_wr_info(w->opcode)->flags & VERBS_WR_ATOMIC) {
 			w->remote_addr = wr->wr.atomic.remote_addr;
 			w->rkey = wr->wr.atomic.rkey;
 			w->compare_add = wr->wr.atomic.compare_add;

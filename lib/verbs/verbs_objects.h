@@ -110,6 +110,47 @@ struct drnic_mr {
 /* Work queues                                                              */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * What each send WR opcode is, as data: post_send's checks, the requester's
+ * packets and the completer's CQEs all read it here.
+ */
+#define VERBS_WR_SEND      0x01u   /* a SEND: takes a receive WQE at the peer */
+#define VERBS_WR_WRITE     0x02u   /* an RDMA WRITE */
+#define VERBS_WR_READ      0x04u   /* an RDMA READ */
+#define VERBS_WR_ATOMIC    0x08u   /* one 8-byte SGE, an 8-aligned remote address */
+#define VERBS_WR_IMM       0x10u   /* carries immediate data */
+#define VERBS_WR_INLINE    0x20u   /* may carry inline data */
+#define VERBS_WR_RD_ATOMIC (VERBS_WR_READ | VERBS_WR_ATOMIC)  /* answered by a response */
+
+/* Send opcodes are 0 .. VERBS_WR_OPCODE_MAX - 1; post_send refuses others. */
+#define VERBS_WR_OPCODE_MAX (DRNIC_WR_ATOMIC_FETCH_AND_ADD + 1)
+
+struct verbs_wr_info {
+	uint8_t flags;         /* VERBS_WR_* */
+	uint8_t wc_opcode;     /* enum drnic_wc_opcode of its completion */
+	uint8_t wc_byte_len8;  /* its completion's byte_len is 8, not the length */
+};
+
+/* The facts of send opcode @p op (< VERBS_WR_OPCODE_MAX). */
+static inline const struct verbs_wr_info *
+verbs_wr_info(uint8_t op)
+{
+	static const struct verbs_wr_info tab[VERBS_WR_OPCODE_MAX] = {
+		[DRNIC_WR_RDMA_WRITE] = { VERBS_WR_WRITE | VERBS_WR_INLINE,
+					  DRNIC_WC_RDMA_WRITE, 0 },
+		[DRNIC_WR_RDMA_WRITE_WITH_IMM] = { VERBS_WR_WRITE | VERBS_WR_IMM | VERBS_WR_INLINE,
+						   DRNIC_WC_RDMA_WRITE, 0 },
+		[DRNIC_WR_SEND] = { VERBS_WR_SEND | VERBS_WR_INLINE, DRNIC_WC_SEND, 0 },
+		[DRNIC_WR_SEND_WITH_IMM] = { VERBS_WR_SEND | VERBS_WR_IMM | VERBS_WR_INLINE,
+					     DRNIC_WC_SEND, 0 },
+		[DRNIC_WR_RDMA_READ] = { VERBS_WR_READ, DRNIC_WC_RDMA_READ, 0 },
+		[DRNIC_WR_ATOMIC_CMP_AND_SWP] = { VERBS_WR_ATOMIC, DRNIC_WC_COMP_SWAP, 1 },
+		[DRNIC_WR_ATOMIC_FETCH_AND_ADD] = { VERBS_WR_ATOMIC, DRNIC_WC_FETCH_ADD, 1 },
+	};
+
+	return &tab[op];
+}
+
 /* A send WQE: what post_send copied from the WR, plus engine bookkeeping. */
 struct verbs_send_wqe {
 	uint64_t wr_id;

@@ -323,6 +323,42 @@ test_doorbell(void)
 	ut_drain();
 }
 
+/* The send opcode table: every opcode is exactly one kind of operation,
+ * immediate data and inline data only where verbs allow them, and the CQE
+ * opcode of its kind. */
+static void
+test_wr_info(void)
+{
+	unsigned int op;
+
+	for (op = 0; op < VERBS_WR_OPCODE_MAX; op++) {
+		const struct verbs_wr_info *i = verbs_wr_info((uint8_t)op);
+		uint8_t kind = i->flags & (VERBS_WR_SEND | VERBS_WR_WRITE | VERBS_WR_RD_ATOMIC);
+
+		CU_ASSERT(kind != 0 && (kind & (kind - 1)) == 0);
+		if (i->flags & (VERBS_WR_IMM | VERBS_WR_INLINE))
+			CU_ASSERT((kind & (VERBS_WR_SEND | VERBS_WR_WRITE)) != 0);
+		CU_ASSERT_EQUAL(i->wc_byte_len8, kind == VERBS_WR_ATOMIC);
+		switch (kind) {
+		case VERBS_WR_SEND:
+			CU_ASSERT_EQUAL(i->wc_opcode, DRNIC_WC_SEND);
+			break;
+		case VERBS_WR_WRITE:
+			CU_ASSERT_EQUAL(i->wc_opcode, DRNIC_WC_RDMA_WRITE);
+			break;
+		case VERBS_WR_READ:
+			CU_ASSERT_EQUAL(i->wc_opcode, DRNIC_WC_RDMA_READ);
+			break;
+		default:
+			CU_ASSERT(i->wc_opcode == DRNIC_WC_COMP_SWAP ||
+				  i->wc_opcode == DRNIC_WC_FETCH_ADD);
+		}
+	}
+	CU_ASSERT(verbs_wr_info(DRNIC_WR_SEND_WITH_IMM)->flags & VERBS_WR_IMM);
+	CU_ASSERT(verbs_wr_info(DRNIC_WR_RDMA_WRITE_WITH_IMM)->flags & VERBS_WR_IMM);
+	CU_ASSERT_FALSE(verbs_wr_info(DRNIC_WR_SEND)->flags & VERBS_WR_IMM);
+}
+
 int
 main(void)
 {
@@ -331,6 +367,7 @@ main(void)
 	CU_initialize_registry();
 	s = CU_add_suite("verbs_post", ut_setup, ut_teardown);
 	CU_ADD_TEST(s, test_state);
+	CU_ADD_TEST(s, test_wr_info);
 	CU_ADD_TEST(s, test_bad_wr);
 	CU_ADD_TEST(s, test_sge_count_first);
 	CU_ADD_TEST(s, test_full);
