@@ -290,7 +290,6 @@ static void
 comp_nak_error(struct engine_qp *eq, uint32_t psn, enum drnic_wc_status status)
 {
 	int64_t idx;
-	struct verbs_send_wqe *w;
 
 	comp_ack_upto(eq, drnic_psn_sub(psn, 1));
 	comp_retire(eq);
@@ -299,13 +298,8 @@ comp_nak_error(struct engine_qp *eq, uint32_t psn, enum drnic_wc_status status)
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
 		return;
 	}
-	w = engine_sq_wqe(eq, (uint32_t)idx);
-	w->state = WQE_FAILED;
-	w->status = (uint8_t)status;
 	/* Nothing after the failed WQE is sent again. */
-	eq->req_idx = (uint32_t)idx + 1;
-	eq->req_off = 0;
-	eq->rstate = REQ_STOPPED;
+	req_stop_at(eq, (uint32_t)idx, status);
 	comp_retire(eq);
 }
 
@@ -723,11 +717,7 @@ comp_timeout(struct engine_qp *eq)
 	eq->peer_heard = false;
 	if (eq->retry_left == 0) {
 		w = engine_sq_wqe(eq, eq->comp_idx);
-		w->state = WQE_FAILED;
-		w->status = DRNIC_WC_RETRY_EXC_ERR;
-		eq->req_idx = eq->comp_idx + 1;
-		eq->req_off = 0;
-		eq->rstate = REQ_STOPPED;
+		req_stop_at(eq, eq->comp_idx, DRNIC_WC_RETRY_EXC_ERR);
 		eq->retry_deadline_ns = 0;
 		eq->probe_deadline_ns = 0;
 		ENGINE_QP_LOG(DEBUG, eq, "retries exhausted at PSN %u", w->first_psn);

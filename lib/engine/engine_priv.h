@@ -488,6 +488,23 @@ engine_wqe_is_rd_atomic(const struct verbs_send_wqe *w)
 	return (verbs_wr_info(w->opcode)->flags & VERBS_WR_RD_ATOMIC) != 0;
 }
 
+/*
+ * The requester's stop, for either machine: WQE @p idx ends with @p status
+ * and nothing after it is sent. The completer reports it in order (the QP
+ * goes to ERR) and flushes the rest.
+ */
+static inline void
+req_stop_at(struct engine_qp *eq, uint32_t idx, enum drnic_wc_status status)
+{
+	struct verbs_send_wqe *w = engine_sq_wqe(eq, idx);
+
+	w->state = WQE_FAILED;
+	w->status = (uint8_t)status;
+	eq->req_idx = idx + 1;
+	eq->req_off = 0;
+	eq->rstate = REQ_STOPPED;
+}
+
 /* READ @p w has its responses up to its rd_next (exclusive) and no
  * further: the rest can be asked for from there (a partial re-read). Each
  * READ keeps its own progress, so several can be partly answered. */

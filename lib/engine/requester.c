@@ -66,11 +66,7 @@ req_fail_wqe(struct engine_qp *eq, struct verbs_send_wqe *w, enum drnic_wc_statu
 	/* One not started takes no PSN; one failing half-way keeps its own. */
 	if (w->state == WQE_POSTED)
 		w->first_psn = w->last_psn = eq->npsn;
-	w->state = WQE_FAILED;
-	w->status = (uint8_t)status;
-	eq->req_idx++;
-	eq->req_off = 0;
-	eq->rstate = REQ_STOPPED;
+	req_stop_at(eq, eq->req_idx, status);
 	ENGINE_QP_LOG(DEBUG, eq, "WQE %u failed locally: %s", eq->req_idx - 1,
 		      drnic_wc_status_str(status));
 	comp_retire(eq);
