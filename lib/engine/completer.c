@@ -408,32 +408,27 @@ comp_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 }
 
 /* Scatter @p len bytes of payload at message offset @p off into the WQE's
- * SGEs; -EPERM (nothing more written) at an SGE deregistered since the WQE
- * started. */
+ * SGEs; -EPERM, with nothing written, when an SGE it touches was
+ * deregistered since the WQE started. */
 static int
 comp_scatter(const struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t off,
 	     const struct rte_mbuf *m, uint32_t moff, uint32_t len)
 {
-	uint16_t i;
+	uint32_t i, o = off, l = len;
 
-	for (i = 0; i < w->num_sge && len > 0; i++) {
-		uint32_t sl = w->sge[i].length, take;
+	for (i = 0; i < w->num_sge && l > 0; i++) {
+		uint32_t sl = w->sge[i].length;
 
-		if (off >= sl) {
-			off -= sl;
+		if (o >= sl) {
+			o -= sl;
 			continue;
 		}
 		if (unlikely(!verbs_mr_key_live(eq->qp->dev, w->sge[i].lkey)))
 			return -EPERM;
-		take = RTE_MIN(sl - off, len);
-		if (drnic_wire_copy_out(m, moff, take,
-					(void *)(uintptr_t)(w->sge[i].addr + off)) < 0)
-			return -EINVAL;
-		moff += take;
-		len -= take;
-		off = 0;
+		l -= RTE_MIN(sl - o, l);
+		o = 0;
 	}
-	return len == 0 ? 0 : -ERANGE;
+	return engine_sge_scatter(w->sge, w->num_sge, off, m, moff, len);
 }
 
 /*

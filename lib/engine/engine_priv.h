@@ -489,6 +489,36 @@ engine_wqe_is_rd_atomic(const struct verbs_send_wqe *w)
 }
 
 /*
+ * Copy @p len bytes of frame @p m from @p moff to message offset @p off of
+ * the buffers @p sge[0 .. nsge - 1] (a receive WQE's, or a READ's local
+ * SGEs). The caller checked the keys of the SGEs it touches. 0; -ERANGE
+ * when the SGEs end first (nothing past them is written); -EINVAL when the
+ * frame does.
+ */
+static inline int
+engine_sge_scatter(const struct drnic_sge *sge, uint32_t nsge, uint32_t off,
+		   const struct rte_mbuf *m, uint32_t moff, uint32_t len)
+{
+	uint32_t i;
+
+	for (i = 0; i < nsge && len > 0; i++) {
+		uint32_t sl = sge[i].length, take;
+
+		if (off >= sl) {
+			off -= sl;
+			continue;
+		}
+		take = RTE_MIN(sl - off, len);
+		if (drnic_wire_copy_out(m, moff, take, (void *)(uintptr_t)(sge[i].addr + off)) < 0)
+			return -EINVAL;
+		moff += take;
+		len -= take;
+		off = 0;
+	}
+	return len == 0 ? 0 : -ERANGE;
+}
+
+/*
  * The requester's stop, for either machine: WQE @p idx ends with @p status
  * and nothing after it is sent. The completer reports it in order (the QP
  * goes to ERR) and flushes the rest.

@@ -202,21 +202,7 @@ resp_scatter_recv(struct engine_qp *eq, const struct verbs_recv_wqe *w, uint32_t
 	}
 	if (l > 0)
 		return -ERANGE;
-	for (i = 0; len > 0; i++) {
-		uint32_t sl = w->sge[i].length, take;
-
-		if (off >= sl) {
-			off -= sl;
-			continue;
-		}
-		take = RTE_MIN(sl - off, len);
-		if (drnic_wire_copy_out(m, moff, take, (void *)(uintptr_t)(w->sge[i].addr + off)) < 0)
-			return -EINVAL;
-		moff += take;
-		len -= take;
-		off = 0;
-	}
-	return 0;
+	return engine_sge_scatter(w->sge, w->num_sge, off, m, moff, len);
 }
 
 static void
