@@ -369,6 +369,8 @@ req_skip_acked(struct engine_qp *eq, uint32_t psn)
 {
 	uint32_t next = drnic_psn_add(psn, 1);
 
+	if (eq->rstate == REQ_STOPPED)
+		return;      /* a WQE failed: the rest is flushed, not sent */
 	while (drnic_psn_lt(eq->npsn, next) && drnic_psn_lt(eq->npsn, eq->psn_hi)) {
 		struct verbs_send_wqe *w = engine_sq_wqe(eq, eq->req_idx);
 
