@@ -44,19 +44,19 @@ comp_probe_arm(struct engine_qp *eq, uint64_t now)
 	uint64_t probe;
 	const struct verbs_send_wqe *w;
 
-	eq->probe_deadline_ns = 0;
-	if (eq->srtt_ns == 0 || eq->retry_deadline_ns == 0)
+	eq->req.probe_deadline_ns = 0;
+	if (eq->req.srtt_ns == 0 || eq->req.retry_deadline_ns == 0)
 		return;
-	w = engine_sq_wqe(eq, eq->comp_idx);
-	if (eq->comp_idx != eq->req_idx && w->opcode == DRNIC_WR_RDMA_READ &&
+	w = engine_sq_wqe(eq, eq->comp.idx);
+	if (eq->comp.idx != eq->req.idx && w->opcode == DRNIC_WR_RDMA_READ &&
 	    w->state == WQE_SENT && engine_inflight(eq) == 0) {
 		/* Only (the rest of) a READ's response is missing, everything
 		 * after it is acknowledged: the responder is done with it. Ask
 		 * again after a round trip: one request packet, so a spurious
 		 * one costs little. */
-		probe = RTE_MAX(eq->srtt_ns, (uint64_t)ENGINE_PROBE_MIN_NS);
+		probe = RTE_MAX(eq->req.srtt_ns, (uint64_t)ENGINE_PROBE_MIN_NS);
 	} else {
-		probe = RTE_MAX(eq->srtt_ns + 4 * eq->rttvar_ns, eq->srtt_ns * 2);
+		probe = RTE_MAX(eq->req.srtt_ns + 4 * eq->req.rttvar_ns, eq->req.srtt_ns * 2);
 		probe = RTE_MAX(probe, (uint64_t)ENGINE_PROBE_MIN_NS);
 		/* Never sooner than an eighth of the QP's timeout: with
 		 * thousands of QPs in flight one QP's samples trail the
@@ -65,8 +65,8 @@ comp_probe_arm(struct engine_qp *eq, uint64_t now)
 		if (eq->qp->attr.timeout != 0)
 			probe = RTE_MAX(probe, (4096ull << eq->qp->attr.timeout) / 8);
 	}
-	if (now + probe + probe / 2 <= eq->retry_deadline_ns)
-		eq->probe_deadline_ns = now + probe;
+	if (now + probe + probe / 2 <= eq->req.retry_deadline_ns)
+		eq->req.probe_deadline_ns = now + probe;
 }
 
 /*
@@ -81,13 +81,13 @@ engine_retry_arm(struct engine_qp *eq)
 	uint64_t now, to;
 
 	if (t == 0) {
-		eq->retry_deadline_ns = 0;
-		eq->probe_deadline_ns = 0;
+		eq->req.retry_deadline_ns = 0;
+		eq->req.probe_deadline_ns = 0;
 		return;
 	}
 	now = engine_now_ns(eq->eng);
 	to = 4096ull << t;
-	eq->retry_deadline_ns = now + to;
+	eq->req.retry_deadline_ns = now + to;
 	comp_probe_arm(eq, now);
 }
 
@@ -102,30 +102,30 @@ comp_cwnd_loss(struct engine_qp *eq, bool timeout)
 	uint32_t half = RTE_MAX(engine_inflight(eq) / 2, (uint32_t)ENGINE_MIN_CWND);
 
 	if (timeout) {
-		eq->ssthresh = RTE_MAX(half, eq->cwnd / 2);
-		eq->cwnd = ENGINE_MIN_CWND;
-	} else if (eq->in_recovery &&
-		   (!eq->any_acked || drnic_psn_lt(eq->acked_psn, eq->recover_psn))) {
+		eq->req.ssthresh = RTE_MAX(half, eq->req.cwnd / 2);
+		eq->req.cwnd = ENGINE_MIN_CWND;
+	} else if (eq->req.in_recovery &&
+		   (!eq->comp.any_acked || drnic_psn_lt(eq->comp.acked_psn, eq->req.recover_psn))) {
 		return;
 	} else {
-		eq->ssthresh = RTE_MAX(RTE_MIN(half, eq->cwnd / 2), (uint32_t)ENGINE_MIN_CWND);
-		eq->cwnd = eq->ssthresh;
+		eq->req.ssthresh = RTE_MAX(RTE_MIN(half, eq->req.cwnd / 2), (uint32_t)ENGINE_MIN_CWND);
+		eq->req.cwnd = eq->req.ssthresh;
 	}
-	eq->cwnd_acc = 0;
-	eq->in_recovery = true;
-	eq->recover_psn = eq->npsn;
-	eq->rtt_pending = false;     /* Karn: no sample across a go-back */
+	eq->req.cwnd_acc = 0;
+	eq->req.in_recovery = true;
+	eq->req.recover_psn = eq->req.npsn;
+	eq->req.rtt_pending = false;     /* Karn: no sample across a go-back */
 }
 
 /* Wake a requester that waits for what the completer just did. */
 static void
 comp_wake_requester(struct engine_qp *eq)
 {
-	switch (eq->rstate) {
+	switch (eq->req.state) {
 	case REQ_WAIT_FENCE:
 	case REQ_WAIT_RD_ATOMIC:
 	case REQ_WAIT_WINDOW:
-		eq->rstate = REQ_IDLE;
+		eq->req.state = REQ_IDLE;
 		engine_qp_activate(eq);
 		break;
 	default:
@@ -139,15 +139,15 @@ comp_wake_requester(struct engine_qp *eq)
 static void
 comp_progress(struct engine_qp *eq)
 {
-	eq->retry_left = eq->qp->attr.retry_cnt;
-	eq->alive_retries = 0;
-	if (eq->comp_idx != eq->req_idx || eq->req_off > 0) {
+	eq->req.retry_left = eq->qp->attr.retry_cnt;
+	eq->req.alive_retries = 0;
+	if (eq->comp.idx != eq->req.idx || eq->req.off > 0) {
 		engine_retry_arm(eq);
 	} else {
-		eq->retry_deadline_ns = 0;
-		eq->probe_deadline_ns = 0;
+		eq->req.retry_deadline_ns = 0;
+		eq->req.probe_deadline_ns = 0;
 	}
-	if (eq->rstate == REQ_WAIT_WINDOW)
+	if (eq->req.state == REQ_WAIT_WINDOW)
 		comp_wake_requester(eq);
 }
 
@@ -157,16 +157,16 @@ comp_progress(struct engine_qp *eq)
 static void
 comp_cwnd_grow(struct engine_qp *eq, uint32_t n)
 {
-	if (eq->cwnd >= ENGINE_MAX_INFLIGHT_PSN)
+	if (eq->req.cwnd >= ENGINE_MAX_INFLIGHT_PSN)
 		return;
-	if (eq->cwnd < eq->ssthresh) {
-		eq->cwnd = RTE_MIN(eq->cwnd + n, (uint32_t)ENGINE_MAX_INFLIGHT_PSN);
+	if (eq->req.cwnd < eq->req.ssthresh) {
+		eq->req.cwnd = RTE_MIN(eq->req.cwnd + n, (uint32_t)ENGINE_MAX_INFLIGHT_PSN);
 		return;
 	}
-	eq->cwnd_acc += n * 8;
-	while (eq->cwnd_acc >= eq->cwnd && eq->cwnd < ENGINE_MAX_INFLIGHT_PSN) {
-		eq->cwnd_acc -= eq->cwnd;
-		eq->cwnd++;
+	eq->req.cwnd_acc += n * 8;
+	while (eq->req.cwnd_acc >= eq->req.cwnd && eq->req.cwnd < ENGINE_MAX_INFLIGHT_PSN) {
+		eq->req.cwnd_acc -= eq->req.cwnd;
+		eq->req.cwnd++;
 	}
 }
 
@@ -177,19 +177,19 @@ comp_rtt_sample(struct engine_qp *eq, uint32_t psn)
 {
 	uint64_t s;
 
-	if (!eq->rtt_pending || drnic_psn_lt(psn, eq->rtt_psn))
+	if (!eq->req.rtt_pending || drnic_psn_lt(psn, eq->req.rtt_psn))
 		return;
-	eq->rtt_pending = false;
-	s = engine_now_ns(eq->eng) - eq->rtt_sent_ns;
-	if (eq->srtt_ns == 0) {
-		eq->srtt_ns = s;
-		eq->rttvar_ns = s / 2;
+	eq->req.rtt_pending = false;
+	s = engine_now_ns(eq->eng) - eq->req.rtt_sent_ns;
+	if (eq->req.srtt_ns == 0) {
+		eq->req.srtt_ns = s;
+		eq->req.rttvar_ns = s / 2;
 	} else {
-		uint64_t err = s > eq->srtt_ns ? s - eq->srtt_ns : eq->srtt_ns - s;
+		uint64_t err = s > eq->req.srtt_ns ? s - eq->req.srtt_ns : eq->req.srtt_ns - s;
 
 		/* Jacobson's estimator: gains 1/8 and 1/4. */
-		eq->srtt_ns = eq->srtt_ns - eq->srtt_ns / 8 + s / 8;
-		eq->rttvar_ns = eq->rttvar_ns - eq->rttvar_ns / 4 + err / 4;
+		eq->req.srtt_ns = eq->req.srtt_ns - eq->req.srtt_ns / 8 + s / 8;
+		eq->req.rttvar_ns = eq->req.rttvar_ns - eq->req.rttvar_ns / 4 + err / 4;
 	}
 }
 
@@ -200,16 +200,16 @@ comp_retire(struct engine_qp *eq)
 	struct drnic_wc wc;
 	int n = 0;
 
-	while (eq->comp_idx != eq->req_idx) {
-		struct verbs_send_wqe *w = engine_sq_wqe(eq, eq->comp_idx);
+	while (eq->comp.idx != eq->req.idx) {
+		struct verbs_send_wqe *w = engine_sq_wqe(eq, eq->comp.idx);
 
 		if (w->state == WQE_FAILED) {
 			/* Copy, free the slot, then complete: a poller that
 			 * sees the completion can post into the slot. */
 			comp_fill_wc(eq, w, (enum drnic_wc_status)w->status, &wc);
-			eq->comp_idx++;
-			eq->cstate = COMP_ERROR;
-			verbs_wq_retire(&qp->sq, eq->comp_idx);
+			eq->comp.idx++;
+			eq->comp.state = COMP_ERROR;
+			verbs_wq_retire(&qp->sq, eq->comp.idx);
 			/* The QP is in ERR before anyone sees the error. */
 			engine_qp_error(eq);
 			(void)engine_push_cqe(eq, qp->send_cq, &wc, false);
@@ -219,32 +219,32 @@ comp_retire(struct engine_qp *eq)
 		if (w->state == WQE_DONE) {
 			/* READ or atomic with its response: no longer outstanding
 			 * (the responder may forget it once retired). */
-			eq->rd_outstanding--;
-		} else if (w->state == WQE_SENT && !engine_wqe_is_rd_atomic(w) && eq->any_acked &&
-			   drnic_psn_le(w->last_psn, eq->acked_psn)) {
+			eq->req.rd_outstanding--;
+		} else if (w->state == WQE_SENT && !engine_wqe_is_rd_atomic(w) && eq->comp.any_acked &&
+			   drnic_psn_le(w->last_psn, eq->comp.acked_psn)) {
 			/* SEND or WRITE acknowledged. */
 		} else {
 			break;
 		}
-		eq->comp_idx++;
+		eq->comp.idx++;
 		n++;
 		if (qp->sq_sig_all || (w->send_flags & DRNIC_SEND_SIGNALED)) {
 			/* Copy, free the slots (release), then complete: a
 			 * poller that sees the completion finds room. */
 			comp_fill_wc(eq, w, DRNIC_WC_SUCCESS, &wc);
-			verbs_wq_retire(&qp->sq, eq->comp_idx);
+			verbs_wq_retire(&qp->sq, eq->comp.idx);
 			(void)engine_push_cqe(eq, qp->send_cq, &wc, false);
 		}
 	}
 	if (n > 0) {
 		/* Release: the poster may reuse the slots. */
-		verbs_wq_retire(&qp->sq, eq->comp_idx);
+		verbs_wq_retire(&qp->sq, eq->comp.idx);
 		comp_progress(eq);
 		comp_wake_requester(eq);
 		if (verbs_qp_state(qp) == DRNIC_QPS_SQD)
 			engine_qp_activate(eq);   /* may be drained now */
 	}
-	eq->cstate = eq->comp_idx == eq->req_idx ? COMP_IDLE : COMP_WAIT;
+	eq->comp.state = eq->comp.idx == eq->req.idx ? COMP_IDLE : COMP_WAIT;
 	return n;
 }
 
@@ -254,16 +254,16 @@ comp_ack_upto(struct engine_qp *eq, uint32_t psn)
 {
 	uint32_t n = 1;
 
-	if (eq->any_acked && !drnic_psn_gt(psn, eq->acked_psn))
+	if (eq->comp.any_acked && !drnic_psn_gt(psn, eq->comp.acked_psn))
 		return;
-	if (eq->any_acked)
-		n = drnic_psn_sub(psn, eq->acked_psn);
-	eq->acked_psn = psn;
-	eq->any_acked = true;
+	if (eq->comp.any_acked)
+		n = drnic_psn_sub(psn, eq->comp.acked_psn);
+	eq->comp.acked_psn = psn;
+	eq->comp.any_acked = true;
 	req_skip_acked(eq, psn);
 	comp_rtt_sample(eq, psn);
-	if (eq->in_recovery && drnic_psn_ge(psn, eq->recover_psn))
-		eq->in_recovery = false;
+	if (eq->req.in_recovery && drnic_psn_ge(psn, eq->req.recover_psn))
+		eq->req.in_recovery = false;
 	comp_cwnd_grow(eq, RTE_MIN(n, (uint32_t)ENGINE_MAX_INFLIGHT_PSN));
 	comp_progress(eq);
 }
@@ -272,9 +272,9 @@ comp_ack_upto(struct engine_qp *eq, uint32_t psn)
 static int64_t
 comp_find_wqe(const struct engine_qp *eq, uint32_t psn)
 {
-	uint32_t end = eq->req_idx + (eq->req_off > 0 ? 1 : 0), i;
+	uint32_t end = eq->req.idx + (eq->req.off > 0 ? 1 : 0), i;
 
-	for (i = eq->comp_idx; i != end; i++) {
+	for (i = eq->comp.idx; i != end; i++) {
 		const struct verbs_send_wqe *w = engine_sq_wqe(eq, i);
 
 		if (w->state == WQE_FAILED)
@@ -310,12 +310,12 @@ comp_rnr(struct engine_qp *eq, uint32_t psn, uint8_t timer)
 {
 	int64_t idx;
 
-	if (eq->rnr_retry_left == 0) {
+	if (eq->req.rnr_retry_left == 0) {
 		comp_nak_error(eq, psn, DRNIC_WC_RNR_RETRY_EXC_ERR);
 		return;
 	}
-	if (eq->rnr_retry_left != 7)  /* 7: retry for ever */
-		eq->rnr_retry_left--;
+	if (eq->req.rnr_retry_left != 7)  /* 7: retry for ever */
+		eq->req.rnr_retry_left--;
 	comp_ack_upto(eq, drnic_psn_sub(psn, 1));
 	comp_retire(eq);
 	idx = comp_find_wqe(eq, psn);
@@ -324,10 +324,10 @@ comp_rnr(struct engine_qp *eq, uint32_t psn, uint8_t timer)
 		return;
 	}
 	req_rewind(eq, (uint32_t)idx);
-	eq->retry_deadline_ns = 0;
-	eq->probe_deadline_ns = 0;  /* re-armed when sending again */
-	eq->rstate = REQ_WAIT_RNR;
-	eq->rnr_deadline_ns = engine_now_ns(eq->eng) + (uint64_t)drnic_aeth_rnr_timer_us(timer) * 1000;
+	eq->req.retry_deadline_ns = 0;
+	eq->req.probe_deadline_ns = 0;  /* re-armed when sending again */
+	eq->req.state = REQ_WAIT_RNR;
+	eq->req.rnr_deadline_ns = engine_now_ns(eq->eng) + (uint64_t)drnic_aeth_rnr_timer_us(timer) * 1000;
 	engine_qp_activate(eq);
 }
 
@@ -343,7 +343,7 @@ comp_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	case DRNIC_AETH_ACK:
 		eq->stats.acks_rx++;
 		comp_ack_upto(eq, psn);
-		eq->rnr_retry_left = eq->qp->attr.rnr_retry;
+		eq->req.rnr_retry_left = eq->qp->attr.rnr_retry;
 		comp_retire(eq);
 		comp_implied_nak(eq, psn);
 		break;
@@ -368,18 +368,18 @@ comp_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 			 * answers packets sent before the go-back (reordered
 			 * or duplicated): going back again would only resend
 			 * what is on its way. */
-			if (idx >= 0 && psn == eq->nak_psn && now - eq->nak_ns < eq->srtt_ns / 2) {
+			if (idx >= 0 && psn == eq->req.nak_psn && now - eq->req.nak_ns < eq->req.srtt_ns / 2) {
 				engine_qp_drop(eq, DRNIC_ENGINE_DROP_STALE_NAK);
 				break;
 			}
 			if (idx >= 0) {
-				eq->nak_psn = psn;
-				eq->nak_ns = now;
+				eq->req.nak_psn = psn;
+				eq->req.nak_ns = now;
 				comp_cwnd_loss(eq, false);
 				req_rewind_psn(eq, (uint32_t)idx, psn);
 				/* An RNR wait in progress still applies. */
-				if (eq->rstate != REQ_WAIT_RNR)
-					eq->rstate = REQ_IDLE;
+				if (eq->req.state != REQ_WAIT_RNR)
+					eq->req.state = REQ_IDLE;
 				engine_qp_activate(eq);
 			}
 			break;
@@ -445,13 +445,13 @@ comp_read_gap(struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t psn
 
 	from = engine_read_partial(w) ? w->rd_next : w->first_psn;
 	if (drnic_psn_diff(psn, from) < ENGINE_READ_GAP ||
-	    (eq->reread_sent && eq->reread_psn == from) || engine_port_room(eq->port) == 0)
+	    (eq->comp.reread_sent && eq->comp.reread_psn == from) || engine_port_room(eq->port) == 0)
 		return;
 	engine_read_request(eq, w, from, &pkt);
 	if (engine_qp_tx(eq, &pkt) < 0)
 		return;
-	eq->reread_sent = true;
-	eq->reread_psn = from;
+	eq->comp.reread_sent = true;
+	eq->comp.reread_psn = from;
 	eq->stats.retransmits++;
 	comp_cwnd_loss(eq, false);
 }
@@ -471,7 +471,7 @@ comp_implied_nak(struct engine_qp *eq, uint32_t psn)
 	struct drnic_wire_pkt pkt;
 	uint32_t i, from;
 
-	for (i = eq->comp_idx; i != eq->req_idx; i++) {
+	for (i = eq->comp.idx; i != eq->req.idx; i++) {
 		const struct verbs_send_wqe *w = engine_sq_wqe(eq, i);
 
 		if (drnic_psn_ge(w->last_psn, psn))
@@ -482,7 +482,7 @@ comp_implied_nak(struct engine_qp *eq, uint32_t psn)
 		 * (its tail, or the rest after a gap): ask for the rest, once
 		 * per missing PSN. */
 		from = engine_read_partial(w) ? w->rd_next : w->first_psn;
-		if ((eq->reread_sent && eq->reread_psn == from) || engine_port_room(eq->port) == 0)
+		if ((eq->comp.reread_sent && eq->comp.reread_psn == from) || engine_port_room(eq->port) == 0)
 			return;
 		if (w->opcode == DRNIC_WR_RDMA_READ)
 			engine_read_request(eq, w, from, &pkt);
@@ -490,8 +490,8 @@ comp_implied_nak(struct engine_qp *eq, uint32_t psn)
 			engine_atomic_request(eq, w, &pkt);
 		if (engine_qp_tx(eq, &pkt) < 0)
 			return;
-		eq->reread_sent = true;
-		eq->reread_psn = from;
+		eq->comp.reread_sent = true;
+		eq->comp.reread_psn = from;
 		eq->stats.retransmits++;
 		comp_cwnd_loss(eq, false);
 		return;
@@ -612,17 +612,17 @@ comp_check_psn(const struct engine_qp *eq, uint32_t psn)
 	uint32_t una;
 
 	/* Nothing outstanding: every WQE started is retired. (Right after a
-	 * go-back, req_idx is back at comp_idx, but what was sent before it
+	 * go-back, req.idx is back at comp.idx, but what was sent before it
 	 * is still outstanding: npsn is behind psn_hi.) */
-	if (eq->comp_idx == eq->req_idx && eq->req_off == 0 &&
-	    !drnic_psn_lt(eq->npsn, eq->psn_hi))
+	if (eq->comp.idx == eq->req.idx && eq->req.off == 0 &&
+	    !drnic_psn_lt(eq->req.npsn, eq->req.psn_hi))
 		return DRNIC_ENGINE_DROP_GHOST_RESP;
-	w = engine_sq_wqe(eq, eq->comp_idx);
+	w = engine_sq_wqe(eq, eq->comp.idx);
 	una = w->first_psn;
-	if (!engine_wqe_is_rd_atomic(w) && eq->any_acked &&
-	    drnic_psn_gt(drnic_psn_add(eq->acked_psn, 1), una))
-		una = drnic_psn_add(eq->acked_psn, 1);
-	if (drnic_psn_ge(psn, eq->psn_hi))
+	if (!engine_wqe_is_rd_atomic(w) && eq->comp.any_acked &&
+	    drnic_psn_gt(drnic_psn_add(eq->comp.acked_psn, 1), una))
+		una = drnic_psn_add(eq->comp.acked_psn, 1);
+	if (drnic_psn_ge(psn, eq->req.psn_hi))
 		return DRNIC_ENGINE_DROP_GHOST_RESP;
 	if (drnic_psn_lt(psn, una))
 		return DRNIC_ENGINE_DROP_DUP_RESP;
@@ -646,14 +646,14 @@ comp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 			/* A duplicate still tells the peer is alive, and
 			 * that a resend of what it acknowledged arrived:
 			 * the WQE it finished may retire now. */
-			eq->peer_heard = true;
-			if (eq->any_acked)
-				req_skip_acked(eq, eq->acked_psn);
+			eq->req.peer_heard = true;
+			if (eq->comp.any_acked)
+				req_skip_acked(eq, eq->comp.acked_psn);
 			comp_retire(eq);
 		}
 		return;
 	}
-	eq->peer_heard = true;
+	eq->req.peer_heard = true;
 	switch (pkt->bth.opcode) {
 	case DRNIC_WIRE_OP_RC_ACKNOWLEDGE:
 		comp_ack(eq, pkt);
@@ -680,11 +680,11 @@ comp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 static void
 comp_go_back(struct engine_qp *eq)
 {
-	eq->reread_sent = false;
-	req_rewind(eq, eq->comp_idx);
-	if (eq->any_acked)
-		req_skip_acked(eq, eq->acked_psn);
-	eq->rstate = REQ_IDLE;
+	eq->comp.reread_sent = false;
+	req_rewind(eq, eq->comp.idx);
+	if (eq->comp.any_acked)
+		req_skip_acked(eq, eq->comp.acked_psn);
+	eq->req.state = REQ_IDLE;
 	engine_qp_activate(eq);
 }
 
@@ -695,9 +695,9 @@ comp_timeout(struct engine_qp *eq)
 {
 	struct verbs_send_wqe *w;
 
-	if (eq->comp_idx == eq->req_idx && eq->req_off == 0) {
-		eq->retry_deadline_ns = 0;
-		eq->probe_deadline_ns = 0;
+	if (eq->comp.idx == eq->req.idx && eq->req.off == 0) {
+		eq->req.retry_deadline_ns = 0;
+		eq->req.probe_deadline_ns = 0;
 		return;
 	}
 	eq->stats.timeouts++;
@@ -705,21 +705,21 @@ comp_timeout(struct engine_qp *eq)
 	 * engine short of CPU, or a long replay, made this timeout, not a
 	 * lost peer. Bounded, so a peer that never makes progress still ends
 	 * the WQE. A gone peer answers nothing: retry_cnt applies exactly. */
-	if (eq->peer_heard && eq->alive_retries < ENGINE_ALIVE_RETRIES) {
-		eq->alive_retries++;
-		eq->retry_left++;     /* taken again below */
+	if (eq->req.peer_heard && eq->req.alive_retries < ENGINE_ALIVE_RETRIES) {
+		eq->req.alive_retries++;
+		eq->req.retry_left++;     /* taken again below */
 	}
-	eq->peer_heard = false;
-	if (eq->retry_left == 0) {
-		w = engine_sq_wqe(eq, eq->comp_idx);
-		req_stop_at(eq, eq->comp_idx, DRNIC_WC_RETRY_EXC_ERR);
-		eq->retry_deadline_ns = 0;
-		eq->probe_deadline_ns = 0;
+	eq->req.peer_heard = false;
+	if (eq->req.retry_left == 0) {
+		w = engine_sq_wqe(eq, eq->comp.idx);
+		req_stop_at(eq, eq->comp.idx, DRNIC_WC_RETRY_EXC_ERR);
+		eq->req.retry_deadline_ns = 0;
+		eq->req.probe_deadline_ns = 0;
 		ENGINE_QP_LOG(DEBUG, eq, "retries exhausted at PSN %u", w->first_psn);
 		comp_retire(eq);
 		return;
 	}
-	eq->retry_left--;
+	eq->req.retry_left--;
 	comp_cwnd_loss(eq, true);
 	comp_go_back(eq);
 	engine_retry_arm(eq);
@@ -735,13 +735,13 @@ comp_timeout(struct engine_qp *eq)
 void
 comp_probe(struct engine_qp *eq)
 {
-	eq->probe_deadline_ns = 0;
-	if ((eq->comp_idx == eq->req_idx && eq->req_off == 0) || eq->rstate == REQ_WAIT_RNR ||
-	    eq->rstate == REQ_STOPPED)
+	eq->req.probe_deadline_ns = 0;
+	if ((eq->comp.idx == eq->req.idx && eq->req.off == 0) || eq->req.state == REQ_WAIT_RNR ||
+	    eq->req.state == REQ_STOPPED)
 		return;
 	eq->stats.early_retransmits++;
-	eq->srtt_ns *= 2;
-	eq->rttvar_ns *= 2;
+	eq->req.srtt_ns *= 2;
+	eq->req.rttvar_ns *= 2;
 	comp_cwnd_loss(eq, false);
 	comp_go_back(eq);
 	comp_probe_arm(eq, engine_now_ns(eq->eng));
@@ -755,26 +755,26 @@ comp_flush(struct engine_qp *eq)
 	struct drnic_wc wc;
 	int n = 0;
 
-	while (eq->comp_idx != prod && n < ENGINE_QP_BUDGET * 4) {
-		struct verbs_send_wqe *w = engine_sq_wqe(eq, eq->comp_idx);
+	while (eq->comp.idx != prod && n < ENGINE_QP_BUDGET * 4) {
+		struct verbs_send_wqe *w = engine_sq_wqe(eq, eq->comp.idx);
 		enum drnic_wc_status status = w->state == WQE_FAILED ?
 					      (enum drnic_wc_status)w->status : DRNIC_WC_WR_FLUSH_ERR;
 
 		comp_fill_wc(eq, w, status, &wc);
 		w->state = WQE_POSTED;
-		eq->comp_idx++;
+		eq->comp.idx++;
 		n++;
-		verbs_wq_retire(&qp->sq, eq->comp_idx);
+		verbs_wq_retire(&qp->sq, eq->comp.idx);
 		(void)engine_push_cqe(eq, qp->send_cq, &wc, false);
 	}
 	if (n > 0)
-		verbs_wq_retire(&qp->sq, eq->comp_idx);
-	eq->req_idx = eq->comp_idx;
-	eq->req_off = 0;
-	eq->rd_outstanding = 0;
-	eq->rstate = REQ_STOPPED;
-	eq->cstate = COMP_ERROR;
-	eq->retry_deadline_ns = 0;
-	eq->probe_deadline_ns = 0;
+		verbs_wq_retire(&qp->sq, eq->comp.idx);
+	eq->req.idx = eq->comp.idx;
+	eq->req.off = 0;
+	eq->req.rd_outstanding = 0;
+	eq->req.state = REQ_STOPPED;
+	eq->comp.state = COMP_ERROR;
+	eq->req.retry_deadline_ns = 0;
+	eq->req.probe_deadline_ns = 0;
 	return n;
 }

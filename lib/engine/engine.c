@@ -387,16 +387,16 @@ engine_qp_sync(struct engine_qp *eq)
 		eq->resp_init = true;
 	}
 	if (!eq->req_init && st != DRNIC_QPS_RTR) {
-		eq->npsn = qp->attr.sq_psn;
-		eq->psn_hi = eq->npsn;
-		eq->rstate = REQ_IDLE;
-		eq->cstate = COMP_IDLE;
-		eq->rnr_retry_left = qp->attr.rnr_retry;
-		eq->retry_left = qp->attr.retry_cnt;
-		eq->retry_deadline_ns = 0;
-		eq->probe_deadline_ns = 0;
-		eq->cwnd = ENGINE_MAX_INFLIGHT_PSN;
-		eq->ssthresh = ENGINE_MAX_INFLIGHT_PSN;
+		eq->req.npsn = qp->attr.sq_psn;
+		eq->req.psn_hi = eq->req.npsn;
+		eq->req.state = REQ_IDLE;
+		eq->comp.state = COMP_IDLE;
+		eq->req.rnr_retry_left = qp->attr.rnr_retry;
+		eq->req.retry_left = qp->attr.retry_cnt;
+		eq->req.retry_deadline_ns = 0;
+		eq->req.probe_deadline_ns = 0;
+		eq->req.cwnd = ENGINE_MAX_INFLIGHT_PSN;
+		eq->req.ssthresh = ENGINE_MAX_INFLIGHT_PSN;
 		eq->req_init = true;
 	}
 }
@@ -409,20 +409,20 @@ engine_qp_busy(struct engine_qp *eq)
 	enum drnic_qp_state st = verbs_qp_state(qp);
 
 	if (st == DRNIC_QPS_ERR)
-		return eq->ack_pending || (eq->drain_rtx && eq->rtx_head != eq->rtx_tail) ||
-		       verbs_wq_posted(&qp->sq, eq->comp_idx) != 0 ||
-		       verbs_wq_posted(&qp->rq, eq->rq_idx) != 0;
-	if (eq->ack_pending || eq->rtx_head != eq->rtx_tail)
+		return eq->resp.ack_pending || (eq->resp.drain_rtx && eq->resp.rtx_head != eq->resp.rtx_tail) ||
+		       verbs_wq_posted(&qp->sq, eq->comp.idx) != 0 ||
+		       verbs_wq_posted(&qp->rq, eq->resp.rq_idx) != 0;
+	if (eq->resp.ack_pending || eq->resp.rtx_head != eq->resp.rtx_tail)
 		return true;
 	if (!eq->req_init || st != DRNIC_QPS_RTS)
 		return false;
 	/* A QP that waits for an ACK, a retransmit timeout or the end of an
 	 * RNR wait is not busy: the timer wheel or the ACK wakes it. */
-	switch (eq->rstate) {
+	switch (eq->req.state) {
 	case REQ_SENDING:
 		return true;
 	case REQ_IDLE:
-		return atomic_load_explicit(&qp->sq.prod, memory_order_acquire) != eq->req_idx;
+		return atomic_load_explicit(&qp->sq.prod, memory_order_acquire) != eq->req.idx;
 	default:
 		return false;  /* woken by the completer */
 	}
@@ -432,13 +432,13 @@ engine_qp_busy(struct engine_qp *eq)
 static uint64_t
 engine_qp_deadline(const struct engine_qp *eq)
 {
-	uint64_t d = eq->retry_deadline_ns;
+	uint64_t d = eq->req.retry_deadline_ns;
 
-	if (eq->probe_deadline_ns != 0 && (d == 0 || eq->probe_deadline_ns < d))
-		d = eq->probe_deadline_ns;
+	if (eq->req.probe_deadline_ns != 0 && (d == 0 || eq->req.probe_deadline_ns < d))
+		d = eq->req.probe_deadline_ns;
 
-	if (eq->rstate == REQ_WAIT_RNR && (d == 0 || eq->rnr_deadline_ns < d))
-		d = eq->rnr_deadline_ns;
+	if (eq->req.state == REQ_WAIT_RNR && (d == 0 || eq->req.rnr_deadline_ns < d))
+		d = eq->req.rnr_deadline_ns;
 	return d;
 }
 
@@ -464,9 +464,9 @@ engine_qp_step(struct engine_qp *eq, uint16_t room)
 		/* A request the responder refused moved the QP here: the
 		 * responses owed for the requests before it go first, then
 		 * the NAK (resp_step sends both, in that order). */
-		if (eq->drain_rtx && eq->rtx_head != eq->rtx_tail)
+		if (eq->resp.drain_rtx && eq->resp.rtx_head != eq->resp.rtx_tail)
 			return resp_step(eq, budget);
-		eq->drain_rtx = false;
+		eq->resp.drain_rtx = false;
 		work += resp_send_ack(eq);  /* the NAK that explains the error */
 		work += comp_flush(eq);
 		work += resp_flush(eq);
@@ -480,20 +480,20 @@ engine_qp_step(struct engine_qp *eq, uint16_t room)
 	}
 	if (st != DRNIC_QPS_SQD) {
 		eq->sqd_notified = false;
-	} else if (!eq->sqd_notified && eq->comp_idx == eq->req_idx && eq->req_off == 0) {
+	} else if (!eq->sqd_notified && eq->comp.idx == eq->req.idx && eq->req.off == 0) {
 		/* Nothing in flight any more: the send queue is drained. */
 		eq->sqd_notified = true;
 		if (eq->qp->attr.en_sqd_async_notify)
 			verbs_qp_event(eq->qp, DRNIC_EVENT_SQ_DRAINED);
 	}
 	if (eq->req_init && (st == DRNIC_QPS_RTS || st == DRNIC_QPS_SQD)) {
-		if ((eq->retry_deadline_ns | eq->probe_deadline_ns) != 0 && !eq->eng->rx_backlog) {
+		if ((eq->req.retry_deadline_ns | eq->req.probe_deadline_ns) != 0 && !eq->eng->rx_backlog) {
 			uint64_t now = engine_now_ns(eq->eng);
 
-			if (eq->retry_deadline_ns != 0 && now >= eq->retry_deadline_ns) {
+			if (eq->req.retry_deadline_ns != 0 && now >= eq->req.retry_deadline_ns) {
 				comp_timeout(eq);
 				work++;
-			} else if (eq->probe_deadline_ns != 0 && now >= eq->probe_deadline_ns) {
+			} else if (eq->req.probe_deadline_ns != 0 && now >= eq->req.probe_deadline_ns) {
 				comp_probe(eq);
 				work++;
 			}
@@ -1299,25 +1299,25 @@ engine_qp_attach(struct drnic_qp *qp)
 				qp->dev->cfg.socket_id);
 	if (eq == NULL)
 		return -ENOMEM;
-	eq->rd_mask = rte_align32pow2(2 * RTE_MAX(qp->dev->cfg.max_rd_atomic, 1u)) - 1;
-	eq->rtx_mask = 4 * (eq->rd_mask + 1) - 1;
-	eq->rd = rte_zmalloc_socket("drnic_engine_rd", sizeof(eq->rd[0]) * (eq->rd_mask + 1) +
-				    sizeof(eq->rtx[0]) * (eq->rtx_mask + 1),
+	eq->resp.rd_mask = rte_align32pow2(2 * RTE_MAX(qp->dev->cfg.max_rd_atomic, 1u)) - 1;
+	eq->resp.rtx_mask = 4 * (eq->resp.rd_mask + 1) - 1;
+	eq->resp.rd = rte_zmalloc_socket("drnic_engine_rd", sizeof(eq->resp.rd[0]) * (eq->resp.rd_mask + 1) +
+				    sizeof(eq->resp.rtx[0]) * (eq->resp.rtx_mask + 1),
 				    RTE_CACHE_LINE_SIZE, qp->dev->cfg.socket_id);
-	if (eq->rd == NULL) {
+	if (eq->resp.rd == NULL) {
 		rte_free(eq);
 		return -ENOMEM;
 	}
-	eq->rtx = (struct resp_tx *)(void *)(eq->rd + eq->rd_mask + 1);
+	eq->resp.rtx = (struct resp_tx *)(void *)(eq->resp.rd + eq->resp.rd_mask + 1);
 	eq->qp = qp;
 	eq->eng = eng;
-	eq->req_idx = eq->comp_idx = atomic_load(&qp->sq.cons);
-	eq->rq_idx = atomic_load(&qp->rq.cons);
+	eq->req.idx = eq->comp.idx = atomic_load(&qp->sq.cons);
+	eq->resp.rq_idx = atomic_load(&qp->rq.cons);
 	qp->eng_priv = eq;
 	rc = engine_ctrl_call(eng, ENGINE_CTRL_QP_ADD, eq, qp->dev->eng[qp->engine].link_queue);
 	if (rc < 0) {
 		qp->eng_priv = NULL;
-		rte_free(eq->rd);
+		rte_free(eq->resp.rd);
 		rte_free(eq);
 	}
 	return rc;
@@ -1332,7 +1332,7 @@ engine_qp_detach(struct drnic_qp *qp)
 		return;
 	engine_ctrl_call(eq->eng, ENGINE_CTRL_QP_DEL, eq, 0);
 	qp->eng_priv = NULL;
-	rte_free(eq->rd);
+	rte_free(eq->resp.rd);
 	rte_free(eq);
 }
 
@@ -1403,24 +1403,24 @@ drnic_qp_dump(const struct drnic_qp *qp, FILE *f)
 	fprintf(f, "  req %s idx %u off %u npsn %u rd_out %u retry_left %u rnr_left %u"
 		" retry_deadline %" PRIu64 " rnr_deadline %" PRIu64 " (now %" PRIu64 ")"
 		" on_active %d timer %d@%" PRIu64 "\n",
-		req_state_names[eq->rstate], eq->req_idx, eq->req_off, eq->npsn,
-		eq->rd_outstanding, eq->retry_left, eq->rnr_retry_left, eq->retry_deadline_ns,
-		eq->rnr_deadline_ns, engine_now_ns(eq->eng), eq->on_active, eq->tmr.armed,
+		req_state_names[eq->req.state], eq->req.idx, eq->req.off, eq->req.npsn,
+		eq->req.rd_outstanding, eq->req.retry_left, eq->req.rnr_retry_left, eq->req.retry_deadline_ns,
+		eq->req.rnr_deadline_ns, engine_now_ns(eq->eng), eq->on_active, eq->tmr.armed,
 		eq->tmr.deadline_ns);
 	fprintf(f, "  comp %s idx %u acked %u (%d) cwnd %u ssthresh %u inflight %u"
-		" srtt %" PRIu64 " probe_deadline %" PRIu64 "\n", comp_state_names[eq->cstate],
-		eq->comp_idx, eq->acked_psn, eq->any_acked, eq->cwnd, eq->ssthresh,
-		engine_inflight(eq), eq->srtt_ns, eq->probe_deadline_ns);
-	if (eq->comp_idx != eq->req_idx || eq->req_off > 0) {
-		const struct verbs_send_wqe *w = engine_sq_wqe(eq, eq->comp_idx);
+		" srtt %" PRIu64 " probe_deadline %" PRIu64 "\n", comp_state_names[eq->comp.state],
+		eq->comp.idx, eq->comp.acked_psn, eq->comp.any_acked, eq->req.cwnd, eq->req.ssthresh,
+		engine_inflight(eq), eq->req.srtt_ns, eq->req.probe_deadline_ns);
+	if (eq->comp.idx != eq->req.idx || eq->req.off > 0) {
+		const struct verbs_send_wqe *w = engine_sq_wqe(eq, eq->comp.idx);
 
 		fprintf(f, "  oldest WQE op %u len %u psn %u..%u state %u rd_next %u\n", w->opcode,
 			w->length, w->first_psn, w->last_psn, w->state, w->rd_next);
 	}
 	fprintf(f, "  resp %s epsn %u msn %u rq_idx %u ack_pending %d syn 0x%x psn %u"
-		" nak_seq_sent %d rtx %u..%u\n", resp_state_names[eq->sstate], eq->epsn, eq->msn,
-		eq->rq_idx, eq->ack_pending, eq->ack_syn, eq->ack_psn, eq->nak_seq_sent,
-		eq->rtx_head, eq->rtx_tail);
+		" nak_seq_sent %d rtx %u..%u\n", resp_state_names[eq->resp.state], eq->resp.epsn, eq->resp.msn,
+		eq->resp.rq_idx, eq->resp.ack_pending, eq->resp.ack_syn, eq->resp.ack_psn, eq->resp.nak_seq_sent,
+		eq->resp.rtx_head, eq->resp.rtx_tail);
 }
 
 int
@@ -1437,11 +1437,11 @@ drnic_qp_stats_get(const struct drnic_qp *qp, struct drnic_qp_stats *stats)
 	}
 	*stats = eq->stats;
 	/* The live transport state (read without the engine: may be torn). */
-	stats->next_psn = eq->npsn;
-	stats->expected_psn = eq->epsn;
-	stats->acked_psn = eq->any_acked ? eq->acked_psn : drnic_psn_sub(eq->npsn, 1);
-	stats->cwnd = eq->cwnd;
-	stats->srtt_ns = eq->srtt_ns;
+	stats->next_psn = eq->req.npsn;
+	stats->expected_psn = eq->resp.epsn;
+	stats->acked_psn = eq->comp.any_acked ? eq->comp.acked_psn : drnic_psn_sub(eq->req.npsn, 1);
+	stats->cwnd = eq->req.cwnd;
+	stats->srtt_ns = eq->req.srtt_ns;
 	return 0;
 }
 

@@ -11,7 +11,7 @@
  *   IDLE -> SENDING -> (WAIT_FENCE | WAIT_RD_ATOMIC | WAIT_WINDOW |
  *   WAIT_RNR | DRAINED) -> SENDING ... ; STOPPED after a local failure.
  *
- * WAIT_WINDOW: the congestion window (eq->cwnd PSNs unacknowledged) is
+ * WAIT_WINDOW: the congestion window (eq->req.cwnd PSNs unacknowledged) is
  * full; checked before every packet, so a long message waits mid-way.
  */
 #include <errno.h>
@@ -65,9 +65,9 @@ req_fail_wqe(struct engine_qp *eq, struct verbs_send_wqe *w, enum drnic_wc_statu
 {
 	/* One not started takes no PSN; one failing half-way keeps its own. */
 	if (w->state == WQE_POSTED)
-		w->first_psn = w->last_psn = eq->npsn;
-	req_stop_at(eq, eq->req_idx, status);
-	ENGINE_QP_LOG(DEBUG, eq, "WQE %u failed locally: %s", eq->req_idx - 1,
+		w->first_psn = w->last_psn = eq->req.npsn;
+	req_stop_at(eq, eq->req.idx, status);
+	ENGINE_QP_LOG(DEBUG, eq, "WQE %u failed locally: %s", eq->req.idx - 1,
 		      drnic_wc_status_str(status));
 	comp_retire(eq);
 }
@@ -99,11 +99,11 @@ req_start_wqe(struct engine_qp *eq, struct verbs_send_wqe *w, enum drnic_qp_stat
 	uint32_t npkts;
 
 	if (st == DRNIC_QPS_SQD) {
-		eq->rstate = REQ_DRAINED;
+		eq->req.state = REQ_DRAINED;
 		return 0;
 	}
-	if ((w->send_flags & DRNIC_SEND_FENCE) && eq->rd_outstanding > 0) {
-		eq->rstate = REQ_WAIT_FENCE;
+	if ((w->send_flags & DRNIC_SEND_FENCE) && eq->req.rd_outstanding > 0) {
+		eq->req.state = REQ_WAIT_FENCE;
 		return 0;
 	}
 	if (engine_wqe_is_rd_atomic(w)) {
@@ -112,8 +112,8 @@ req_start_wqe(struct engine_qp *eq, struct verbs_send_wqe *w, enum drnic_qp_stat
 			req_fail_wqe(eq, w, DRNIC_WC_LOC_QP_OP_ERR);
 			return 0;
 		}
-		if (eq->rd_outstanding >= qp->attr.max_rd_atomic) {
-			eq->rstate = REQ_WAIT_RD_ATOMIC;
+		if (eq->req.rd_outstanding >= qp->attr.max_rd_atomic) {
+			eq->req.state = REQ_WAIT_RD_ATOMIC;
 			return 0;
 		}
 	}
@@ -125,12 +125,12 @@ req_start_wqe(struct engine_qp *eq, struct verbs_send_wqe *w, enum drnic_qp_stat
 		npkts = 1;
 	else
 		npkts = engine_npkts(w->length, eq->mtu);
-	w->first_psn = eq->npsn;
-	w->last_psn = drnic_psn_add(eq->npsn, npkts - 1);
+	w->first_psn = eq->req.npsn;
+	w->last_psn = drnic_psn_add(eq->req.npsn, npkts - 1);
 	w->state = WQE_SENDING;
-	eq->req_off = 0;
-	eq->req_sge = 0;
-	eq->req_sge_off = 0;
+	eq->req.off = 0;
+	eq->req.sge = 0;
+	eq->req.sge_off = 0;
 	eq->eng->stats.wqes++;
 	eq->stats.wqes++;
 	return 1;
@@ -144,10 +144,10 @@ static int
 req_gather(const struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t len,
 	   struct drnic_wire_sge *sg, uint32_t *sge_out, uint32_t *off_out)
 {
-	uint32_t idx = eq->req_sge, off = eq->req_sge_off, n = 0;
+	uint32_t idx = eq->req.sge, off = eq->req.sge_off, n = 0;
 
 	if (w->inl) {
-		sg[0].addr = (const uint8_t *)w->sge + eq->req_off;
+		sg[0].addr = (const uint8_t *)w->sge + eq->req.off;
 		sg[0].len = len;
 		*sge_out = idx;
 		*off_out = off;
@@ -180,11 +180,11 @@ req_gather(const struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t 
 static inline void
 req_time_rtt(struct engine_qp *eq, uint32_t psn)
 {
-	if (eq->rtt_pending)
+	if (eq->req.rtt_pending)
 		return;
-	eq->rtt_pending = true;
-	eq->rtt_psn = psn;
-	eq->rtt_sent_ns = engine_now_ns(eq->eng);
+	eq->req.rtt_pending = true;
+	eq->req.rtt_psn = psn;
+	eq->req.rtt_sent_ns = engine_now_ns(eq->eng);
 }
 
 /* Everything before npsn has been sent: the completer believes responses
@@ -192,8 +192,8 @@ req_time_rtt(struct engine_qp *eq, uint32_t psn)
 static inline void
 req_sent_upto(struct engine_qp *eq)
 {
-	if (drnic_psn_gt(eq->npsn, eq->psn_hi))
-		eq->psn_hi = eq->npsn;
+	if (drnic_psn_gt(eq->req.npsn, eq->req.psn_hi))
+		eq->req.psn_hi = eq->req.npsn;
 }
 
 /* Send the next packet of a SEND or WRITE WQE; @p fills_window: it is the
@@ -206,27 +206,27 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 	uint8_t opf = verbs_wr_info(w->opcode)->flags;
 	bool is_write = (opf & VERBS_WR_WRITE) != 0;
 	bool imm = (opf & VERBS_WR_IMM) != 0;
-	uint32_t plen = RTE_MIN(eq->mtu, w->length - eq->req_off);
+	uint32_t plen = RTE_MIN(eq->mtu, w->length - eq->req.off);
 	uint32_t sge_next, off_next, every;
 	uint8_t pos = 0;
 	int rc;
 
-	if (eq->req_off == 0)
+	if (eq->req.off == 0)
 		pos |= DRNIC_WIRE_POS_FIRST;
-	if (eq->req_off + plen == w->length)
+	if (eq->req.off + plen == w->length)
 		pos |= DRNIC_WIRE_POS_LAST;
 	if (pos == 0)
 		pos = DRNIC_WIRE_POS_MIDDLE;
 
 	pkt = eq->tmpl;
 	pkt.bth.opcode = req_opcode[is_write][imm][pos];
-	pkt.bth.psn = eq->npsn;
+	pkt.bth.psn = eq->req.npsn;
 	/* AckReq on the last packet, every `every` packets of a long
 	 * message (a quarter of a small window, so ACKs keep it open), and on
 	 * the packet that fills the window (its ACK is what reopens it). */
-	every = RTE_MIN((uint32_t)ENGINE_ACKREQ_EVERY, RTE_MAX(eq->cwnd / 4, 1u));
+	every = RTE_MIN((uint32_t)ENGINE_ACKREQ_EVERY, RTE_MAX(eq->req.cwnd / 4, 1u));
 	pkt.bth.ackreq = (pos & DRNIC_WIRE_POS_LAST) != 0 ||
-			 drnic_psn_sub(eq->npsn, w->first_psn) % every == every - 1 ||
+			 drnic_psn_sub(eq->req.npsn, w->first_psn) % every == every - 1 ||
 			 fills_window;
 	pkt.bth.se = (pos & DRNIC_WIRE_POS_LAST) && (w->send_flags & DRNIC_SEND_SOLICITED);
 	if (is_write && (pos & DRNIC_WIRE_POS_FIRST)) {
@@ -248,15 +248,15 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 		return rc;
 	if (pkt.bth.ackreq)
 		req_time_rtt(eq, pkt.bth.psn);
-	eq->req_sge = sge_next;
-	eq->req_sge_off = off_next;
-	eq->req_off += plen;
-	eq->npsn = drnic_psn_add(eq->npsn, 1);
+	eq->req.sge = sge_next;
+	eq->req.sge_off = off_next;
+	eq->req.off += plen;
+	eq->req.npsn = drnic_psn_add(eq->req.npsn, 1);
 	req_sent_upto(eq);
 	if (pos & DRNIC_WIRE_POS_LAST) {
 		w->state = WQE_SENT;
-		eq->req_idx++;
-		eq->req_off = 0;
+		eq->req.idx++;
+		eq->req.off = 0;
 	}
 	return 0;
 }
@@ -268,7 +268,7 @@ req_send_rd_atomic(struct engine_qp *eq, struct verbs_send_wqe *w)
 	struct drnic_wire_pkt pkt = eq->tmpl;
 	int rc;
 
-	pkt.bth.psn = eq->npsn;
+	pkt.bth.psn = eq->req.npsn;
 	pkt.bth.ackreq = true;
 	if (w->opcode == DRNIC_WR_RDMA_READ) {
 		/* Sent again after a go-back, a READ with part of its response
@@ -283,40 +283,40 @@ req_send_rd_atomic(struct engine_qp *eq, struct verbs_send_wqe *w)
 	if (rc < 0)
 		return rc;
 	req_time_rtt(eq, pkt.bth.psn);
-	eq->npsn = drnic_psn_add(w->last_psn, 1);
+	eq->req.npsn = drnic_psn_add(w->last_psn, 1);
 	req_sent_upto(eq);
 	w->state = WQE_SENT;
-	eq->rd_outstanding++;
-	eq->req_idx++;
-	eq->req_off = 0;
+	eq->req.rd_outstanding++;
+	eq->req.idx++;
+	eq->req.off = 0;
 	return 0;
 }
 
 void
 req_rewind(struct engine_qp *eq, uint32_t idx)
 {
-	uint32_t end = eq->req_idx + (eq->req_off > 0 ? 1 : 0), i;
+	uint32_t end = eq->req.idx + (eq->req.off > 0 ? 1 : 0), i;
 
 	eq->stats.retransmits++;
-	eq->rtt_pending = false;   /* Karn: a resent packet's ACK times nothing */
+	eq->req.rtt_pending = false;   /* Karn: a resent packet's ACK times nothing */
 	for (i = idx; i != end; i++) {
 		struct verbs_send_wqe *w = engine_sq_wqe(eq, i);
 
 		if (w->state == WQE_FAILED)
 			break;
 		if (engine_wqe_is_rd_atomic(w) && (w->state == WQE_SENT || w->state == WQE_DONE))
-			eq->rd_outstanding--;
+			eq->req.rd_outstanding--;
 		w->state = WQE_POSTED;
 	}
 	if (idx != end)
-		eq->npsn = engine_sq_wqe(eq, idx)->first_psn;
-	eq->req_idx = idx;
-	eq->req_off = 0;
-	eq->req_sge = 0;
-	eq->req_sge_off = 0;
+		eq->req.npsn = engine_sq_wqe(eq, idx)->first_psn;
+	eq->req.idx = idx;
+	eq->req.off = 0;
+	eq->req.sge = 0;
+	eq->req.sge_off = 0;
 }
 
-/* Send SEND or WRITE WQE @p w (the one at req_idx) from its PSN @p psn on:
+/* Send SEND or WRITE WQE @p w (the one at req.idx) from its PSN @p psn on:
  * the message offset and the gather position of that packet. */
 static void
 req_resume_at(struct engine_qp *eq, struct verbs_send_wqe *w, uint32_t psn)
@@ -325,16 +325,16 @@ req_resume_at(struct engine_qp *eq, struct verbs_send_wqe *w, uint32_t psn)
 	uint16_t i;
 
 	w->state = WQE_SENDING;
-	eq->npsn = psn;
-	eq->req_off = off;
-	eq->req_sge = 0;
-	eq->req_sge_off = 0;
+	eq->req.npsn = psn;
+	eq->req.off = off;
+	eq->req.sge = 0;
+	eq->req.sge_off = 0;
 	if (w->inl)
 		return;
 	for (i = 0; i < w->num_sge && off >= w->sge[i].length; i++)
 		off -= w->sge[i].length;
-	eq->req_sge = i;
-	eq->req_sge_off = off;
+	eq->req.sge = i;
+	eq->req.sge_off = off;
 }
 
 /*
@@ -369,20 +369,20 @@ req_skip_acked(struct engine_qp *eq, uint32_t psn)
 {
 	uint32_t next = drnic_psn_add(psn, 1);
 
-	if (eq->rstate == REQ_STOPPED)
+	if (eq->req.state == REQ_STOPPED)
 		return;      /* a WQE failed: the rest is flushed, not sent */
-	while (drnic_psn_lt(eq->npsn, next) && drnic_psn_lt(eq->npsn, eq->psn_hi)) {
-		struct verbs_send_wqe *w = engine_sq_wqe(eq, eq->req_idx);
+	while (drnic_psn_lt(eq->req.npsn, next) && drnic_psn_lt(eq->req.npsn, eq->req.psn_hi)) {
+		struct verbs_send_wqe *w = engine_sq_wqe(eq, eq->req.idx);
 
 		if (w->state == WQE_FAILED || engine_wqe_is_rd_atomic(w))
 			return;
 		if (drnic_psn_le(w->last_psn, psn)) {
 			w->state = WQE_SENT;
-			eq->req_idx++;
-			eq->req_off = 0;
-			eq->req_sge = 0;
-			eq->req_sge_off = 0;
-			eq->npsn = drnic_psn_add(w->last_psn, 1);
+			eq->req.idx++;
+			eq->req.off = 0;
+			eq->req.sge = 0;
+			eq->req.sge_off = 0;
+			eq->req.npsn = drnic_psn_add(w->last_psn, 1);
 			continue;
 		}
 		/* Inside this WQE: resume at the next PSN, as a NAK would. */
@@ -400,54 +400,54 @@ req_step(struct engine_qp *eq, int budget)
 	uint32_t inflight;
 	int sent = 0;
 
-	switch (eq->rstate) {
+	switch (eq->req.state) {
 	case REQ_STOPPED:
 		return 0;
 	case REQ_WAIT_RNR:
-		if (engine_now_ns(eq->eng) < eq->rnr_deadline_ns)
+		if (engine_now_ns(eq->eng) < eq->req.rnr_deadline_ns)
 			return 0;
 		break;
 	default:
 		break;
 	}
-	eq->rstate = REQ_SENDING;
+	eq->req.state = REQ_SENDING;
 	prod = atomic_load_explicit(&qp->sq.prod, memory_order_acquire);
 	while (sent < budget) {
 		struct verbs_send_wqe *w;
 		int rc;
 
-		if (eq->req_idx == prod) {
+		if (eq->req.idx == prod) {
 			/* Read the poster's index again only here: its cache
 			 * line moves between the cores each time it is read
 			 * while the application posts. */
 			prod = atomic_load_explicit(&qp->sq.prod, memory_order_acquire);
-			if (eq->req_idx == prod) {
-				eq->rstate = REQ_IDLE;
+			if (eq->req.idx == prod) {
+				eq->req.state = REQ_IDLE;
 				break;
 			}
 		}
 		/* The congestion window: wait for ACKs (the completer wakes
 		 * us); something is outstanding, so the timer runs. */
 		inflight = engine_inflight(eq);
-		if (inflight >= eq->cwnd) {
-			eq->rstate = REQ_WAIT_WINDOW;
+		if (inflight >= eq->req.cwnd) {
+			eq->req.state = REQ_WAIT_WINDOW;
 			break;
 		}
-		w = engine_sq_wqe(eq, eq->req_idx);
+		w = engine_sq_wqe(eq, eq->req.idx);
 		if (w->state == WQE_POSTED && !req_start_wqe(eq, w, st)) {
-			if (eq->rstate == REQ_STOPPED)
+			if (eq->req.state == REQ_STOPPED)
 				return sent + 1;
 			break;
 		}
 		if (engine_wqe_is_rd_atomic(w))
 			rc = req_send_rd_atomic(eq, w);
 		else
-			rc = req_send_data(eq, w, inflight + 1 >= eq->cwnd);
+			rc = req_send_data(eq, w, inflight + 1 >= eq->req.cwnd);
 		if (rc == -EPERM)
 			return sent + 1;  /* failed: the requester stopped */
 		if (rc < 0)
 			break;  /* no mbuf: try again next step */
-		if (eq->retry_deadline_ns == 0)
+		if (eq->req.retry_deadline_ns == 0)
 			engine_retry_arm(eq);
 		sent++;
 	}

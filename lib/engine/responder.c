@@ -42,20 +42,20 @@ const char *const resp_state_names[RESP_STATE_MAX] = {
 static void
 resp_owe_ack(struct engine_qp *eq, uint32_t psn)
 {
-	if (eq->ack_pending && drnic_aeth_type(eq->ack_syn) != DRNIC_AETH_ACK)
+	if (eq->resp.ack_pending && drnic_aeth_type(eq->resp.ack_syn) != DRNIC_AETH_ACK)
 		return;  /* a NAK is owed: it goes first */
-	eq->ack_pending = true;
-	eq->ack_syn = RESP_ACK_SYNDROME;
-	eq->ack_psn = psn;
+	eq->resp.ack_pending = true;
+	eq->resp.ack_syn = RESP_ACK_SYNDROME;
+	eq->resp.ack_psn = psn;
 	engine_qp_activate(eq);
 }
 
 static void
 resp_owe_nak_now(struct engine_qp *eq, uint8_t syn, uint32_t psn)
 {
-	eq->ack_pending = true;
-	eq->ack_syn = syn;
-	eq->ack_psn = psn;
+	eq->resp.ack_pending = true;
+	eq->resp.ack_syn = syn;
+	eq->resp.ack_psn = psn;
 	engine_qp_activate(eq);
 }
 
@@ -64,15 +64,15 @@ static bool
 resp_nak_token(struct engine_qp *eq)
 {
 	uint64_t now = engine_now_ns(eq->eng);
-	uint64_t add = (now - eq->nak_refill_ns) / ENGINE_NAK_REFILL_NS;
+	uint64_t add = (now - eq->resp.nak_refill_ns) / ENGINE_NAK_REFILL_NS;
 
 	if (add > 0) {
-		eq->nak_tokens = (uint32_t)RTE_MIN((uint64_t)ENGINE_NAK_BURST, eq->nak_tokens + add);
-		eq->nak_refill_ns = now;
+		eq->resp.nak_tokens = (uint32_t)RTE_MIN((uint64_t)ENGINE_NAK_BURST, eq->resp.nak_tokens + add);
+		eq->resp.nak_refill_ns = now;
 	}
-	if (eq->nak_tokens == 0)
+	if (eq->resp.nak_tokens == 0)
 		return false;
-	eq->nak_tokens--;
+	eq->resp.nak_tokens--;
 	return true;
 }
 
@@ -85,7 +85,7 @@ resp_nak_token(struct engine_qp *eq)
 static void
 resp_owe_nak(struct engine_qp *eq, uint8_t syn, uint32_t psn)
 {
-	if (eq->nak_any && syn == eq->nak_last_syn && psn == eq->nak_last_psn &&
+	if (eq->resp.nak_any && syn == eq->resp.nak_last_syn && psn == eq->resp.nak_last_psn &&
 	    drnic_aeth_type(syn) == DRNIC_AETH_NAK && !resp_nak_token(eq)) {
 		eq->stats.naks_limited++;
 		eq->eng->stats.naks_limited++;
@@ -98,7 +98,7 @@ resp_owe_nak(struct engine_qp *eq, uint8_t syn, uint32_t psn)
 static void
 resp_replay_earn(struct engine_qp *eq, uint32_t npkts)
 {
-	eq->replay_credit = RTE_MIN(eq->replay_credit + (int64_t)npkts * ENGINE_REPLAY_PER_REQ,
+	eq->resp.replay_credit = RTE_MIN(eq->resp.replay_credit + (int64_t)npkts * ENGINE_REPLAY_PER_REQ,
 				    (int64_t)ENGINE_REPLAY_CREDIT_MAX);
 }
 
@@ -107,19 +107,19 @@ static bool
 resp_replay_charge(struct engine_qp *eq, uint32_t npkts)
 {
 	uint64_t now = engine_now_ns(eq->eng);
-	uint64_t add = (now - eq->replay_ns) / ENGINE_REPLAY_REFILL_NS;
+	uint64_t add = (now - eq->resp.replay_ns) / ENGINE_REPLAY_REFILL_NS;
 
 	if (add > 0) {
-		eq->replay_credit = RTE_MIN(eq->replay_credit + (int64_t)RTE_MIN(add, (uint64_t)
+		eq->resp.replay_credit = RTE_MIN(eq->resp.replay_credit + (int64_t)RTE_MIN(add, (uint64_t)
 					    ENGINE_REPLAY_CREDIT_MAX), (int64_t)ENGINE_REPLAY_CREDIT_MAX);
-		eq->replay_ns = now;
+		eq->resp.replay_ns = now;
 	}
-	if (eq->replay_credit <= 0) {
+	if (eq->resp.replay_credit <= 0) {
 		eq->stats.replays_limited++;
 		eq->eng->stats.replays_limited++;
 		return false;
 	}
-	eq->replay_credit -= npkts;
+	eq->resp.replay_credit -= npkts;
 	eq->stats.replays++;
 	eq->eng->stats.replays++;
 	return true;
@@ -135,8 +135,8 @@ resp_fatal(struct engine_qp *eq, enum drnic_nak_code code, uint32_t psn,
 	   enum drnic_event_type event)
 {
 	resp_owe_nak_now(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, (uint8_t)code), psn);
-	eq->drain_rtx = eq->rtx_head != eq->rtx_tail;
-	eq->sstate = RESP_ERROR;
+	eq->resp.drain_rtx = eq->resp.rtx_head != eq->resp.rtx_tail;
+	eq->resp.state = RESP_ERROR;
 	if (verbs_qp_set_error(eq->qp))
 		verbs_qp_event(eq->qp, event);
 	ENGINE_QP_LOG(DEBUG, eq, "request PSN %u refused (NAK %u): QP to ERR", psn, code);
@@ -149,7 +149,7 @@ resp_complete_recv(struct engine_qp *eq, enum drnic_wc_status status, enum drnic
 		   uint32_t byte_len, const struct drnic_wire_pkt *pkt, bool imm)
 {
 	struct drnic_qp *qp = eq->qp;
-	const struct verbs_recv_wqe *w = engine_rq_wqe(eq, eq->rq_idx);
+	const struct verbs_recv_wqe *w = engine_rq_wqe(eq, eq->resp.rq_idx);
 	struct drnic_wc wc;
 
 	memset(&wc, 0, sizeof(wc));
@@ -163,18 +163,18 @@ resp_complete_recv(struct engine_qp *eq, enum drnic_wc_status status, enum drnic
 		wc.imm_data = pkt->imm;
 		wc.wc_flags = DRNIC_WC_WITH_IMM;
 	}
-	eq->rq_idx++;
-	eq->recv_taken = false;
-	eq->recv_off = 0;
+	eq->resp.rq_idx++;
+	eq->resp.recv_taken = false;
+	eq->resp.recv_off = 0;
 	/* Release: the poster may reuse the slot. */
-	verbs_wq_retire(&qp->rq, eq->rq_idx);
+	verbs_wq_retire(&qp->rq, eq->resp.rq_idx);
 	(void)engine_push_cqe(eq, qp->recv_cq, &wc, pkt->bth.se || status != DRNIC_WC_SUCCESS);
 }
 
 static bool
 resp_rq_empty(const struct engine_qp *eq)
 {
-	return verbs_wq_posted(&eq->qp->rq, eq->rq_idx) == 0;
+	return verbs_wq_posted(&eq->qp->rq, eq->resp.rq_idx) == 0;
 }
 
 /* Check the receive SGEs the copy touches, then copy. */
@@ -220,39 +220,39 @@ resp_send(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wir
 							     eq->qp->attr.min_rnr_timer), psn);
 			/* The rest of the message is out of sequence now; the
 			 * RNR NAK is the one NAK it gets. */
-			eq->nak_seq_sent = true;
-			eq->oos_psn = psn;
+			eq->resp.nak_seq_sent = true;
+			eq->resp.oos_psn = psn;
 			return;
 		}
-		eq->recv_taken = true;
-		eq->recv_off = 0;
+		eq->resp.recv_taken = true;
+		eq->resp.recv_off = 0;
 	}
-	w = engine_rq_wqe(eq, eq->rq_idx);
-	if (eq->recv_off + pkt->payload_len > w->length) {
+	w = engine_rq_wqe(eq, eq->resp.rq_idx);
+	if (eq->resp.recv_off + pkt->payload_len > w->length) {
 		/* The message does not fit the receive buffer. The QP is in
 		 * ERR before the completion is visible. */
 		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
-		resp_complete_recv(eq, DRNIC_WC_LOC_LEN_ERR, DRNIC_WC_RECV, eq->recv_off, pkt, false);
+		resp_complete_recv(eq, DRNIC_WC_LOC_LEN_ERR, DRNIC_WC_RECV, eq->resp.recv_off, pkt, false);
 		return;
 	}
 	if (pkt->payload_len > 0) {
-		rc = resp_scatter_recv(eq, w, eq->recv_off, m, pkt->payload_off, pkt->payload_len);
+		rc = resp_scatter_recv(eq, w, eq->resp.recv_off, m, pkt->payload_off, pkt->payload_len);
 		if (rc < 0) {
 			resp_fatal(eq, DRNIC_NAK_REMOTE_OP, psn, DRNIC_EVENT_QP_ACCESS_ERR);
-			resp_complete_recv(eq, DRNIC_WC_LOC_PROT_ERR, DRNIC_WC_RECV, eq->recv_off,
+			resp_complete_recv(eq, DRNIC_WC_LOC_PROT_ERR, DRNIC_WC_RECV, eq->resp.recv_off,
 					   pkt, false);
 			return;
 		}
 	}
-	eq->recv_off += pkt->payload_len;
-	eq->epsn = drnic_psn_add(psn, 1);
+	eq->resp.recv_off += pkt->payload_len;
+	eq->resp.epsn = drnic_psn_add(psn, 1);
 	if (op->pos & DRNIC_WIRE_POS_LAST) {
-		resp_complete_recv(eq, DRNIC_WC_SUCCESS, DRNIC_WC_RECV, eq->recv_off, pkt,
+		resp_complete_recv(eq, DRNIC_WC_SUCCESS, DRNIC_WC_RECV, eq->resp.recv_off, pkt,
 				   (op->flags & DRNIC_WIRE_OPF_IMM) != 0);
-		eq->msn = (eq->msn + 1) & DRNIC_MSN_MASK;
-		eq->sstate = RESP_IDLE;
+		eq->resp.msn = (eq->resp.msn + 1) & DRNIC_MSN_MASK;
+		eq->resp.state = RESP_IDLE;
 	} else {
-		eq->sstate = RESP_IN_SEND;
+		eq->resp.state = RESP_IN_SEND;
 	}
 	if (pkt->bth.ackreq)
 		resp_owe_ack(eq, psn);
@@ -273,8 +273,8 @@ resp_write(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wi
 			return;
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_RNR);
 		resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_RNR_NAK, qp->attr.min_rnr_timer), psn);
-		eq->nak_seq_sent = true;
-		eq->oos_psn = psn;
+		eq->resp.nak_seq_sent = true;
+		eq->resp.oos_psn = psn;
 		return;
 	}
 	if (op->pos & DRNIC_WIRE_POS_FIRST) {
@@ -292,18 +292,18 @@ resp_write(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wi
 			resp_fatal(eq, DRNIC_NAK_REMOTE_ACCESS, psn, DRNIC_EVENT_QP_ACCESS_ERR);
 			return;
 		}
-		eq->wr_va = pkt->reth.va;
-		eq->wr_len = pkt->reth.dmalen;
-		eq->wr_resid = pkt->reth.dmalen;
-		eq->wr_rkey = pkt->reth.rkey;
-	} else if (pkt->payload_len > 0 && !verbs_mr_key_live(qp->dev, eq->wr_rkey)) {
+		eq->resp.wr_va = pkt->reth.va;
+		eq->resp.wr_len = pkt->reth.dmalen;
+		eq->resp.wr_resid = pkt->reth.dmalen;
+		eq->resp.wr_rkey = pkt->reth.rkey;
+	} else if (pkt->payload_len > 0 && !verbs_mr_key_live(qp->dev, eq->resp.wr_rkey)) {
 		/* Deregistered since the FIRST: nothing more lands there. */
 		if (engine_pkt_verify(eq->eng, m, pkt))
 			resp_fatal(eq, DRNIC_NAK_REMOTE_ACCESS, psn, DRNIC_EVENT_QP_ACCESS_ERR);
 		return;
 	}
-	if ((op->pos & DRNIC_WIRE_POS_LAST) ? pkt->payload_len != eq->wr_resid :
-	    pkt->payload_len > eq->wr_resid) {
+	if ((op->pos & DRNIC_WIRE_POS_LAST) ? pkt->payload_len != eq->resp.wr_resid :
+	    pkt->payload_len > eq->resp.wr_resid) {
 		if (engine_pkt_verify(eq->eng, m, pkt))
 			resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
 		return;
@@ -313,7 +313,7 @@ resp_write(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wi
 		 * bytes land in this WRITE's next range before the ICRC is
 		 * known; a bad frame changes no state, and the retransmission
 		 * writes that range again before anything can complete. */
-		int rc = drnic_wire_copy_out_verify(m, pkt, (void *)(uintptr_t)eq->wr_va);
+		int rc = drnic_wire_copy_out_verify(m, pkt, (void *)(uintptr_t)eq->resp.wr_va);
 
 		if (rc == -EBADMSG) {
 			eq->eng->stats.wire_drops[DRNIC_WIRE_DROP_BAD_ICRC]++;
@@ -323,26 +323,26 @@ resp_write(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wi
 			resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
 			return;
 		}
-		eq->nak_seq_sent = false;
+		eq->resp.nak_seq_sent = false;
 	} else if (pkt->payload_len > 0 &&
 		   drnic_wire_copy_out(m, pkt->payload_off, pkt->payload_len,
-				       (void *)(uintptr_t)eq->wr_va) < 0) {
+				       (void *)(uintptr_t)eq->resp.wr_va) < 0) {
 		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
 		return;
 	}
-	eq->wr_va += pkt->payload_len;
-	eq->wr_resid -= pkt->payload_len;
-	eq->epsn = drnic_psn_add(psn, 1);
+	eq->resp.wr_va += pkt->payload_len;
+	eq->resp.wr_resid -= pkt->payload_len;
+	eq->resp.epsn = drnic_psn_add(psn, 1);
 	if (op->pos & DRNIC_WIRE_POS_LAST) {
 		if (imm) {
-			eq->recv_off = 0;
+			eq->resp.recv_off = 0;
 			resp_complete_recv(eq, DRNIC_WC_SUCCESS, DRNIC_WC_RECV_RDMA_WITH_IMM,
-					   eq->wr_len, pkt, true);
+					   eq->resp.wr_len, pkt, true);
 		}
-		eq->msn = (eq->msn + 1) & DRNIC_MSN_MASK;
-		eq->sstate = RESP_IDLE;
+		eq->resp.msn = (eq->resp.msn + 1) & DRNIC_MSN_MASK;
+		eq->resp.state = RESP_IDLE;
 	} else {
-		eq->sstate = RESP_IN_WRITE;
+		eq->resp.state = RESP_IN_WRITE;
 	}
 	if (pkt->bth.ackreq)
 		resp_owe_ack(eq, psn);
@@ -354,24 +354,24 @@ resp_rd_room(const struct engine_qp *eq)
 {
 	uint32_t max = eq->qp->attr.max_dest_rd_atomic;
 
-	return eq->rd_pending < RTE_MIN(max, (eq->rd_mask + 1) / 2) &&
-	       eq->rtx_tail - eq->rtx_head <= eq->rtx_mask;
+	return eq->resp.rd_pending < RTE_MIN(max, (eq->resp.rd_mask + 1) / 2) &&
+	       eq->resp.rtx_tail - eq->resp.rtx_head <= eq->resp.rtx_mask;
 }
 
 /* Queue the response of resource @p res from packet @p from on. */
 static void
 resp_tx_queue(struct engine_qp *eq, uint32_t res, uint32_t from, bool is_new)
 {
-	struct resp_tx *t = &eq->rtx[eq->rtx_tail & eq->rtx_mask];
+	struct resp_tx *t = &eq->resp.rtx[eq->resp.rtx_tail & eq->resp.rtx_mask];
 
 	t->res = res;
-	t->psn = eq->rd[res & eq->rd_mask].psn;
+	t->psn = eq->resp.rd[res & eq->resp.rd_mask].psn;
 	t->next = from;
 	t->start = from;
 	t->is_new = is_new;
-	eq->rtx_tail++;
+	eq->resp.rtx_tail++;
 	if (is_new)
-		eq->rd_pending++;
+		eq->resp.rd_pending++;
 	engine_qp_activate(eq);
 }
 
@@ -379,7 +379,7 @@ resp_tx_queue(struct engine_qp *eq, uint32_t res, uint32_t from, bool is_new)
 static struct resp_rd *
 resp_rd_new(struct engine_qp *eq)
 {
-	return &eq->rd[eq->rd_tail++ & eq->rd_mask];
+	return &eq->resp.rd[eq->resp.rd_tail++ & eq->resp.rd_mask];
 }
 
 static void
@@ -420,9 +420,9 @@ resp_read(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	r->len = pkt->reth.dmalen;
 	r->rkey = pkt->reth.rkey;
 	resp_replay_earn(eq, r->npkts);
-	eq->epsn = drnic_psn_add(psn, r->npkts);
-	eq->msn = (eq->msn + 1) & DRNIC_MSN_MASK;
-	resp_tx_queue(eq, eq->rd_tail - 1, 0, true);
+	eq->resp.epsn = drnic_psn_add(psn, r->npkts);
+	eq->resp.msn = (eq->resp.msn + 1) & DRNIC_MSN_MASK;
+	resp_tx_queue(eq, eq->resp.rd_tail - 1, 0, true);
 }
 
 static void
@@ -462,9 +462,9 @@ resp_atomic(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	r->npkts = 1;
 	r->orig = orig;
 	resp_replay_earn(eq, 1);
-	eq->epsn = drnic_psn_add(psn, 1);
-	eq->msn = (eq->msn + 1) & DRNIC_MSN_MASK;
-	resp_tx_queue(eq, eq->rd_tail - 1, 0, true);
+	eq->resp.epsn = drnic_psn_add(psn, 1);
+	eq->resp.msn = (eq->resp.msn + 1) & DRNIC_MSN_MASK;
+	resp_tx_queue(eq, eq->resp.rd_tail - 1, 0, true);
 }
 
 /*
@@ -484,27 +484,27 @@ resp_duplicate(struct engine_qp *eq, const struct drnic_wire_pkt *pkt,
 	struct resp_rd *r;
 
 	if (!(op->flags & (DRNIC_WIRE_OPF_READ | DRNIC_WIRE_OPF_ATOMIC))) {
-		resp_owe_ack(eq, drnic_psn_sub(eq->epsn, 1));
+		resp_owe_ack(eq, drnic_psn_sub(eq->resp.epsn, 1));
 		return;
 	}
-	for (i = 1; i <= eq->rd_mask + 1 && i <= eq->rd_tail; i++) {
-		r = &eq->rd[(eq->rd_tail - i) & eq->rd_mask];
+	for (i = 1; i <= eq->resp.rd_mask + 1 && i <= eq->resp.rd_tail; i++) {
+		r = &eq->resp.rd[(eq->resp.rd_tail - i) & eq->resp.rd_mask];
 		if (r->atomic != atomic)
 			continue;
 		if (r->psn == psn ||
 		    (!atomic && drnic_psn_gt(psn, r->psn) &&
 		     drnic_psn_sub(psn, r->psn) < r->npkts)) {
-			res = eq->rd_tail - i;
+			res = eq->resp.rd_tail - i;
 			from = drnic_psn_sub(psn, r->psn);
 			found = true;
 			break;
 		}
 	}
 	if (found) {
-		for (i = eq->rtx_head; i != eq->rtx_tail; i++) {
-			struct resp_tx *t = &eq->rtx[i & eq->rtx_mask];
+		for (i = eq->resp.rtx_head; i != eq->resp.rtx_tail; i++) {
+			struct resp_tx *t = &eq->resp.rtx[i & eq->resp.rtx_mask];
 
-			if (t->res == res && t->psn == eq->rd[res & eq->rd_mask].psn) {
+			if (t->res == res && t->psn == eq->resp.rd[res & eq->resp.rd_mask].psn) {
 				/* Queued: go back (what it sends again is charged). */
 				if (from < t->next && resp_replay_charge(eq, t->next - from))
 					t->next = t->start = from;
@@ -520,9 +520,9 @@ resp_duplicate(struct engine_qp *eq, const struct drnic_wire_pkt *pkt,
 		return;
 	}
 	/* Replays wait while the queue is half full (new requests keep room). */
-	if (eq->rtx_tail - eq->rtx_head > eq->rtx_mask / 2)
+	if (eq->resp.rtx_tail - eq->resp.rtx_head > eq->resp.rtx_mask / 2)
 		return;
-	if (!resp_replay_charge(eq, eq->rd[res & eq->rd_mask].npkts - from))
+	if (!resp_replay_charge(eq, eq->resp.rd[res & eq->resp.rd_mask].npkts - from))
 		return;
 	resp_tx_queue(eq, res, from, false);
 }
@@ -531,21 +531,21 @@ resp_duplicate(struct engine_qp *eq, const struct drnic_wire_pkt *pkt,
 void
 resp_setup(struct engine_qp *eq, uint32_t epsn)
 {
-	eq->epsn = epsn;
-	eq->msn = 0;
-	eq->sstate = RESP_IDLE;
-	eq->replay_credit = ENGINE_REPLAY_CREDIT_INIT;
-	eq->replay_ns = engine_now_ns(eq->eng);
-	eq->nak_tokens = ENGINE_NAK_BURST;
-	eq->nak_refill_ns = eq->replay_ns;
-	eq->nak_any = false;
+	eq->resp.epsn = epsn;
+	eq->resp.msn = 0;
+	eq->resp.state = RESP_IDLE;
+	eq->resp.replay_credit = ENGINE_REPLAY_CREDIT_INIT;
+	eq->resp.replay_ns = engine_now_ns(eq->eng);
+	eq->resp.nak_tokens = ENGINE_NAK_BURST;
+	eq->resp.nak_refill_ns = eq->resp.replay_ns;
+	eq->resp.nak_any = false;
 }
 
 /* Opcode sequence: what may arrive in each responder state. */
 static bool
 resp_seq_ok(const struct engine_qp *eq, const struct drnic_wire_opinfo *op)
 {
-	switch (eq->sstate) {
+	switch (eq->resp.state) {
 	case RESP_IDLE:
 		return (op->pos & DRNIC_WIRE_POS_FIRST) != 0;
 	case RESP_IN_SEND:
@@ -566,14 +566,14 @@ resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 	int32_t d;
 
 	if (!eq->resp_init || st == DRNIC_QPS_ERR || st < DRNIC_QPS_RTR ||
-	    eq->sstate == RESP_ERROR) {
+	    eq->resp.state == RESP_ERROR) {
 		if (engine_pkt_verify(eq->eng, m, pkt))
 			engine_qp_drop(eq, DRNIC_ENGINE_DROP_QP_STATE);
 		return;
 	}
 	/* Only the expected WRITE continuation is copied before its ICRC is
 	 * known (resp_write()); every other outcome verifies first. */
-	d = drnic_psn_diff(psn, eq->epsn);
+	d = drnic_psn_diff(psn, eq->resp.epsn);
 	if (d != 0 && !engine_pkt_verify(eq->eng, m, pkt))
 		return;
 	if (d < 0) {
@@ -587,16 +587,16 @@ resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 		 * out-of-sequence one means the requester went back and lost
 		 * the expected packet again; without a NAK of its own that
 		 * round would wait for the requester's timer. */
-		if (!eq->nak_seq_sent || drnic_psn_le(psn, eq->oos_psn)) {
-			eq->nak_seq_sent = true;
+		if (!eq->resp.nak_seq_sent || drnic_psn_le(psn, eq->resp.oos_psn)) {
+			eq->resp.nak_seq_sent = true;
 			resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_PSN_SEQ_ERR),
-				     eq->epsn);
+				     eq->resp.epsn);
 		}
-		eq->oos_psn = psn;
+		eq->resp.oos_psn = psn;
 		return;
 	}
 	if (!pkt->icrc_deferred)
-		eq->nak_seq_sent = false;   /* deferred: once verified (resp_write()) */
+		eq->resp.nak_seq_sent = false;   /* deferred: once verified (resp_write()) */
 	if (!resp_seq_ok(eq, op) ||
 	    ((op->pos == DRNIC_WIRE_POS_FIRST || op->pos == DRNIC_WIRE_POS_MIDDLE) &&
 	     pkt->payload_len != eq->mtu) ||
@@ -628,22 +628,22 @@ resp_send_ack(struct engine_qp *eq)
 {
 	struct drnic_wire_pkt pkt;
 
-	if (!eq->ack_pending || engine_port_room(eq->port) == 0)
+	if (!eq->resp.ack_pending || engine_port_room(eq->port) == 0)
 		return 0;
 	pkt = eq->tmpl;
 	pkt.bth.opcode = DRNIC_WIRE_OP_RC_ACKNOWLEDGE;
-	pkt.bth.psn = eq->ack_psn;
-	pkt.aeth.syndrome = eq->ack_syn;
-	pkt.aeth.msn = eq->msn;
+	pkt.bth.psn = eq->resp.ack_psn;
+	pkt.aeth.syndrome = eq->resp.ack_syn;
+	pkt.aeth.msn = eq->resp.msn;
 	if (engine_qp_tx(eq, &pkt) < 0)
 		return 0;
-	if (drnic_aeth_type(eq->ack_syn) != DRNIC_AETH_ACK) {
+	if (drnic_aeth_type(eq->resp.ack_syn) != DRNIC_AETH_ACK) {
 		eq->stats.naks_tx++;
-		eq->nak_any = true;
-		eq->nak_last_syn = eq->ack_syn;
-		eq->nak_last_psn = eq->ack_psn;
+		eq->resp.nak_any = true;
+		eq->resp.nak_last_syn = eq->resp.ack_syn;
+		eq->resp.nak_last_psn = eq->resp.ack_psn;
 	}
-	eq->ack_pending = false;
+	eq->resp.ack_pending = false;
 	return 1;
 }
 
@@ -657,7 +657,7 @@ resp_send_rd(struct engine_qp *eq, const struct resp_rd *r, struct resp_tx *t)
 
 	pkt.bth.psn = drnic_psn_add(r->psn, t->next);
 	pkt.aeth.syndrome = RESP_ACK_SYNDROME;
-	pkt.aeth.msn = eq->msn;
+	pkt.aeth.msn = eq->resp.msn;
 	if (r->atomic) {
 		pkt.bth.opcode = DRNIC_WIRE_OP_RC_ATOMIC_ACKNOWLEDGE;
 		pkt.atomic_orig = r->orig;
@@ -700,8 +700,8 @@ static void
 resp_tx_done(struct engine_qp *eq, const struct resp_tx *t)
 {
 	if (t->is_new)
-		eq->rd_pending--;
-	eq->rtx_head++;
+		eq->resp.rd_pending--;
+	eq->resp.rtx_head++;
 }
 
 int
@@ -709,9 +709,9 @@ resp_step(struct engine_qp *eq, int budget)
 {
 	int n = 0;
 
-	while (eq->rtx_head != eq->rtx_tail && n < budget) {
-		struct resp_tx *t = &eq->rtx[eq->rtx_head & eq->rtx_mask];
-		const struct resp_rd *r = &eq->rd[t->res & eq->rd_mask];
+	while (eq->resp.rtx_head != eq->resp.rtx_tail && n < budget) {
+		struct resp_tx *t = &eq->resp.rtx[eq->resp.rtx_head & eq->resp.rtx_mask];
+		const struct resp_rd *r = &eq->resp.rd[t->res & eq->resp.rd_mask];
 
 		if (r->psn != t->psn || t->next >= r->npkts) {
 			resp_tx_done(eq, t);
@@ -724,8 +724,8 @@ resp_step(struct engine_qp *eq, int budget)
 			 * stops; nothing queued after it is sent. */
 			uint32_t psn = drnic_psn_add(r->psn, t->next);
 
-			eq->rtx_head = eq->rtx_tail;
-			eq->rd_pending = 0;
+			eq->resp.rtx_head = eq->resp.rtx_tail;
+			eq->resp.rd_pending = 0;
 			resp_fatal(eq, DRNIC_NAK_REMOTE_ACCESS, psn, DRNIC_EVENT_QP_ACCESS_ERR);
 			break;
 		}
@@ -748,8 +748,8 @@ resp_flush(struct engine_qp *eq)
 	struct drnic_wc wc;
 	int n = 0;
 
-	while (eq->rq_idx != prod && n < ENGINE_QP_BUDGET * 4) {
-		const struct verbs_recv_wqe *w = engine_rq_wqe(eq, eq->rq_idx);
+	while (eq->resp.rq_idx != prod && n < ENGINE_QP_BUDGET * 4) {
+		const struct verbs_recv_wqe *w = engine_rq_wqe(eq, eq->resp.rq_idx);
 
 		memset(&wc, 0, sizeof(wc));
 		wc.wr_id = w->wr_id;
@@ -757,16 +757,16 @@ resp_flush(struct engine_qp *eq)
 		wc.opcode = DRNIC_WC_RECV;
 		wc.qp_num = qp->qp_num;
 		wc.src_qp = qp->attr.dest_qp_num;
-		eq->rq_idx++;
+		eq->resp.rq_idx++;
 		n++;
-		verbs_wq_retire(&qp->rq, eq->rq_idx);
+		verbs_wq_retire(&qp->rq, eq->resp.rq_idx);
 		(void)engine_push_cqe(eq, qp->recv_cq, &wc, true);
 	}
 	if (n > 0)
-		verbs_wq_retire(&qp->rq, eq->rq_idx);
-	eq->rtx_head = eq->rtx_tail;
-	eq->rd_pending = 0;
-	eq->sstate = RESP_ERROR;
-	eq->recv_taken = false;
+		verbs_wq_retire(&qp->rq, eq->resp.rq_idx);
+	eq->resp.rtx_head = eq->resp.rtx_tail;
+	eq->resp.rd_pending = 0;
+	eq->resp.state = RESP_ERROR;
+	eq->resp.recv_taken = false;
 	return n;
 }

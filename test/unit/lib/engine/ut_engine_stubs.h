@@ -111,7 +111,7 @@ engine_retry_arm(struct engine_qp *eq)
 {
 	uint8_t t = eq->qp->attr.timeout;
 
-	eq->retry_deadline_ns = t == 0 ? 0 : ut_now + (4096ull << t);
+	eq->req.retry_deadline_ns = t == 0 ? 0 : ut_now + (4096ull << t);
 }
 #endif
 
@@ -148,7 +148,7 @@ drnic_wc_status_str(enum drnic_wc_status status)
 void
 resp_setup(struct engine_qp *eq, uint32_t epsn)
 {
-	eq->epsn = epsn;
+	eq->resp.epsn = epsn;
 }
 #endif
 
@@ -203,22 +203,22 @@ ut_qp_reset(uint32_t psn)
 	TAILQ_INIT(&ut_eng.all);
 	memset(eq, 0, sizeof(*eq));
 	memset(ut_rd, 0, sizeof(ut_rd));
-	eq->rd = ut_rd;
-	eq->rd_mask = RTE_DIM(ut_rd) - 1;
+	eq->resp.rd = ut_rd;
+	eq->resp.rd_mask = RTE_DIM(ut_rd) - 1;
 	memset(ut_rtx, 0, sizeof(ut_rtx));
-	eq->rtx = ut_rtx;
-	eq->rtx_mask = RTE_DIM(ut_rtx) - 1;
+	eq->resp.rtx = ut_rtx;
+	eq->resp.rtx_mask = RTE_DIM(ut_rtx) - 1;
 	eq->qp = &ut_qp;
 	eq->eng = &ut_eng;
 	eq->mtu = 1024;
-	eq->npsn = psn;
-	eq->psn_hi = psn;
+	eq->req.npsn = psn;
+	eq->req.psn_hi = psn;
 	eq->req_init = true;
 	eq->resp_init = true;
-	eq->retry_left = 2;
-	eq->rnr_retry_left = 1;
-	eq->cwnd = ENGINE_MAX_INFLIGHT_PSN;
-	eq->ssthresh = ENGINE_MAX_INFLIGHT_PSN;
+	eq->req.retry_left = 2;
+	eq->req.rnr_retry_left = 1;
+	eq->req.cwnd = ENGINE_MAX_INFLIGHT_PSN;
+	eq->req.ssthresh = ENGINE_MAX_INFLIGHT_PSN;
 	drnic_wire_pkt_init(&eq->tmpl);
 	eq->tmpl.bth.dqpn = 33;
 	ut_qp.eng_priv = eq;

@@ -21,9 +21,9 @@ void
 req_rewind(struct engine_qp *eq, uint32_t idx)
 {
 	ut_rewound = idx;
-	eq->npsn = engine_sq_wqe(eq, idx)->first_psn;
-	eq->req_idx = idx;
-	eq->req_off = 0;
+	eq->req.npsn = engine_sq_wqe(eq, idx)->first_psn;
+	eq->req.idx = idx;
+	eq->req.off = 0;
 }
 
 void
@@ -58,17 +58,17 @@ ut_sent(struct engine_qp *eq, struct verbs_send_wqe *w)
 	uint32_t n = engine_wqe_is_rd_atomic(w) && w->opcode != DRNIC_WR_RDMA_READ ? 1 :
 		     engine_npkts(w->length, eq->mtu);
 
-	w->first_psn = eq->npsn;
-	w->last_psn = drnic_psn_add(eq->npsn, n - 1);
+	w->first_psn = eq->req.npsn;
+	w->last_psn = drnic_psn_add(eq->req.npsn, n - 1);
 	if (!engine_read_partial(w))      /* as the requester starts a READ */
 		w->rd_next = w->first_psn;
 	w->state = WQE_SENT;
-	eq->npsn = drnic_psn_add(eq->npsn, n);
-	if (drnic_psn_gt(eq->npsn, eq->psn_hi))   /* as req_sent_upto() */
-		eq->psn_hi = eq->npsn;
-	eq->req_idx++;
+	eq->req.npsn = drnic_psn_add(eq->req.npsn, n);
+	if (drnic_psn_gt(eq->req.npsn, eq->req.psn_hi))   /* as req_sent_upto() */
+		eq->req.psn_hi = eq->req.npsn;
+	eq->req.idx++;
 	if (engine_wqe_is_rd_atomic(w))
-		eq->rd_outstanding++;
+		eq->req.rd_outstanding++;
 	engine_retry_arm(eq);
 }
 
@@ -113,15 +113,15 @@ test_ack_in_order(void)
 	CU_ASSERT_EQUAL(ut_wc[0].byte_len, 2000);
 	CU_ASSERT_EQUAL(ut_wc[0].qp_num, 17);
 	CU_ASSERT_EQUAL(atomic_load(&ut_qp.sq.cons), 1);
-	CU_ASSERT_NOT_EQUAL(eq->retry_deadline_ns, 0);
+	CU_ASSERT_NOT_EQUAL(eq->req.retry_deadline_ns, 0);
 	/* One cumulative ACK: the unsignaled WRITE retires silently. */
 	p = ut_ack(15, DRNIC_AETH_ACK, 31);
 	comp_rx(eq, NULL, &p);
 	CU_ASSERT_EQUAL(ut_nwc, 2);
 	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 102);
 	CU_ASSERT_EQUAL(atomic_load(&ut_qp.sq.cons), 3);
-	CU_ASSERT_EQUAL(eq->cstate, COMP_IDLE);
-	CU_ASSERT_EQUAL(eq->retry_deadline_ns, 0);   /* nothing outstanding */
+	CU_ASSERT_EQUAL(eq->comp.state, COMP_IDLE);
+	CU_ASSERT_EQUAL(eq->req.retry_deadline_ns, 0);   /* nothing outstanding */
 	/* An old ACK now: nothing outstanding, a ghost. */
 	comp_rx(eq, NULL, &p);
 	CU_ASSERT_EQUAL(ut_eng.stats.drops[DRNIC_ENGINE_DROP_GHOST_RESP], 1);
@@ -148,12 +148,12 @@ test_ghost_window(void)
 	comp_rx(eq, NULL, &p);
 	CU_ASSERT_EQUAL(ut_nwc, 0);
 	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_GHOST_RESP], 1);
-	CU_ASSERT_FALSE(eq->any_acked);
+	CU_ASSERT_FALSE(eq->comp.any_acked);
 	p = ut_ack(14, DRNIC_AETH_NAK, DRNIC_NAK_REMOTE_ACCESS);     /* next PSN: unsent */
 	comp_rx(eq, NULL, &p);
 	CU_ASSERT_EQUAL(ut_nwc, 0);
 	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_GHOST_RESP], 2);
-	CU_ASSERT_NOT_EQUAL(eq->rstate, REQ_STOPPED);
+	CU_ASSERT_NOT_EQUAL(eq->req.state, REQ_STOPPED);
 	p = ut_ack(9, DRNIC_AETH_ACK, 31);                          /* before the first */
 	comp_rx(eq, NULL, &p);
 	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_DUP_RESP], 1);
@@ -236,7 +236,7 @@ test_read_and_atomic(void)
 	CU_ASSERT_EQUAL(ut_wc[1].opcode, DRNIC_WC_RDMA_READ);
 	CU_ASSERT_EQUAL(ut_wc[1].byte_len, 2500);
 	CU_ASSERT_EQUAL(ut_wc[2].wr_id, 3);
-	CU_ASSERT_EQUAL(eq->rd_outstanding, 1);
+	CU_ASSERT_EQUAL(eq->req.rd_outstanding, 1);
 	/* Atomic ACK: the original value lands in the local buffer. */
 	memset(&p, 0, sizeof(p));
 	p.bth.opcode = DRNIC_WIRE_OP_RC_ATOMIC_ACKNOWLEDGE;
@@ -254,7 +254,7 @@ test_read_and_atomic(void)
 		memcpy(&v, lbuf, 8);
 		CU_ASSERT_EQUAL(v, 0x1122334455667788ull);
 	}
-	CU_ASSERT_EQUAL(eq->rd_outstanding, 0);
+	CU_ASSERT_EQUAL(eq->req.rd_outstanding, 0);
 	CU_ASSERT_EQUAL(atomic_load(&ut_qp.sq.cons), 4);
 }
 
@@ -294,7 +294,7 @@ test_naks(void)
 		CU_ASSERT_EQUAL(ut_wc[1].status, naks[i].status);
 		CU_ASSERT_EQUAL(ut_wc[1].qp_num, 17);
 		CU_ASSERT_EQUAL(ut_errors, 1);
-		CU_ASSERT_EQUAL(eq->rstate, REQ_STOPPED);
+		CU_ASSERT_EQUAL(eq->req.state, REQ_STOPPED);
 		/* The flush completes the third with WR_FLUSH_ERR. */
 		CU_ASSERT_EQUAL(comp_flush(eq), 1);
 		CU_ASSERT_EQUAL(ut_wc[2].wr_id, 12);
@@ -323,9 +323,9 @@ test_rnr_seq_timeout(void)
 	CU_ASSERT_EQUAL(ut_nwc, 1);
 	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 1);
 	CU_ASSERT_EQUAL(ut_rewound, 1);
-	CU_ASSERT_EQUAL(eq->rstate, REQ_WAIT_RNR);
-	CU_ASSERT_EQUAL(eq->rnr_deadline_ns, 1000000 + 1280000);
-	CU_ASSERT_EQUAL(eq->rnr_retry_left, 0);
+	CU_ASSERT_EQUAL(eq->req.state, REQ_WAIT_RNR);
+	CU_ASSERT_EQUAL(eq->req.rnr_deadline_ns, 1000000 + 1280000);
+	CU_ASSERT_EQUAL(eq->req.rnr_retry_left, 0);
 	/* Resent; RNR again with no retries left: RNR_RETRY_EXC_ERR. */
 	ut_sent(eq, w1);
 	comp_rx(eq, NULL, &p);
@@ -344,22 +344,22 @@ test_rnr_seq_timeout(void)
 	comp_rx(eq, NULL, &p);
 	CU_ASSERT_EQUAL(ut_nwc, 1);
 	CU_ASSERT_EQUAL(ut_rewound, 1);
-	CU_ASSERT_EQUAL(eq->npsn, 21);
-	CU_ASSERT_EQUAL(eq->rstate, REQ_IDLE);
+	CU_ASSERT_EQUAL(eq->req.npsn, 21);
+	CU_ASSERT_EQUAL(eq->req.state, REQ_IDLE);
 
 	/* Timeout: retry_cnt (2) resends of the oldest, then RETRY_EXC_ERR. */
 	eq = ut_qp_reset(30);
 	ut_now = 0;
 	w0 = ut_post_send(9, DRNIC_WR_RDMA_WRITE, &sge, 1, DRNIC_SEND_SIGNALED);
 	ut_sent(eq, w0);
-	CU_ASSERT_EQUAL(eq->retry_deadline_ns, 4096ull << 10);
+	CU_ASSERT_EQUAL(eq->req.retry_deadline_ns, 4096ull << 10);
 	ut_rewound = UINT32_MAX;
 	comp_timeout(eq);
 	CU_ASSERT_EQUAL(ut_rewound, 0);
-	CU_ASSERT_EQUAL(eq->retry_left, 1);
+	CU_ASSERT_EQUAL(eq->req.retry_left, 1);
 	ut_sent(eq, w0);
 	comp_timeout(eq);
-	CU_ASSERT_EQUAL(eq->retry_left, 0);
+	CU_ASSERT_EQUAL(eq->req.retry_left, 0);
 	ut_sent(eq, w0);
 	CU_ASSERT_EQUAL(ut_nwc, 0);
 	comp_timeout(eq);
@@ -367,17 +367,17 @@ test_rnr_seq_timeout(void)
 	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 9);
 	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_RETRY_EXC_ERR);
 	CU_ASSERT_EQUAL(ut_errors, 1);
-	CU_ASSERT_EQUAL(eq->retry_deadline_ns, 0);
+	CU_ASSERT_EQUAL(eq->req.retry_deadline_ns, 0);
 	/* An ACK in time resets the budget. */
 	eq = ut_qp_reset(40);
 	w0 = ut_post_send(1, DRNIC_WR_SEND, &sge, 1, 0);
 	w1 = ut_post_send(2, DRNIC_WR_SEND, &sge, 1, 0);
 	ut_sent(eq, w0);
 	ut_sent(eq, w1);
-	eq->retry_left = 0;
+	eq->req.retry_left = 0;
 	p = ut_ack(40, DRNIC_AETH_ACK, 31);
 	comp_rx(eq, NULL, &p);
-	CU_ASSERT_EQUAL(eq->retry_left, 2);
+	CU_ASSERT_EQUAL(eq->req.retry_left, 2);
 }
 
 /* A READ response packet @p psn of @p len bytes from rsp + @p off. */
@@ -444,7 +444,7 @@ test_read_partial(void)
 	CU_ASSERT_TRUE(engine_read_partial(w));  /* the requester asks from 1020 */
 	CU_ASSERT_EQUAL(ut_rewound, 0);
 	w->state = WQE_SENT;                      /* resent (requester stub) */
-	eq->req_idx = 1;
+	eq->req.idx = 1;
 	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST, 1020, 0, 1024);
 	for (i = 1021; i < 1039; i++)
 		ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, i, 0, 1024);
@@ -456,7 +456,7 @@ test_read_partial(void)
 	CU_ASSERT_EQUAL(ut_wc[0].byte_len, sizeof(big));
 	for (i = 0; i < 40; i++)
 		CU_ASSERT_EQUAL(memcmp(big + i * 1024, rsp, 1024), 0);
-	CU_ASSERT_EQUAL(eq->rd_outstanding, 0);
+	CU_ASSERT_EQUAL(eq->req.rd_outstanding, 0);
 }
 
 /* An ACK for a later PSN while a READ or an atomic before it has no response
@@ -511,7 +511,7 @@ test_implied_nak(void)
 	CU_ASSERT_EQUAL(ut_nwc, 3);               /* FAA, then the WRITE */
 	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 2);
 	CU_ASSERT_EQUAL(ut_wc[2].wr_id, 3);
-	CU_ASSERT_EQUAL(eq->rd_outstanding, 0);
+	CU_ASSERT_EQUAL(eq->req.rd_outstanding, 0);
 }
 
 /* Timeouts: retries exhausted complete the oldest with RETRY_EXC_ERR, the
@@ -540,12 +540,12 @@ test_timeout_exhaust_flush(void)
 	CU_ASSERT_EQUAL(ut_rewound, 0);
 	CU_ASSERT_EQUAL(ut_skipped_psn, 51);      /* resume after the ACK */
 	/* The peer answered since: that timeout keeps retry_cnt whole. */
-	CU_ASSERT_EQUAL(eq->retry_left, 2);
-	CU_ASSERT_EQUAL(eq->alive_retries, 1);
+	CU_ASSERT_EQUAL(eq->req.retry_left, 2);
+	CU_ASSERT_EQUAL(eq->req.alive_retries, 1);
 	for (i = 0; i < 3; i++)
 		ut_sent(eq, w[i]);
 	comp_timeout(eq);                         /* silence: counted */
-	CU_ASSERT_EQUAL(eq->retry_left, 1);
+	CU_ASSERT_EQUAL(eq->req.retry_left, 1);
 	for (i = 0; i < 3; i++)
 		ut_sent(eq, w[i]);
 	comp_timeout(eq);
@@ -563,7 +563,7 @@ test_timeout_exhaust_flush(void)
 	CU_ASSERT_EQUAL(ut_wc[2].wr_id, 22);
 	CU_ASSERT_EQUAL(ut_wc[2].status, DRNIC_WC_WR_FLUSH_ERR);
 	CU_ASSERT_EQUAL(atomic_load(&ut_qp.sq.cons), 3);
-	CU_ASSERT_EQUAL(eq->retry_deadline_ns, 0);
+	CU_ASSERT_EQUAL(eq->req.retry_deadline_ns, 0);
 }
 
 /* A peer that answers every retransmission with the same old ACK (alive,
@@ -610,74 +610,74 @@ test_early_retransmit(void)
 	ut_now = 1000000;
 	w1 = ut_post_send(1, DRNIC_WR_SEND, &sge, 1, 0);           /* 10..11 */
 	ut_sent(eq, w1);
-	CU_ASSERT_EQUAL(eq->probe_deadline_ns, 0);    /* no estimate yet */
-	eq->rtt_pending = true;                        /* as the requester does */
-	eq->rtt_psn = 11;
-	eq->rtt_sent_ns = ut_now;
+	CU_ASSERT_EQUAL(eq->req.probe_deadline_ns, 0);    /* no estimate yet */
+	eq->req.rtt_pending = true;                        /* as the requester does */
+	eq->req.rtt_psn = 11;
+	eq->req.rtt_sent_ns = ut_now;
 	ut_now += 20000;
 	p = ut_ack(11, DRNIC_AETH_ACK, 31);
 	comp_rx(eq, NULL, &p);
 	CU_ASSERT_EQUAL(ut_nwc, 1);
-	CU_ASSERT_EQUAL(eq->srtt_ns, 20000);
-	CU_ASSERT_EQUAL(eq->rttvar_ns, 10000);
-	CU_ASSERT_FALSE(eq->rtt_pending);
+	CU_ASSERT_EQUAL(eq->req.srtt_ns, 20000);
+	CU_ASSERT_EQUAL(eq->req.rttvar_ns, 10000);
+	CU_ASSERT_FALSE(eq->req.rtt_pending);
 	/* Next WQE: timeout and early retransmit deadlines. srtt + 4 rttvar
 	 * is 60 us. */
 	w2 = ut_post_send(2, DRNIC_WR_SEND, &sge, 1, 0);           /* 12..13 */
 	ut_sent(eq, w2);
-	CU_ASSERT_EQUAL(eq->retry_deadline_ns, ut_now + to);
-	CU_ASSERT_EQUAL(eq->probe_deadline_ns, ut_now + 60000);
-	deadline = eq->retry_deadline_ns;
-	ut_now = eq->probe_deadline_ns;
+	CU_ASSERT_EQUAL(eq->req.retry_deadline_ns, ut_now + to);
+	CU_ASSERT_EQUAL(eq->req.probe_deadline_ns, ut_now + 60000);
+	deadline = eq->req.retry_deadline_ns;
+	ut_now = eq->req.probe_deadline_ns;
 	ut_rewound = UINT32_MAX;
 	comp_probe(eq);
 	CU_ASSERT_EQUAL(ut_rewound, 1);               /* went back to WQE 2 */
-	CU_ASSERT_EQUAL(eq->retry_left, 2);           /* no retry used */
+	CU_ASSERT_EQUAL(eq->req.retry_left, 2);           /* no retry used */
 	CU_ASSERT_EQUAL(eq->stats.early_retransmits, 1);
 	CU_ASSERT_EQUAL(eq->stats.timeouts, 0);
-	CU_ASSERT_EQUAL(eq->retry_deadline_ns, deadline);
-	CU_ASSERT_EQUAL(eq->srtt_ns, 40000);          /* backed off */
-	CU_ASSERT_EQUAL(eq->probe_deadline_ns, ut_now + 120000);
+	CU_ASSERT_EQUAL(eq->req.retry_deadline_ns, deadline);
+	CU_ASSERT_EQUAL(eq->req.srtt_ns, 40000);          /* backed off */
+	CU_ASSERT_EQUAL(eq->req.probe_deadline_ns, ut_now + 120000);
 	/* The peer stays silent. The first timeout follows its last ACK (it
 	 * was alive: no retry used); then exactly retry_cnt (2) timeouts, and
 	 * RETRY_EXC_ERR; probes in between use nothing up. */
 	ut_sent(eq, w2);
-	ut_now = eq->retry_deadline_ns;
+	ut_now = eq->req.retry_deadline_ns;
 	comp_timeout(eq);
-	CU_ASSERT_EQUAL(eq->retry_left, 2);
-	CU_ASSERT_EQUAL(eq->cwnd, ENGINE_MIN_CWND);
+	CU_ASSERT_EQUAL(eq->req.retry_left, 2);
+	CU_ASSERT_EQUAL(eq->req.cwnd, ENGINE_MIN_CWND);
 	ut_sent(eq, w2);
-	ut_now = eq->retry_deadline_ns;
+	ut_now = eq->req.retry_deadline_ns;
 	comp_timeout(eq);
-	CU_ASSERT_EQUAL(eq->retry_left, 1);
+	CU_ASSERT_EQUAL(eq->req.retry_left, 1);
 	ut_sent(eq, w2);
-	CU_ASSERT_NOT_EQUAL_FATAL(eq->probe_deadline_ns, 0);
-	ut_now = eq->probe_deadline_ns;
+	CU_ASSERT_NOT_EQUAL_FATAL(eq->req.probe_deadline_ns, 0);
+	ut_now = eq->req.probe_deadline_ns;
 	comp_probe(eq);
-	CU_ASSERT_EQUAL(eq->retry_left, 1);
+	CU_ASSERT_EQUAL(eq->req.retry_left, 1);
 	CU_ASSERT_EQUAL(eq->stats.early_retransmits, 2);
 	ut_sent(eq, w2);
-	ut_now = eq->retry_deadline_ns;
+	ut_now = eq->req.retry_deadline_ns;
 	comp_timeout(eq);
-	CU_ASSERT_EQUAL(eq->retry_left, 0);
+	CU_ASSERT_EQUAL(eq->req.retry_left, 0);
 	ut_sent(eq, w2);
-	ut_now = eq->retry_deadline_ns;
+	ut_now = eq->req.retry_deadline_ns;
 	CU_ASSERT_EQUAL(ut_nwc, 1);
 	comp_timeout(eq);
 	CU_ASSERT_EQUAL_FATAL(ut_nwc, 2);
 	CU_ASSERT_EQUAL(eq->stats.timeouts, 4);
 	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 2);
 	CU_ASSERT_EQUAL(ut_wc[1].status, DRNIC_WC_RETRY_EXC_ERR);
-	CU_ASSERT_EQUAL(eq->probe_deadline_ns, 0);
+	CU_ASSERT_EQUAL(eq->req.probe_deadline_ns, 0);
 	/* Never sooner than an eighth of the QP's timeout (with timeout 10,
 	 * 4.19 ms: 524 us, however short the round trip). */
 	ut_qp_reset(40);
-	eq->srtt_ns = 20000;
-	eq->rttvar_ns = 10000;
+	eq->req.srtt_ns = 20000;
+	eq->req.rttvar_ns = 10000;
 	ut_qp.attr.timeout = 10;
 	w1 = ut_post_send(3, DRNIC_WR_SEND, &sge, 1, 0);
 	ut_sent(eq, w1);
-	CU_ASSERT_EQUAL(eq->probe_deadline_ns, ut_now + (4096ull << 10) / 8);
+	CU_ASSERT_EQUAL(eq->req.probe_deadline_ns, ut_now + (4096ull << 10) / 8);
 }
 
 /* The window halves on a PSN-sequence NAK, once per round; the same NAK
@@ -694,7 +694,7 @@ test_cwnd_nak_timeout(void)
 	struct drnic_wire_pkt p;
 
 	ut_now = 5000000;
-	eq->srtt_ns = 10000;
+	eq->req.srtt_ns = 10000;
 	w = ut_post_send(1, DRNIC_WR_RDMA_WRITE, &sge, 1, 0);      /* 0..99 */
 	ut_sent(eq, w);
 	CU_ASSERT_EQUAL(engine_inflight(eq), 100);
@@ -702,11 +702,11 @@ test_cwnd_nak_timeout(void)
 	ut_rewound_psn = UINT32_MAX;
 	comp_rx(eq, NULL, &p);
 	CU_ASSERT_EQUAL(ut_rewound_psn, 40);
-	CU_ASSERT_EQUAL(eq->cwnd, 30);               /* (100 - 40) / 2 */
-	CU_ASSERT_EQUAL(eq->ssthresh, 30);
+	CU_ASSERT_EQUAL(eq->req.cwnd, 30);               /* (100 - 40) / 2 */
+	CU_ASSERT_EQUAL(eq->req.ssthresh, 30);
 	/* Resent from 40 (requester stub: all of it again). */
-	eq->npsn = 100;
-	eq->req_idx = 1;
+	eq->req.npsn = 100;
+	eq->req.idx = 1;
 	w->state = WQE_SENT;
 	ut_rewound_psn = UINT32_MAX;
 	ut_now += 1000;
@@ -716,20 +716,20 @@ test_cwnd_nak_timeout(void)
 	ut_now += 10000;
 	comp_rx(eq, NULL, &p);                       /* lost again: goes back */
 	CU_ASSERT_EQUAL(ut_rewound_psn, 40);
-	CU_ASSERT_EQUAL(eq->cwnd, 30);               /* same round: once */
-	eq->npsn = 100;
-	eq->req_idx = 1;
+	CU_ASSERT_EQUAL(eq->req.cwnd, 30);               /* same round: once */
+	eq->req.npsn = 100;
+	eq->req.idx = 1;
 	w->state = WQE_SENT;
 	/* ACKs past the round: the window grows by what they acknowledge. */
-	eq->ssthresh = 64;
+	eq->req.ssthresh = 64;
 	p = ut_ack(49, DRNIC_AETH_ACK, 31);
 	comp_rx(eq, NULL, &p);
-	CU_ASSERT_EQUAL(eq->cwnd, 40);
+	CU_ASSERT_EQUAL(eq->req.cwnd, 40);
 	/* A timeout: back to the smallest window. */
-	ut_now = eq->retry_deadline_ns;
+	ut_now = eq->req.retry_deadline_ns;
 	comp_timeout(eq);
-	CU_ASSERT_EQUAL(eq->cwnd, ENGINE_MIN_CWND);
-	CU_ASSERT_EQUAL(eq->ssthresh, 25);           /* (100 - 50) / 2 */
+	CU_ASSERT_EQUAL(eq->req.cwnd, ENGINE_MIN_CWND);
+	CU_ASSERT_EQUAL(eq->req.ssthresh, 25);           /* (100 - 50) / 2 */
 }
 
 /* A READ with part of its response, then an ACK for a later PSN: the rest
@@ -796,7 +796,7 @@ test_read_go_back(void)
 	for (i = 0; i < sizeof(rsp); i++)
 		rsp[i] = (uint8_t)(i * 5 + 3);
 	ut_now = 7000000;
-	eq->srtt_ns = 80000;
+	eq->req.srtt_ns = 80000;
 	ut_qp.attr.timeout = 12;                   /* 16.8 ms: its eighth is 2 ms */
 	ra = ut_post_send(1, DRNIC_WR_RDMA_READ, &sa, 1, DRNIC_SEND_SIGNALED);  /* 2000..2005 */
 	ra->remote_addr = 0x10000;
@@ -821,10 +821,10 @@ test_read_go_back(void)
 	CU_ASSERT_EQUAL(ut_nwc, 0);
 	/* Everything after A acknowledged (as B's LAST would): one round trip
 	 * and A's rest is asked for again, not after a 2 ms floor. */
-	eq->any_acked = true;
-	eq->acked_psn = 2007;
+	eq->comp.any_acked = true;
+	eq->comp.acked_psn = 2007;
 	engine_retry_arm(eq);
-	CU_ASSERT_EQUAL(eq->probe_deadline_ns, ut_now + 80000);
+	CU_ASSERT_EQUAL(eq->req.probe_deadline_ns, ut_now + 80000);
 	/* The rest of A: A completes, then B. */
 	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST, 2002, 0, 1024);
 	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, 2003, 0, 1024);
@@ -838,7 +838,7 @@ test_read_go_back(void)
 		CU_ASSERT_EQUAL(memcmp(a + i * 1024, rsp, 1024), 0);
 	CU_ASSERT_EQUAL(memcmp(b, rsp, 1024), 0);
 	CU_ASSERT_EQUAL(memcmp(b + 1024, rsp, 1024), 0);
-	CU_ASSERT_EQUAL(eq->rd_outstanding, 0);
+	CU_ASSERT_EQUAL(eq->req.rd_outstanding, 0);
 }
 
 /* Every state has a name for the logs, each its own. */

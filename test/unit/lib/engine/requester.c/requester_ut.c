@@ -66,10 +66,10 @@ test_send_segments(void)
 	CU_ASSERT_EQUAL(w->first_psn, 100);
 	CU_ASSERT_EQUAL(w->last_psn, 102);
 	CU_ASSERT_EQUAL(w->state, WQE_SENT);
-	CU_ASSERT_EQUAL(eq->npsn, 103);
-	CU_ASSERT_EQUAL(eq->req_idx, 1);
-	CU_ASSERT_EQUAL(eq->rstate, REQ_IDLE);
-	CU_ASSERT_NOT_EQUAL(eq->retry_deadline_ns, 0);   /* the timer runs */
+	CU_ASSERT_EQUAL(eq->req.npsn, 103);
+	CU_ASSERT_EQUAL(eq->req.idx, 1);
+	CU_ASSERT_EQUAL(eq->req.state, REQ_IDLE);
+	CU_ASSERT_NOT_EQUAL(eq->req.retry_deadline_ns, 0);   /* the timer runs */
 	CU_ASSERT_EQUAL(req_step(eq, 32), 0);            /* nothing more */
 }
 
@@ -113,7 +113,7 @@ test_write_variants(void)
 	CU_ASSERT_EQUAL(ut_tx[4].pkt.imm, 0x55);
 	CU_ASSERT_EQUAL(ut_tx[2].pkt.imm, 0);
 	CU_ASSERT_EQUAL(ut_tx[4].len, 1);
-	CU_ASSERT_EQUAL(eq->npsn, 10);
+	CU_ASSERT_EQUAL(eq->req.npsn, 10);
 }
 
 static void
@@ -150,8 +150,8 @@ test_read_atomic(void)
 	CU_ASSERT_EQUAL(ut_tx[2].pkt.bth.opcode, DRNIC_WIRE_OP_RC_FETCH_ADD);
 	CU_ASSERT_EQUAL(ut_tx[2].pkt.atomic.swap_add, 5);
 	CU_ASSERT_EQUAL(ut_tx[2].pkt.bth.psn, 2);
-	CU_ASSERT_EQUAL(eq->rd_outstanding, 3);
-	CU_ASSERT_EQUAL(eq->npsn, 3);
+	CU_ASSERT_EQUAL(eq->req.rd_outstanding, 3);
+	CU_ASSERT_EQUAL(eq->req.npsn, 3);
 }
 
 static void
@@ -164,25 +164,25 @@ test_fence_and_limits(void)
 	ut_post_send(1, DRNIC_WR_RDMA_READ, &sge, 1, 0);
 	ut_post_send(2, DRNIC_WR_RDMA_READ, &sge, 1, 0);
 	CU_ASSERT_EQUAL(req_step(eq, 32), 1);
-	CU_ASSERT_EQUAL(eq->rstate, REQ_WAIT_RD_ATOMIC);
+	CU_ASSERT_EQUAL(eq->req.state, REQ_WAIT_RD_ATOMIC);
 	CU_ASSERT_EQUAL(req_step(eq, 32), 0);
 	/* The completer finishes the first READ: the second goes. */
-	eq->rd_outstanding = 0;
-	eq->rstate = REQ_IDLE;
+	eq->req.rd_outstanding = 0;
+	eq->req.state = REQ_IDLE;
 	CU_ASSERT_EQUAL(req_step(eq, 32), 1);
 	/* A fenced SEND waits for the outstanding READ. */
 	ut_post_send(3, DRNIC_WR_SEND, &sge, 1, DRNIC_SEND_FENCE);
 	CU_ASSERT_EQUAL(req_step(eq, 32), 0);
-	CU_ASSERT_EQUAL(eq->rstate, REQ_WAIT_FENCE);
-	eq->rd_outstanding = 0;
-	eq->rstate = REQ_IDLE;
+	CU_ASSERT_EQUAL(eq->req.state, REQ_WAIT_FENCE);
+	eq->req.rd_outstanding = 0;
+	eq->req.state = REQ_IDLE;
 	CU_ASSERT_EQUAL(req_step(eq, 32), 1);
 	CU_ASSERT_EQUAL(ut_tx[2].pkt.bth.opcode, DRNIC_WIRE_OP_RC_SEND_ONLY);
 	/* SQD: nothing new starts. */
 	atomic_store(&ut_qp.state, DRNIC_QPS_SQD);
 	ut_post_send(4, DRNIC_WR_SEND, &sge, 1, 0);
 	CU_ASSERT_EQUAL(req_step(eq, 32), 0);
-	CU_ASSERT_EQUAL(eq->rstate, REQ_DRAINED);
+	CU_ASSERT_EQUAL(eq->req.state, REQ_DRAINED);
 }
 
 static void
@@ -200,7 +200,7 @@ test_local_failures(void)
 	CU_ASSERT_EQUAL(ut_ntx, 0);
 	CU_ASSERT_EQUAL(w->state, WQE_FAILED);
 	CU_ASSERT_EQUAL(w->status, DRNIC_WC_LOC_QP_OP_ERR);
-	CU_ASSERT_EQUAL(eq->rstate, REQ_STOPPED);
+	CU_ASSERT_EQUAL(eq->req.state, REQ_STOPPED);
 	CU_ASSERT_EQUAL(ut_retired, 1);
 	/* Stopped: later WQEs wait for the flush. */
 	ut_post_send(2, DRNIC_WR_SEND, &sge, 1, 0);
@@ -257,28 +257,28 @@ test_cwnd_window(void)
 	struct drnic_sge sge = { (uintptr_t)big, sizeof(big), 1 };
 	unsigned int i;
 
-	eq->cwnd = 8;
+	eq->req.cwnd = 8;
 	ut_now = 1000;
 	ut_post_send(1, DRNIC_WR_RDMA_WRITE, &sge, 1, 0);        /* PSN 300..319 */
 	CU_ASSERT_EQUAL(req_step(eq, 32), 8);
-	CU_ASSERT_EQUAL(eq->rstate, REQ_WAIT_WINDOW);
+	CU_ASSERT_EQUAL(eq->req.state, REQ_WAIT_WINDOW);
 	CU_ASSERT_EQUAL(engine_inflight(eq), 8);
 	for (i = 0; i < 8; i++)                /* every 2nd (8 / 4), and the 8th */
 		CU_ASSERT_EQUAL(ut_tx[i].pkt.bth.ackreq, i % 2 == 1);
-	CU_ASSERT_TRUE(eq->rtt_pending);
-	CU_ASSERT_EQUAL(eq->rtt_psn, 301);     /* the first AckReq packet */
-	CU_ASSERT_EQUAL(eq->rtt_sent_ns, 1000);
+	CU_ASSERT_TRUE(eq->req.rtt_pending);
+	CU_ASSERT_EQUAL(eq->req.rtt_psn, 301);     /* the first AckReq packet */
+	CU_ASSERT_EQUAL(eq->req.rtt_sent_ns, 1000);
 	/* Still full: nothing more. */
 	CU_ASSERT_EQUAL(req_step(eq, 32), 0);
 	/* 300..303 acknowledged: four more. */
-	eq->any_acked = true;
-	eq->acked_psn = 303;
+	eq->comp.any_acked = true;
+	eq->comp.acked_psn = 303;
 	CU_ASSERT_EQUAL(req_step(eq, 32), 4);
 	CU_ASSERT_EQUAL(ut_tx[11].pkt.bth.psn, 311);
 	CU_ASSERT_TRUE(ut_tx[11].pkt.bth.ackreq);
 	/* A go-back forgets the timed packet (Karn). */
 	req_rewind(eq, 0);
-	CU_ASSERT_FALSE(eq->rtt_pending);
+	CU_ASSERT_FALSE(eq->req.rtt_pending);
 }
 
 static void
@@ -292,12 +292,12 @@ test_budget_nomem_rewind(void)
 	w = ut_post_send(1, DRNIC_WR_SEND, &sge, 1, 0);   /* 8 packets */
 	ut_post_send(2, DRNIC_WR_SEND, &s2, 1, 0);
 	CU_ASSERT_EQUAL(req_step(eq, 3), 3);
-	CU_ASSERT_EQUAL(eq->req_off, 3072);
+	CU_ASSERT_EQUAL(eq->req.off, 3072);
 	CU_ASSERT_EQUAL(w->state, WQE_SENDING);
 	/* No mbuf: nothing advances. */
 	ut_tx_fail = 1;
 	CU_ASSERT_EQUAL(req_step(eq, 3), 0);
-	CU_ASSERT_EQUAL(eq->npsn, 1003);
+	CU_ASSERT_EQUAL(eq->req.npsn, 1003);
 	ut_tx_fail = 0;
 	CU_ASSERT_EQUAL(req_step(eq, 32), 6);
 	CU_ASSERT_EQUAL(ut_ntx, 9);
@@ -307,7 +307,7 @@ test_budget_nomem_rewind(void)
 	CU_ASSERT_EQUAL(ut_tx[8].pkt.bth.psn, 1008);
 	/* Go back to the first WQE: the same PSNs and bytes again. */
 	req_rewind(eq, 0);
-	CU_ASSERT_EQUAL(eq->npsn, 1000);
+	CU_ASSERT_EQUAL(eq->req.npsn, 1000);
 	CU_ASSERT_EQUAL(w->state, WQE_POSTED);
 	ut_ntx = 0;
 	CU_ASSERT_EQUAL(req_step(eq, 32), 9);
@@ -318,8 +318,8 @@ test_budget_nomem_rewind(void)
 	CU_ASSERT_EQUAL(ut_tx[8].pkt.bth.opcode, DRNIC_WIRE_OP_RC_SEND_ONLY);
 	/* RNR wait: nothing until the clock passes the deadline. */
 	req_rewind(eq, 1);
-	eq->rstate = REQ_WAIT_RNR;
-	eq->rnr_deadline_ns = ut_now + 1000;
+	eq->req.state = REQ_WAIT_RNR;
+	eq->req.rnr_deadline_ns = ut_now + 1000;
 	ut_ntx = 0;
 	CU_ASSERT_EQUAL(req_step(eq, 32), 0);
 	ut_now += 1000;
@@ -343,7 +343,7 @@ test_rewind_psn(void)
 	w->remote_addr = 0x5000;
 	CU_ASSERT_EQUAL(req_step(eq, 32), 4);
 	req_rewind_psn(eq, 0, 202);
-	CU_ASSERT_EQUAL(eq->npsn, 202);
+	CU_ASSERT_EQUAL(eq->req.npsn, 202);
 	CU_ASSERT_EQUAL(eq->stats.retransmits, 1);
 	ut_ntx = 0;
 	CU_ASSERT_EQUAL(req_step(eq, 32), 2);
@@ -369,11 +369,11 @@ test_rewind_psn(void)
 	r->remote_addr = 0x9000;
 	r->rkey = 9;
 	CU_ASSERT_EQUAL(req_step(eq, 32), 1);
-	CU_ASSERT_EQUAL(eq->rd_outstanding, 1);
+	CU_ASSERT_EQUAL(eq->req.rd_outstanding, 1);
 	CU_ASSERT_EQUAL(r->rd_next, 300);           /* a fresh READ: from its first PSN */
 	r->rd_next = 301;                 /* the completer got PSN 300 */
 	req_rewind(eq, 0);
-	CU_ASSERT_EQUAL(eq->rd_outstanding, 0);
+	CU_ASSERT_EQUAL(eq->req.rd_outstanding, 0);
 	ut_ntx = 0;
 	CU_ASSERT_EQUAL(req_step(eq, 32), 1);
 	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST);
@@ -381,7 +381,7 @@ test_rewind_psn(void)
 	CU_ASSERT_EQUAL(ut_tx[0].pkt.reth.va, 0x9000 + 1024);
 	CU_ASSERT_EQUAL(ut_tx[0].pkt.reth.dmalen, 3000 - 1024);
 	CU_ASSERT_EQUAL(r->rd_next, 301);           /* its progress kept */
-	CU_ASSERT_EQUAL(eq->npsn, 303);
+	CU_ASSERT_EQUAL(eq->req.npsn, 303);
 	CU_ASSERT_EQUAL(r->first_psn, 300);
 	CU_ASSERT_EQUAL(r->last_psn, 302);
 }

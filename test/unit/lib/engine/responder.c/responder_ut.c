@@ -116,13 +116,13 @@ ut_expect_ack(struct engine_qp *eq, uint8_t syn, uint32_t psn)
 {
 	unsigned int n = ut_ntx;
 
-	CU_ASSERT_TRUE(eq->ack_pending);
+	CU_ASSERT_TRUE(eq->resp.ack_pending);
 	CU_ASSERT_EQUAL(resp_step(eq, 32), 1);
 	CU_ASSERT_EQUAL_FATAL(ut_ntx, n + 1);
 	CU_ASSERT_EQUAL(ut_tx[n].pkt.bth.opcode, DRNIC_WIRE_OP_RC_ACKNOWLEDGE);
 	CU_ASSERT_EQUAL(ut_tx[n].pkt.aeth.syndrome, syn);
 	CU_ASSERT_EQUAL(ut_tx[n].pkt.bth.psn, psn);
-	CU_ASSERT_FALSE(eq->ack_pending);
+	CU_ASSERT_FALSE(eq->resp.ack_pending);
 }
 
 #define ACK drnic_aeth_syndrome(DRNIC_AETH_ACK, DRNIC_AETH_CREDIT_INVALID)
@@ -137,16 +137,16 @@ test_send(void)
 	ut_post_recv(1001, rs, 2);
 	p = ut_req(DRNIC_WIRE_OP_RC_SEND_FIRST, 100, 1024);
 	rx(eq, &p, payload);
-	CU_ASSERT_EQUAL(eq->sstate, RESP_IN_SEND);
-	CU_ASSERT_FALSE(eq->ack_pending);
+	CU_ASSERT_EQUAL(eq->resp.state, RESP_IN_SEND);
+	CU_ASSERT_FALSE(eq->resp.ack_pending);
 	p = ut_req(DRNIC_WIRE_OP_RC_SEND_MIDDLE, 101, 1024);
 	rx(eq, &p, payload + 1024);
 	p = ut_req(DRNIC_WIRE_OP_RC_SEND_LAST, 102, 952);
 	p.bth.se = true;
 	rx(eq, &p, payload + 2048);
-	CU_ASSERT_EQUAL(eq->sstate, RESP_IDLE);
-	CU_ASSERT_EQUAL(eq->epsn, 103);
-	CU_ASSERT_EQUAL(eq->msn, 1);
+	CU_ASSERT_EQUAL(eq->resp.state, RESP_IDLE);
+	CU_ASSERT_EQUAL(eq->resp.epsn, 103);
+	CU_ASSERT_EQUAL(eq->resp.msn, 1);
 	CU_ASSERT_EQUAL(memcmp(mem, payload, 1500), 0);
 	CU_ASSERT_EQUAL(memcmp(mem + 8192, payload + 1500, 1500), 0);
 	CU_ASSERT_EQUAL(mem[8192 + 1500], 0);
@@ -191,7 +191,7 @@ test_repeated_nak_limit(void)
 	p.reth.rkey = 5;
 	for (i = 0; i < 40; i++) {
 		rx(eq, &p, NULL);            /* the same PSN: each one a new "round" */
-		if (eq->ack_pending) {
+		if (eq->resp.ack_pending) {
 			CU_ASSERT_EQUAL(resp_step(eq, 32), 1);
 			CU_ASSERT_EQUAL(ut_tx[ut_ntx - 1].pkt.aeth.syndrome, seq);
 			CU_ASSERT_EQUAL(ut_tx[ut_ntx - 1].pkt.bth.psn, 100);
@@ -203,19 +203,19 @@ test_repeated_nak_limit(void)
 	CU_ASSERT_EQUAL(eq->stats.naks_limited, 40 - 1 - ENGINE_NAK_BURST);
 	ut_now += ENGINE_NAK_REFILL_NS;          /* one more token */
 	rx(eq, &p, NULL);
-	CU_ASSERT_TRUE(eq->ack_pending);
+	CU_ASSERT_TRUE(eq->resp.ack_pending);
 	CU_ASSERT_EQUAL(resp_step(eq, 32), 1);
 	rx(eq, &p, NULL);
-	CU_ASSERT_FALSE(eq->ack_pending);
+	CU_ASSERT_FALSE(eq->resp.ack_pending);
 	/* The expected PSN moves: its NAK is new and goes at once. */
 	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY, 100, 0);
 	rx(eq, &p, NULL);                        /* in order: epsn 101 */
 	(void)resp_step(eq, 32);
 	p.bth.psn = 110;
 	rx(eq, &p, NULL);
-	CU_ASSERT_TRUE(eq->ack_pending);
-	CU_ASSERT_EQUAL(eq->ack_psn, 101);
-	CU_ASSERT_EQUAL(eq->ack_syn, seq);
+	CU_ASSERT_TRUE(eq->resp.ack_pending);
+	CU_ASSERT_EQUAL(eq->resp.ack_psn, 101);
+	CU_ASSERT_EQUAL(eq->resp.ack_syn, seq);
 }
 
 static void
@@ -229,7 +229,7 @@ test_psn_and_sequence(void)
 	ut_post_recv(2, &rs, 1);
 	p = ut_req(DRNIC_WIRE_OP_RC_SEND_ONLY, 0xFFFFFF, 10);
 	rx(eq, &p, payload);
-	CU_ASSERT_EQUAL(eq->epsn, 0);          /* wrapped */
+	CU_ASSERT_EQUAL(eq->resp.epsn, 0);          /* wrapped */
 	ut_expect_ack(eq, ACK, 0xFFFFFF);
 	/* Duplicate: acknowledged again, no second receive consumed. */
 	rx(eq, &p, payload);
@@ -242,7 +242,7 @@ test_psn_and_sequence(void)
 	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_PSN_SEQ_ERR), 0);
 	p.bth.psn = 3;
 	rx(eq, &p, payload);
-	CU_ASSERT_FALSE(eq->ack_pending);      /* only one NAK per gap */
+	CU_ASSERT_FALSE(eq->resp.ack_pending);      /* only one NAK per gap */
 	CU_ASSERT_EQUAL(ut_eng.stats.drops[DRNIC_ENGINE_DROP_PSN_OOS], 2);
 	CU_ASSERT_EQUAL(ut_nwc, 1);
 	/* The requester went back and lost PSN 0 again: 1 arrives, not above
@@ -253,7 +253,7 @@ test_psn_and_sequence(void)
 	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_PSN_SEQ_ERR), 0);
 	p.bth.psn = 2;
 	rx(eq, &p, payload);
-	CU_ASSERT_FALSE(eq->ack_pending);
+	CU_ASSERT_FALSE(eq->resp.ack_pending);
 	CU_ASSERT_EQUAL(ut_eng.stats.drops[DRNIC_ENGINE_DROP_PSN_OOS], 4);
 	CU_ASSERT_EQUAL(ut_nwc, 1);
 	/* Opcode sequence: a MIDDLE with no message open is an invalid
@@ -289,7 +289,7 @@ test_recv_errors(void)
 	p = ut_req(DRNIC_WIRE_OP_RC_SEND_ONLY, 0, 10);
 	rx(eq, &p, payload);
 	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_RNR_NAK, 3), 0);
-	CU_ASSERT_EQUAL(eq->epsn, 0);
+	CU_ASSERT_EQUAL(eq->resp.epsn, 0);
 	CU_ASSERT_EQUAL(ut_nwc, 0);
 	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_RTS);
 	/* Too long for the buffer: LOC_LEN_ERR here, NAK invalid request
@@ -342,7 +342,7 @@ test_write(void)
 	p.reth.rkey = 0x100;
 	p.reth.dmalen = 2100;
 	rx(eq, &p, payload);
-	CU_ASSERT_EQUAL(eq->sstate, RESP_IN_WRITE);
+	CU_ASSERT_EQUAL(eq->resp.state, RESP_IN_WRITE);
 	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_MIDDLE, 11, 1024);
 	rx(eq, &p, payload + 1024);
 	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST, 12, 52);
@@ -414,7 +414,7 @@ test_write(void)
 	p.reth.dmalen = 8;
 	rx(eq, &p, NULL);
 	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_INVALID_REQ), 0);
-	CU_ASSERT_EQUAL(eq->rd_tail, 0);
+	CU_ASSERT_EQUAL(eq->resp.rd_tail, 0);
 }
 
 static void
@@ -430,14 +430,14 @@ test_read(void)
 	p.reth.rkey = 5;
 	p.reth.dmalen = 2500;
 	rx(eq, &p, NULL);
-	CU_ASSERT_EQUAL(eq->epsn, 23);            /* 3 response PSNs */
-	CU_ASSERT_EQUAL(eq->rtx_tail - eq->rtx_head, 1);
-	CU_ASSERT_EQUAL(eq->rd_pending, 1);
+	CU_ASSERT_EQUAL(eq->resp.epsn, 23);            /* 3 response PSNs */
+	CU_ASSERT_EQUAL(eq->resp.rtx_tail - eq->resp.rtx_head, 1);
+	CU_ASSERT_EQUAL(eq->resp.rd_pending, 1);
 	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST, 23, 0);
 	p.reth.va = (uintptr_t)mem;
 	p.reth.dmalen = 0;
 	rx(eq, &p, NULL);
-	CU_ASSERT_EQUAL(eq->epsn, 24);
+	CU_ASSERT_EQUAL(eq->resp.epsn, 24);
 	/* The responses, within the budget: 2 now, 2 later. */
 	CU_ASSERT_EQUAL(resp_step(eq, 2), 2);
 	CU_ASSERT_EQUAL(resp_step(eq, 32), 2);
@@ -462,7 +462,7 @@ test_read(void)
 	rx(eq, &p, NULL);
 	CU_ASSERT_EQUAL(resp_step(eq, 32), 3);
 	CU_ASSERT_EQUAL(ut_tx[4].pkt.bth.psn, 20);
-	CU_ASSERT_EQUAL(eq->epsn, 24);
+	CU_ASSERT_EQUAL(eq->resp.epsn, 24);
 	/* More READs than max_dest_rd_atomic (4) outstanding: invalid. */
 	for (i = 0; i < 5; i++) {
 		p = ut_req(DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST, 24 + i, 0);
@@ -567,8 +567,8 @@ test_read_replay(void)
 	p.reth.va = (uintptr_t)mem + 1 + 1024;
 	p.reth.dmalen = 2500 - 1024;
 	rx(eq, &p, NULL);
-	CU_ASSERT_EQUAL(eq->epsn, 23);            /* a duplicate: nothing new */
-	CU_ASSERT_EQUAL(eq->rd_tail, 1);          /* no new resource */
+	CU_ASSERT_EQUAL(eq->resp.epsn, 23);            /* a duplicate: nothing new */
+	CU_ASSERT_EQUAL(eq->resp.rd_tail, 1);          /* no new resource */
 	CU_ASSERT_EQUAL(resp_step(eq, 32), 2);
 	CU_ASSERT_EQUAL_FATAL(ut_ntx, 5);
 	CU_ASSERT_EQUAL(ut_tx[3].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST);
@@ -596,7 +596,7 @@ test_read_replay(void)
 	rx(eq, &p, NULL);
 	CU_ASSERT_EQUAL(resp_step(eq, 2), 2);     /* 23, 24 */
 	rx(eq, &p, NULL);
-	CU_ASSERT_EQUAL(eq->rtx_tail - eq->rtx_head, 1);
+	CU_ASSERT_EQUAL(eq->resp.rtx_tail - eq->resp.rtx_head, 1);
 	CU_ASSERT_EQUAL(resp_step(eq, 32), 4);    /* 23 (FIRST) .. 26 */
 	CU_ASSERT_EQUAL(ut_tx[10].pkt.bth.psn, 23);
 	CU_ASSERT_EQUAL(ut_tx[10].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST);
@@ -613,12 +613,12 @@ test_read_replay(void)
 	rx(eq, &p, NULL);
 	p.bth.psn = 1;
 	rx(eq, &p, NULL);
-	CU_ASSERT_EQUAL(eq->rd_pending, 2);
+	CU_ASSERT_EQUAL(eq->resp.rd_pending, 2);
 	p.bth.psn = 2;
 	rx(eq, &p, NULL);
 	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_ERR);
 	CU_ASSERT_EQUAL(ut_last_event, DRNIC_EVENT_QP_REQ_ERR);
-	CU_ASSERT_EQUAL(eq->rd_tail, 2);
+	CU_ASSERT_EQUAL(eq->resp.rd_tail, 2);
 	CU_ASSERT_EQUAL(resp_step(eq, 32), 3);    /* two responses, then the NAK */
 	CU_ASSERT_EQUAL(ut_tx[2].pkt.bth.opcode, DRNIC_WIRE_OP_RC_ACKNOWLEDGE);
 	CU_ASSERT_EQUAL(ut_tx[2].pkt.aeth.syndrome,
@@ -669,8 +669,8 @@ test_atomic_replay_window(void)
 		}
 	memcpy(&v, mem + 64, 8);
 	CU_ASSERT_EQUAL(v, 0xFFFF);               /* each added once */
-	CU_ASSERT_EQUAL(eq->rd_tail, 17);
-	CU_ASSERT_EQUAL(eq->epsn, 117);
+	CU_ASSERT_EQUAL(eq->resp.rd_tail, 17);
+	CU_ASSERT_EQUAL(eq->resp.epsn, 117);
 	/* A stale copy older than every resource: ignored, nothing given up. */
 	ut_ntx = 0;
 	rd.bth.psn = 90;
@@ -679,7 +679,7 @@ test_atomic_replay_window(void)
 	p.atomic.va = (uintptr_t)mem + 64;
 	rx(eq, &p, NULL);
 	CU_ASSERT_EQUAL(resp_step(eq, 32), 0);
-	CU_ASSERT_EQUAL(eq->rd_tail, 17);
+	CU_ASSERT_EQUAL(eq->resp.rd_tail, 17);
 	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_RTS);
 }
 
@@ -703,46 +703,46 @@ test_write_deferred_icrc(void)
 	p.reth.rkey = 0x100;
 	p.reth.dmalen = 3072;
 	rx(eq, &p, payload);
-	CU_ASSERT_EQUAL(eq->epsn, 11);
+	CU_ASSERT_EQUAL(eq->resp.epsn, 11);
 	/* The expected MIDDLE, bad: its bytes may land, nothing else moves. */
 	p = ut_deferred(DRNIC_WIRE_OP_RC_RDMA_WRITE_MIDDLE, 11, 1024);
 	p.bth.ackreq = true;
 	ut_icrc_bad = true;
 	rx(eq, &p, payload + 1024);
 	CU_ASSERT_EQUAL(ut_copy_verifies, 1);
-	CU_ASSERT_EQUAL(eq->epsn, 11);
-	CU_ASSERT_EQUAL(eq->wr_resid, 2048);
-	CU_ASSERT_EQUAL(eq->sstate, RESP_IN_WRITE);
-	CU_ASSERT_FALSE(eq->ack_pending);
+	CU_ASSERT_EQUAL(eq->resp.epsn, 11);
+	CU_ASSERT_EQUAL(eq->resp.wr_resid, 2048);
+	CU_ASSERT_EQUAL(eq->resp.state, RESP_IN_WRITE);
+	CU_ASSERT_FALSE(eq->resp.ack_pending);
 	CU_ASSERT_EQUAL(ut_eng.stats.wire_drops[DRNIC_WIRE_DROP_BAD_ICRC], 1);
 	/* A bad one from beyond the gap: no NAK, no out-of-sequence count. */
 	p.bth.psn = 12;
 	rx(eq, &p, payload + 2048);
 	CU_ASSERT_EQUAL(ut_verifies, 1);
-	CU_ASSERT_FALSE(eq->ack_pending);
+	CU_ASSERT_FALSE(eq->resp.ack_pending);
 	CU_ASSERT_EQUAL(ut_eng.stats.drops[DRNIC_ENGINE_DROP_PSN_OOS], 0);
 	CU_ASSERT_EQUAL(ut_eng.stats.wire_drops[DRNIC_WIRE_DROP_BAD_ICRC], 2);
 	/* A bad duplicate: no ACK again. */
 	p = ut_deferred(DRNIC_WIRE_OP_RC_RDMA_WRITE_MIDDLE, 9, 1024);
 	rx(eq, &p, payload);
-	CU_ASSERT_FALSE(eq->ack_pending);
+	CU_ASSERT_FALSE(eq->resp.ack_pending);
 	CU_ASSERT_EQUAL(ut_eng.stats.drops[DRNIC_ENGINE_DROP_PSN_DUP], 0);
 	CU_ASSERT_EQUAL(ut_eng.stats.wire_drops[DRNIC_WIRE_DROP_BAD_ICRC], 3);
 	/* A bad LAST that would end the WRITE too early: no QP error. */
 	p = ut_deferred(DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST, 11, 100);
 	rx(eq, &p, payload);
 	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_RTS);
-	CU_ASSERT_FALSE(eq->ack_pending);
+	CU_ASSERT_FALSE(eq->resp.ack_pending);
 	CU_ASSERT_EQUAL(ut_eng.stats.wire_drops[DRNIC_WIRE_DROP_BAD_ICRC], 4);
 	/* The retransmissions, good: the WRITE completes with the right bytes. */
 	ut_icrc_bad = false;
 	p = ut_deferred(DRNIC_WIRE_OP_RC_RDMA_WRITE_MIDDLE, 11, 1024);
 	rx(eq, &p, payload + 1024);
-	CU_ASSERT_EQUAL(eq->epsn, 12);
+	CU_ASSERT_EQUAL(eq->resp.epsn, 12);
 	p = ut_deferred(DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST, 12, 1024);
 	rx(eq, &p, payload + 2048);
-	CU_ASSERT_EQUAL(eq->epsn, 13);
-	CU_ASSERT_EQUAL(eq->sstate, RESP_IDLE);
+	CU_ASSERT_EQUAL(eq->resp.epsn, 13);
+	CU_ASSERT_EQUAL(eq->resp.state, RESP_IDLE);
 	CU_ASSERT_EQUAL(memcmp(mem + 16, payload, 3072), 0);
 	CU_ASSERT_EQUAL(ut_copy_verifies, 3);
 	ut_expect_ack(eq, ACK, 12);

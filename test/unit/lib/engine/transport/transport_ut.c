@@ -74,9 +74,9 @@ test_ack_during_resend(void)
 	CU_ASSERT_EQUAL(ut_sent_since(&mark, &first), 8);
 	CU_ASSERT_EQUAL(first, 100);
 	/* No ACK: the timer goes back to the WRITE's first PSN. */
-	ut_now = eq->retry_deadline_ns;
+	ut_now = eq->req.retry_deadline_ns;
 	comp_timeout(eq);
-	CU_ASSERT_EQUAL(eq->npsn, 100);
+	CU_ASSERT_EQUAL(eq->req.npsn, 100);
 	CU_ASSERT_EQUAL(req_step(eq, 2), 2);       /* 100, 101 resent */
 	CU_ASSERT_EQUAL(ut_sent_since(&mark, &first), 2);
 	CU_ASSERT_EQUAL(first, 100);
@@ -88,7 +88,7 @@ test_ack_during_resend(void)
 	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_SUCCESS);
 	CU_ASSERT_EQUAL(ut_wc[0].opcode, DRNIC_WC_RDMA_WRITE);
 	CU_ASSERT_EQUAL(atomic_load(&ut_qp.sq.cons), 1);
-	CU_ASSERT_EQUAL(eq->retry_deadline_ns, 0);  /* nothing outstanding */
+	CU_ASSERT_EQUAL(eq->req.retry_deadline_ns, 0);  /* nothing outstanding */
 	/* Nothing more to send; the duplicate ACKs of the two resent packets
 	 * are dropped as such and complete nothing twice. */
 	CU_ASSERT_EQUAL(req_step(eq, 64), 0);
@@ -122,7 +122,7 @@ test_ack_mid_resend(void)
 	ut_post_send(2, DRNIC_WR_RDMA_WRITE, &b, 1, 0);   /* 2..3 */
 	CU_ASSERT_EQUAL(req_step(eq, 64), 6);
 	ut_sent_since(&mark, NULL);
-	ut_now = eq->retry_deadline_ns;
+	ut_now = eq->req.retry_deadline_ns;
 	comp_timeout(eq);
 	CU_ASSERT_EQUAL(req_step(eq, 1), 1);
 	CU_ASSERT_EQUAL(ut_sent_since(&mark, &first), 1);
@@ -131,7 +131,7 @@ test_ack_mid_resend(void)
 	p = ut_ack(0);
 	comp_rx(eq, NULL, &p);
 	CU_ASSERT_EQUAL(ut_nwc, 0);
-	CU_ASSERT_EQUAL(eq->npsn, 1);
+	CU_ASSERT_EQUAL(eq->req.npsn, 1);
 	/* The rest: A's last packet (with its payload), then B whole. */
 	CU_ASSERT_EQUAL(req_step(eq, 64), 3);
 	CU_ASSERT_EQUAL_FATAL(ut_sent_since(&mark, &first), 3);
@@ -174,18 +174,18 @@ test_skip_stops_at_read(void)
 	ut_post_send(2, DRNIC_WR_RDMA_WRITE, &w, 1, 0);
 	CU_ASSERT_EQUAL(req_step(eq, 64), 3);          /* READ, then WRITE 11..12 */
 	CU_ASSERT_EQUAL(ut_sent_since(&mark, NULL), 3);
-	ut_now = eq->retry_deadline_ns;
+	ut_now = eq->req.retry_deadline_ns;
 	comp_timeout(eq);
-	CU_ASSERT_EQUAL(eq->npsn, 10);                 /* from the READ */
+	CU_ASSERT_EQUAL(eq->req.npsn, 10);                 /* from the READ */
 	/* ACK 12 (the WRITE's) arrives first, before anything is resent: it
 	 * is believed (what was sent before the go-back is outstanding), and
 	 * the READ's response is still owed. */
 	p = ut_ack(12);
 	comp_rx(eq, NULL, &p);
 	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_GHOST_RESP], 0);
-	CU_ASSERT_EQUAL(eq->acked_psn, 12);
+	CU_ASSERT_EQUAL(eq->comp.acked_psn, 12);
 	CU_ASSERT_EQUAL(ut_nwc, 0);
-	CU_ASSERT_EQUAL(eq->npsn, 10);                 /* the READ is asked again */
+	CU_ASSERT_EQUAL(eq->req.npsn, 10);                 /* the READ is asked again */
 	CU_ASSERT_EQUAL(req_step(eq, 64), 3);
 	CU_ASSERT_EQUAL(ut_sent_since(&mark, &first), 3);
 	CU_ASSERT_EQUAL(first, 10);
