@@ -117,22 +117,6 @@ comp_cwnd_loss(struct engine_qp *eq, bool timeout)
 	eq->req.rtt_pending = false;     /* Karn: no sample across a go-back */
 }
 
-/* Wake a requester that waits for what the completer just did. */
-static void
-comp_wake_requester(struct engine_qp *eq)
-{
-	switch (eq->req.state) {
-	case REQ_WAIT_FENCE:
-	case REQ_WAIT_RD_ATOMIC:
-	case REQ_WAIT_WINDOW:
-		eq->req.state = REQ_IDLE;
-		engine_qp_activate(eq);
-		break;
-	default:
-		break;
-	}
-}
-
 /* Forward progress: the retry budget is whole again; the timer restarts
  * while something is outstanding; a requester waiting for window room may
  * have some. */
@@ -148,7 +132,7 @@ comp_progress(struct engine_qp *eq)
 		eq->req.probe_deadline_ns = 0;
 	}
 	if (eq->req.state == REQ_WAIT_WINDOW)
-		comp_wake_requester(eq);
+		req_wake(eq);
 }
 
 /* @p n more PSNs acknowledged: the window grows (doubling below ssthresh,
@@ -240,7 +224,7 @@ comp_retire(struct engine_qp *eq)
 		/* Release: the poster may reuse the slots. */
 		verbs_wq_retire(&qp->sq, eq->comp.idx);
 		comp_progress(eq);
-		comp_wake_requester(eq);
+		req_wake(eq);
 		if (verbs_qp_state(qp) == DRNIC_QPS_SQD)
 			engine_qp_activate(eq);   /* may be drained now */
 	}
@@ -324,11 +308,8 @@ comp_rnr(struct engine_qp *eq, uint32_t psn, uint8_t timer)
 		return;
 	}
 	req_rewind(eq, (uint32_t)idx);
-	eq->req.retry_deadline_ns = 0;
-	eq->req.probe_deadline_ns = 0;  /* re-armed when sending again */
-	eq->req.state = REQ_WAIT_RNR;
-	eq->req.rnr_deadline_ns = engine_now_ns(eq->eng) + (uint64_t)drnic_aeth_rnr_timer_us(timer) * 1000;
-	engine_qp_activate(eq);
+	req_wait_rnr(eq, engine_now_ns(eq->eng) +
+			 (uint64_t)drnic_aeth_rnr_timer_us(timer) * 1000);
 }
 
 static void comp_implied_nak(struct engine_qp *eq, uint32_t psn);
@@ -377,10 +358,7 @@ comp_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 				eq->req.nak_ns = now;
 				comp_cwnd_loss(eq, false);
 				req_rewind_psn(eq, (uint32_t)idx, psn);
-				/* An RNR wait in progress still applies. */
-				if (eq->req.state != REQ_WAIT_RNR)
-					eq->req.state = REQ_IDLE;
-				engine_qp_activate(eq);
+				req_resume(eq, false);  /* after an RNR wait in progress */
 			}
 			break;
 		}
@@ -553,7 +531,7 @@ comp_read_resp(struct engine_qp *eq, const struct rte_mbuf *m, const struct drni
 		w->state = WQE_DONE;
 		comp_ack_upto(eq, psn);
 		comp_retire(eq);
-		comp_wake_requester(eq);
+		req_wake(eq);
 	}
 }
 
@@ -590,7 +568,7 @@ comp_atomic_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	w->state = WQE_DONE;
 	comp_ack_upto(eq, psn);
 	comp_retire(eq);
-	comp_wake_requester(eq);
+	req_wake(eq);
 }
 
 /*
@@ -684,8 +662,7 @@ comp_go_back(struct engine_qp *eq)
 	req_rewind(eq, eq->comp.idx);
 	if (eq->comp.any_acked)
 		req_skip_acked(eq, eq->comp.acked_psn);
-	eq->req.state = REQ_IDLE;
-	engine_qp_activate(eq);
+	req_resume(eq, true);
 }
 
 /* The retransmit timer expired: resend from the oldest unretired WQE, or
@@ -769,12 +746,7 @@ comp_flush(struct engine_qp *eq)
 	}
 	if (n > 0)
 		verbs_wq_retire(&qp->sq, eq->comp.idx);
-	eq->req.idx = eq->comp.idx;
-	eq->req.off = 0;
-	eq->req.rd_outstanding = 0;
-	eq->req.state = REQ_STOPPED;
+	req_flushed(eq, eq->comp.idx);
 	eq->comp.state = COMP_ERROR;
-	eq->req.retry_deadline_ns = 0;
-	eq->req.probe_deadline_ns = 0;
 	return n;
 }

@@ -534,6 +534,64 @@ engine_sge_scatter(const struct drnic_sge *sge, uint32_t nsge, uint32_t off,
 }
 
 /*
+ * The requester's API for the completer (with req_rewind(),
+ * req_rewind_psn(), req_skip_acked() and req_stop_at()): the completer
+ * says what it heard; the requester's state changes here.
+ */
+
+/* Wake a requester that waits for what the completer just did (a fence,
+ * a READ/atomic slot, room in the window). */
+static inline void
+req_wake(struct engine_qp *eq)
+{
+	switch (eq->req.state) {
+	case REQ_WAIT_FENCE:
+	case REQ_WAIT_RD_ATOMIC:
+	case REQ_WAIT_WINDOW:
+		eq->req.state = REQ_IDLE;
+		engine_qp_activate(eq);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Send again from where a go-back put the requester; an RNR wait in
+ * progress still applies unless @p over_rnr_wait. */
+static inline void
+req_resume(struct engine_qp *eq, bool over_rnr_wait)
+{
+	if (over_rnr_wait || eq->req.state != REQ_WAIT_RNR)
+		eq->req.state = REQ_IDLE;
+	engine_qp_activate(eq);
+}
+
+/* The responder was not ready: send nothing until @p until_ns (then from
+ * where the caller rewound the requester); no retransmit timer meanwhile. */
+static inline void
+req_wait_rnr(struct engine_qp *eq, uint64_t until_ns)
+{
+	eq->req.retry_deadline_ns = 0;
+	eq->req.probe_deadline_ns = 0;  /* re-armed when sending again */
+	eq->req.state = REQ_WAIT_RNR;
+	eq->req.rnr_deadline_ns = until_ns;
+	engine_qp_activate(eq);
+}
+
+/* Everything up to WQE @p idx was completed or flushed: nothing is
+ * outstanding and nothing more is sent. */
+static inline void
+req_flushed(struct engine_qp *eq, uint32_t idx)
+{
+	eq->req.idx = idx;
+	eq->req.off = 0;
+	eq->req.rd_outstanding = 0;
+	eq->req.state = REQ_STOPPED;
+	eq->req.retry_deadline_ns = 0;
+	eq->req.probe_deadline_ns = 0;
+}
+
+/*
  * The requester's stop, for either machine: WQE @p idx ends with @p status
  * and nothing after it is sent. The completer reports it in order (the QP
  * goes to ERR) and flushes the rest.
