@@ -35,146 +35,22 @@ comp_fill_wc(const struct engine_qp *eq, const struct verbs_send_wqe *w,
 	wc->src_qp = eq->qp->attr.dest_qp_num;
 }
 
-/* Arm the early retransmit, when a round-trip estimate says when and it
- * comes at least half a probe interval before the retransmit timeout (after
- * a probe the estimate has doubled: a few probes per timeout at most). */
-static void
-comp_probe_arm(struct engine_qp *eq, uint64_t now)
-{
-	uint64_t probe;
-	const struct verbs_send_wqe *w;
-
-	eq->req.probe_deadline_ns = 0;
-	if (eq->req.srtt_ns == 0 || eq->req.retry_deadline_ns == 0)
-		return;
-	w = engine_sq_wqe(eq, eq->comp.idx);
-	if (eq->comp.idx != eq->req.idx && w->opcode == DRNIC_WR_RDMA_READ &&
-	    w->state == WQE_SENT && engine_inflight(eq) == 0) {
-		/* Only (the rest of) a READ's response is missing, everything
-		 * after it is acknowledged: the responder is done with it. Ask
-		 * again after a round trip: one request packet, so a spurious
-		 * one costs little. */
-		probe = RTE_MAX(eq->req.srtt_ns, (uint64_t)ENGINE_PROBE_MIN_NS);
-	} else {
-		probe = RTE_MAX(eq->req.srtt_ns + 4 * eq->req.rttvar_ns, eq->req.srtt_ns * 2);
-		probe = RTE_MAX(probe, (uint64_t)ENGINE_PROBE_MIN_NS);
-		/* Never sooner than an eighth of the QP's timeout: with
-		 * thousands of QPs in flight one QP's samples trail the
-		 * queue's growth, and a spurious go-back on each of them
-		 * would feed it. */
-		if (eq->qp->attr.timeout != 0)
-			probe = RTE_MAX(probe, (4096ull << eq->qp->attr.timeout) / 8);
-	}
-	if (now + probe + probe / 2 <= eq->req.retry_deadline_ns)
-		eq->req.probe_deadline_ns = now + probe;
-}
-
-/*
- * (Re)start the retransmit timer: 4.096 us * 2^timeout; timeout 0 = none.
- * With a round-trip estimate, the early retransmit deadline too, when it
- * comes well before the timeout.
- */
-void
-engine_retry_arm(struct engine_qp *eq)
-{
-	uint8_t t = eq->qp->attr.timeout;
-	uint64_t now, to;
-
-	if (t == 0) {
-		eq->req.retry_deadline_ns = 0;
-		eq->req.probe_deadline_ns = 0;
-		return;
-	}
-	now = engine_now_ns(eq->eng);
-	to = 4096ull << t;
-	eq->req.retry_deadline_ns = now + to;
-	comp_probe_arm(eq, now);
-}
-
-/*
- * Loss seen: shrink the congestion window, once per round (a loss of a PSN
- * sent before the last shrink was answered by it). A timeout starts over
- * from ENGINE_MIN_CWND whatever the round.
- */
-static void
-comp_cwnd_loss(struct engine_qp *eq, bool timeout)
-{
-	uint32_t half = RTE_MAX(engine_inflight(eq) / 2, (uint32_t)ENGINE_MIN_CWND);
-
-	if (timeout) {
-		eq->req.ssthresh = RTE_MAX(half, eq->req.cwnd / 2);
-		eq->req.cwnd = ENGINE_MIN_CWND;
-	} else if (eq->req.in_recovery &&
-		   (!eq->comp.any_acked || drnic_psn_lt(eq->comp.acked_psn, eq->req.recover_psn))) {
-		return;
-	} else {
-		eq->req.ssthresh = RTE_MAX(RTE_MIN(half, eq->req.cwnd / 2), (uint32_t)ENGINE_MIN_CWND);
-		eq->req.cwnd = eq->req.ssthresh;
-	}
-	eq->req.cwnd_acc = 0;
-	eq->req.in_recovery = true;
-	eq->req.recover_psn = eq->req.npsn;
-	eq->req.rtt_pending = false;     /* Karn: no sample across a go-back */
-}
-
 /* Forward progress: the retry budget is whole again; the timer restarts
  * while something is outstanding; a requester waiting for window room may
  * have some. */
 static void
 comp_progress(struct engine_qp *eq)
 {
-	eq->req.retry_left = eq->qp->attr.retry_cnt;
-	eq->req.alive_retries = 0;
+	eq->rec.retry_left = eq->qp->attr.retry_cnt;
+	eq->rec.alive_retries = 0;
 	if (eq->comp.idx != eq->req.idx || eq->req.off > 0) {
 		engine_retry_arm(eq);
 	} else {
-		eq->req.retry_deadline_ns = 0;
-		eq->req.probe_deadline_ns = 0;
+		eq->rec.retry_deadline_ns = 0;
+		eq->rec.probe_deadline_ns = 0;
 	}
 	if (eq->req.state == REQ_WAIT_WINDOW)
 		req_wake(eq);
-}
-
-/* @p n more PSNs acknowledged: the window grows (doubling below ssthresh,
- * then by about eight packets per window's worth acknowledged: the losses
- * here are a lossy link's, not a queue's). */
-static void
-comp_cwnd_grow(struct engine_qp *eq, uint32_t n)
-{
-	if (eq->req.cwnd >= ENGINE_MAX_INFLIGHT_PSN)
-		return;
-	if (eq->req.cwnd < eq->req.ssthresh) {
-		eq->req.cwnd = RTE_MIN(eq->req.cwnd + n, (uint32_t)ENGINE_MAX_INFLIGHT_PSN);
-		return;
-	}
-	eq->req.cwnd_acc += n * 8;
-	while (eq->req.cwnd_acc >= eq->req.cwnd && eq->req.cwnd < ENGINE_MAX_INFLIGHT_PSN) {
-		eq->req.cwnd_acc -= eq->req.cwnd;
-		eq->req.cwnd++;
-	}
-}
-
-/* A response covers PSN @p psn: a round-trip sample when it answers the
- * timed packet. */
-static void
-comp_rtt_sample(struct engine_qp *eq, uint32_t psn)
-{
-	uint64_t s;
-
-	if (!eq->req.rtt_pending || drnic_psn_lt(psn, eq->req.rtt_psn))
-		return;
-	eq->req.rtt_pending = false;
-	s = engine_now_ns(eq->eng) - eq->req.rtt_sent_ns;
-	if (eq->req.srtt_ns == 0) {
-		eq->req.srtt_ns = s;
-		eq->req.rttvar_ns = s / 2;
-	} else {
-		uint64_t err = s > eq->req.srtt_ns ? s - eq->req.srtt_ns : eq->req.srtt_ns - s;
-
-		/* Jacobson's estimator: gains 1/8 and 1/4. */
-		eq->req.srtt_ns = eq->req.srtt_ns - eq->req.srtt_ns / 8 + s / 8;
-		eq->req.rttvar_ns = eq->req.rttvar_ns - eq->req.rttvar_ns / 4 + err / 4;
-	}
 }
 
 int
@@ -245,10 +121,10 @@ comp_ack_upto(struct engine_qp *eq, uint32_t psn)
 	eq->comp.acked_psn = psn;
 	eq->comp.any_acked = true;
 	req_skip_acked(eq, psn);
-	comp_rtt_sample(eq, psn);
-	if (eq->req.in_recovery && drnic_psn_ge(psn, eq->req.recover_psn))
-		eq->req.in_recovery = false;
-	comp_cwnd_grow(eq, RTE_MIN(n, (uint32_t)ENGINE_MAX_INFLIGHT_PSN));
+	rec_rtt_sample(eq, psn);
+	if (eq->rec.in_recovery && drnic_psn_ge(psn, eq->rec.recover_psn))
+		eq->rec.in_recovery = false;
+	rec_grow(eq, RTE_MIN(n, (uint32_t)ENGINE_MAX_INFLIGHT_PSN));
 	comp_progress(eq);
 }
 
@@ -294,12 +170,12 @@ comp_rnr(struct engine_qp *eq, uint32_t psn, uint8_t timer)
 {
 	int64_t idx;
 
-	if (eq->req.rnr_retry_left == 0) {
+	if (eq->rec.rnr_retry_left == 0) {
 		comp_nak_error(eq, psn, DRNIC_WC_RNR_RETRY_EXC_ERR);
 		return;
 	}
-	if (eq->req.rnr_retry_left != 7)  /* 7: retry for ever */
-		eq->req.rnr_retry_left--;
+	if (eq->rec.rnr_retry_left != 7)  /* 7: retry for ever */
+		eq->rec.rnr_retry_left--;
 	comp_ack_upto(eq, drnic_psn_sub(psn, 1));
 	comp_retire(eq);
 	idx = comp_find_wqe(eq, psn);
@@ -324,7 +200,7 @@ comp_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	case DRNIC_AETH_ACK:
 		eq->stats.acks_rx++;
 		comp_ack_upto(eq, psn);
-		eq->req.rnr_retry_left = eq->qp->attr.rnr_retry;
+		eq->rec.rnr_retry_left = eq->qp->attr.rnr_retry;
 		comp_retire(eq);
 		comp_implied_nak(eq, psn);
 		break;
@@ -349,14 +225,14 @@ comp_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 			 * answers packets sent before the go-back (reordered
 			 * or duplicated): going back again would only resend
 			 * what is on its way. */
-			if (idx >= 0 && psn == eq->req.nak_psn && now - eq->req.nak_ns < eq->req.srtt_ns / 2) {
+			if (idx >= 0 && psn == eq->rec.nak_psn && now - eq->rec.nak_ns < eq->rec.srtt_ns / 2) {
 				engine_qp_drop(eq, DRNIC_ENGINE_DROP_STALE_NAK);
 				break;
 			}
 			if (idx >= 0) {
-				eq->req.nak_psn = psn;
-				eq->req.nak_ns = now;
-				comp_cwnd_loss(eq, false);
+				eq->rec.nak_psn = psn;
+				eq->rec.nak_ns = now;
+				rec_loss(eq, false);
 				req_rewind_psn(eq, (uint32_t)idx, psn);
 				req_resume(eq, false);  /* after an RNR wait in progress */
 			}
@@ -431,7 +307,7 @@ comp_read_gap(struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t psn
 	eq->comp.reread_sent = true;
 	eq->comp.reread_psn = from;
 	eq->stats.retransmits++;
-	comp_cwnd_loss(eq, false);
+	rec_loss(eq, false);
 }
 
 /*
@@ -471,7 +347,7 @@ comp_implied_nak(struct engine_qp *eq, uint32_t psn)
 		eq->comp.reread_sent = true;
 		eq->comp.reread_psn = from;
 		eq->stats.retransmits++;
-		comp_cwnd_loss(eq, false);
+		rec_loss(eq, false);
 		return;
 	}
 }
@@ -524,8 +400,8 @@ comp_read_resp(struct engine_qp *eq, const struct rte_mbuf *m, const struct drni
 		return;
 	}
 	w->rd_next = drnic_psn_add(psn, 1);
-	comp_rtt_sample(eq, psn);
-	comp_cwnd_grow(eq, 1);
+	rec_rtt_sample(eq, psn);
+	rec_grow(eq, 1);
 	comp_progress(eq);
 	if (op->pos & DRNIC_WIRE_POS_LAST) {
 		w->state = WQE_DONE;
@@ -624,14 +500,14 @@ comp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 			/* A duplicate still tells the peer is alive, and
 			 * that a resend of what it acknowledged arrived:
 			 * the WQE it finished may retire now. */
-			eq->req.peer_heard = true;
+			eq->rec.peer_heard = true;
 			if (eq->comp.any_acked)
 				req_skip_acked(eq, eq->comp.acked_psn);
 			comp_retire(eq);
 		}
 		return;
 	}
-	eq->req.peer_heard = true;
+	eq->rec.peer_heard = true;
 	switch (pkt->bth.opcode) {
 	case DRNIC_WIRE_OP_RC_ACKNOWLEDGE:
 		comp_ack(eq, pkt);
@@ -673,8 +549,8 @@ comp_timeout(struct engine_qp *eq)
 	struct verbs_send_wqe *w;
 
 	if (eq->comp.idx == eq->req.idx && eq->req.off == 0) {
-		eq->req.retry_deadline_ns = 0;
-		eq->req.probe_deadline_ns = 0;
+		eq->rec.retry_deadline_ns = 0;
+		eq->rec.probe_deadline_ns = 0;
 		return;
 	}
 	eq->stats.timeouts++;
@@ -682,22 +558,22 @@ comp_timeout(struct engine_qp *eq)
 	 * engine short of CPU, or a long replay, made this timeout, not a
 	 * lost peer. Bounded, so a peer that never makes progress still ends
 	 * the WQE. A gone peer answers nothing: retry_cnt applies exactly. */
-	if (eq->req.peer_heard && eq->req.alive_retries < ENGINE_ALIVE_RETRIES) {
-		eq->req.alive_retries++;
-		eq->req.retry_left++;     /* taken again below */
+	if (eq->rec.peer_heard && eq->rec.alive_retries < ENGINE_ALIVE_RETRIES) {
+		eq->rec.alive_retries++;
+		eq->rec.retry_left++;     /* taken again below */
 	}
-	eq->req.peer_heard = false;
-	if (eq->req.retry_left == 0) {
+	eq->rec.peer_heard = false;
+	if (eq->rec.retry_left == 0) {
 		w = engine_sq_wqe(eq, eq->comp.idx);
 		req_stop_at(eq, eq->comp.idx, DRNIC_WC_RETRY_EXC_ERR);
-		eq->req.retry_deadline_ns = 0;
-		eq->req.probe_deadline_ns = 0;
+		eq->rec.retry_deadline_ns = 0;
+		eq->rec.probe_deadline_ns = 0;
 		ENGINE_QP_LOG(DEBUG, eq, "retries exhausted at PSN %u", w->first_psn);
 		comp_retire(eq);
 		return;
 	}
-	eq->req.retry_left--;
-	comp_cwnd_loss(eq, true);
+	eq->rec.retry_left--;
+	rec_loss(eq, true);
 	comp_go_back(eq);
 	engine_retry_arm(eq);
 }
@@ -712,16 +588,16 @@ comp_timeout(struct engine_qp *eq)
 void
 comp_probe(struct engine_qp *eq)
 {
-	eq->req.probe_deadline_ns = 0;
+	eq->rec.probe_deadline_ns = 0;
 	if ((eq->comp.idx == eq->req.idx && eq->req.off == 0) || eq->req.state == REQ_WAIT_RNR ||
 	    eq->req.state == REQ_STOPPED)
 		return;
 	eq->stats.early_retransmits++;
-	eq->req.srtt_ns *= 2;
-	eq->req.rttvar_ns *= 2;
-	comp_cwnd_loss(eq, false);
+	eq->rec.srtt_ns *= 2;
+	eq->rec.rttvar_ns *= 2;
+	rec_loss(eq, false);
 	comp_go_back(eq);
-	comp_probe_arm(eq, engine_now_ns(eq->eng));
+	rec_probe_arm(eq, engine_now_ns(eq->eng));
 }
 
 int

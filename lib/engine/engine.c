@@ -391,12 +391,12 @@ engine_qp_sync(struct engine_qp *eq)
 		eq->req.psn_hi = eq->req.npsn;
 		eq->req.state = REQ_IDLE;
 		eq->comp.state = COMP_IDLE;
-		eq->req.rnr_retry_left = qp->attr.rnr_retry;
-		eq->req.retry_left = qp->attr.retry_cnt;
-		eq->req.retry_deadline_ns = 0;
-		eq->req.probe_deadline_ns = 0;
-		eq->req.cwnd = ENGINE_MAX_INFLIGHT_PSN;
-		eq->req.ssthresh = ENGINE_MAX_INFLIGHT_PSN;
+		eq->rec.rnr_retry_left = qp->attr.rnr_retry;
+		eq->rec.retry_left = qp->attr.retry_cnt;
+		eq->rec.retry_deadline_ns = 0;
+		eq->rec.probe_deadline_ns = 0;
+		eq->rec.cwnd = ENGINE_MAX_INFLIGHT_PSN;
+		eq->rec.ssthresh = ENGINE_MAX_INFLIGHT_PSN;
 		eq->req_init = true;
 	}
 }
@@ -432,13 +432,13 @@ engine_qp_busy(struct engine_qp *eq)
 static uint64_t
 engine_qp_deadline(const struct engine_qp *eq)
 {
-	uint64_t d = eq->req.retry_deadline_ns;
+	uint64_t d = eq->rec.retry_deadline_ns;
 
-	if (eq->req.probe_deadline_ns != 0 && (d == 0 || eq->req.probe_deadline_ns < d))
-		d = eq->req.probe_deadline_ns;
+	if (eq->rec.probe_deadline_ns != 0 && (d == 0 || eq->rec.probe_deadline_ns < d))
+		d = eq->rec.probe_deadline_ns;
 
-	if (eq->req.state == REQ_WAIT_RNR && (d == 0 || eq->req.rnr_deadline_ns < d))
-		d = eq->req.rnr_deadline_ns;
+	if (eq->req.state == REQ_WAIT_RNR && (d == 0 || eq->rec.rnr_deadline_ns < d))
+		d = eq->rec.rnr_deadline_ns;
 	return d;
 }
 
@@ -487,13 +487,13 @@ engine_qp_step(struct engine_qp *eq, uint16_t room)
 			verbs_qp_event(eq->qp, DRNIC_EVENT_SQ_DRAINED);
 	}
 	if (eq->req_init && (st == DRNIC_QPS_RTS || st == DRNIC_QPS_SQD)) {
-		if ((eq->req.retry_deadline_ns | eq->req.probe_deadline_ns) != 0 && !eq->eng->rx_backlog) {
+		if ((eq->rec.retry_deadline_ns | eq->rec.probe_deadline_ns) != 0 && !eq->eng->rx_backlog) {
 			uint64_t now = engine_now_ns(eq->eng);
 
-			if (eq->req.retry_deadline_ns != 0 && now >= eq->req.retry_deadline_ns) {
+			if (eq->rec.retry_deadline_ns != 0 && now >= eq->rec.retry_deadline_ns) {
 				comp_timeout(eq);
 				work++;
-			} else if (eq->req.probe_deadline_ns != 0 && now >= eq->req.probe_deadline_ns) {
+			} else if (eq->rec.probe_deadline_ns != 0 && now >= eq->rec.probe_deadline_ns) {
 				comp_probe(eq);
 				work++;
 			}
@@ -1404,13 +1404,13 @@ drnic_qp_dump(const struct drnic_qp *qp, FILE *f)
 		" retry_deadline %" PRIu64 " rnr_deadline %" PRIu64 " (now %" PRIu64 ")"
 		" on_active %d timer %d@%" PRIu64 "\n",
 		req_state_names[eq->req.state], eq->req.idx, eq->req.off, eq->req.npsn,
-		eq->req.rd_outstanding, eq->req.retry_left, eq->req.rnr_retry_left, eq->req.retry_deadline_ns,
-		eq->req.rnr_deadline_ns, engine_now_ns(eq->eng), eq->on_active, eq->tmr.armed,
+		eq->req.rd_outstanding, eq->rec.retry_left, eq->rec.rnr_retry_left, eq->rec.retry_deadline_ns,
+		eq->rec.rnr_deadline_ns, engine_now_ns(eq->eng), eq->on_active, eq->tmr.armed,
 		eq->tmr.deadline_ns);
 	fprintf(f, "  comp %s idx %u acked %u (%d) cwnd %u ssthresh %u inflight %u"
 		" srtt %" PRIu64 " probe_deadline %" PRIu64 "\n", comp_state_names[eq->comp.state],
-		eq->comp.idx, eq->comp.acked_psn, eq->comp.any_acked, eq->req.cwnd, eq->req.ssthresh,
-		engine_inflight(eq), eq->req.srtt_ns, eq->req.probe_deadline_ns);
+		eq->comp.idx, eq->comp.acked_psn, eq->comp.any_acked, eq->rec.cwnd, eq->rec.ssthresh,
+		engine_inflight(eq), eq->rec.srtt_ns, eq->rec.probe_deadline_ns);
 	if (eq->comp.idx != eq->req.idx || eq->req.off > 0) {
 		const struct verbs_send_wqe *w = engine_sq_wqe(eq, eq->comp.idx);
 
@@ -1440,8 +1440,8 @@ drnic_qp_stats_get(const struct drnic_qp *qp, struct drnic_qp_stats *stats)
 	stats->next_psn = eq->req.npsn;
 	stats->expected_psn = eq->resp.epsn;
 	stats->acked_psn = eq->comp.any_acked ? eq->comp.acked_psn : drnic_psn_sub(eq->req.npsn, 1);
-	stats->cwnd = eq->req.cwnd;
-	stats->srtt_ns = eq->req.srtt_ns;
+	stats->cwnd = eq->rec.cwnd;
+	stats->srtt_ns = eq->rec.srtt_ns;
 	return 0;
 }
 

@@ -184,12 +184,7 @@ struct resp_tx {
 	bool is_new;         /* answers a new request (counts in rd_pending) */
 };
 
-/*
- * The requester's state (requester.c): what it sends next, and the
- * retransmission state around it (timers, retries, congestion window,
- * round-trip estimate), which the completer still writes on what it
- * hears (issue 14 moves those behind the requester's API).
- */
+/* The requester's state (requester.c): what it sends next. */
 struct engine_req {
 	enum req_state state;
 	uint32_t idx;        /* next WQE to start or continue */
@@ -201,6 +196,16 @@ struct engine_req {
 	 * does not): a response for a PSN from here on answers nothing sent. */
 	uint32_t psn_hi;
 	uint32_t rd_outstanding; /* READ/atomic WQEs sent, not retired */
+};
+
+/*
+ * Recovery (recovery.c): the retransmit and early-retransmit timers, the
+ * retry and RNR budgets, the congestion window and the round-trip
+ * estimate, in one place. The requester times its packets and arms the
+ * timer through rec_*(); the completer reports losses, progress and
+ * samples through them, and counts the retries of its timeouts.
+ */
+struct engine_rec {
 	uint64_t rnr_deadline_ns;
 	uint8_t rnr_retry_left;
 	uint8_t retry_left;      /* transport retries left (retry_cnt) */
@@ -321,6 +326,7 @@ struct engine_qp {
 	uint32_t mtu;
 
 	struct engine_req req;		/* requester.c */
+	struct engine_rec rec;		/* recovery.c */
 	struct engine_comp comp;	/* completer.c */
 	struct engine_resp resp;	/* responder.c */
 };
@@ -429,8 +435,14 @@ int resp_send_ack(struct engine_qp *eq);
 int req_step(struct engine_qp *eq, int budget);
 extern const char *const req_state_names[REQ_STATE_MAX];
 
-/* completer.c */
+/* recovery.c */
 void engine_retry_arm(struct engine_qp *eq);
+void rec_probe_arm(struct engine_qp *eq, uint64_t now);
+void rec_loss(struct engine_qp *eq, bool timeout);
+void rec_grow(struct engine_qp *eq, uint32_t n);
+void rec_rtt_sample(struct engine_qp *eq, uint32_t psn);
+
+/* completer.c */
 void comp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *pkt);
 int comp_retire(struct engine_qp *eq);
 int comp_flush(struct engine_qp *eq);
@@ -533,6 +545,17 @@ engine_sge_scatter(const struct drnic_sge *sge, uint32_t nsge, uint32_t off,
 	return len == 0 ? 0 : -ERANGE;
 }
 
+/* Time the round trip of AckReq packet @p psn, when none is being timed. */
+static inline void
+rec_rtt_time(struct engine_qp *eq, uint32_t psn)
+{
+	if (eq->rec.rtt_pending)
+		return;
+	eq->rec.rtt_pending = true;
+	eq->rec.rtt_psn = psn;
+	eq->rec.rtt_sent_ns = engine_now_ns(eq->eng);
+}
+
 /*
  * The requester's API for the completer (with req_rewind(),
  * req_rewind_psn(), req_skip_acked() and req_stop_at()): the completer
@@ -571,10 +594,10 @@ req_resume(struct engine_qp *eq, bool over_rnr_wait)
 static inline void
 req_wait_rnr(struct engine_qp *eq, uint64_t until_ns)
 {
-	eq->req.retry_deadline_ns = 0;
-	eq->req.probe_deadline_ns = 0;  /* re-armed when sending again */
+	eq->rec.retry_deadline_ns = 0;
+	eq->rec.probe_deadline_ns = 0;  /* re-armed when sending again */
 	eq->req.state = REQ_WAIT_RNR;
-	eq->req.rnr_deadline_ns = until_ns;
+	eq->rec.rnr_deadline_ns = until_ns;
 	engine_qp_activate(eq);
 }
 
@@ -587,8 +610,8 @@ req_flushed(struct engine_qp *eq, uint32_t idx)
 	eq->req.off = 0;
 	eq->req.rd_outstanding = 0;
 	eq->req.state = REQ_STOPPED;
-	eq->req.retry_deadline_ns = 0;
-	eq->req.probe_deadline_ns = 0;
+	eq->rec.retry_deadline_ns = 0;
+	eq->rec.probe_deadline_ns = 0;
 }
 
 /*

@@ -11,7 +11,7 @@
  *   IDLE -> SENDING -> (WAIT_FENCE | WAIT_RD_ATOMIC | WAIT_WINDOW |
  *   WAIT_RNR | DRAINED) -> SENDING ... ; STOPPED after a local failure.
  *
- * WAIT_WINDOW: the congestion window (eq->req.cwnd PSNs unacknowledged) is
+ * WAIT_WINDOW: the congestion window (eq->rec.cwnd PSNs unacknowledged) is
  * full; checked before every packet, so a long message waits mid-way.
  */
 #include <errno.h>
@@ -176,17 +176,6 @@ req_gather(const struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t 
 	return (int)n;
 }
 
-/* Time the round trip of AckReq packet @p psn, when none is being timed. */
-static inline void
-req_time_rtt(struct engine_qp *eq, uint32_t psn)
-{
-	if (eq->req.rtt_pending)
-		return;
-	eq->req.rtt_pending = true;
-	eq->req.rtt_psn = psn;
-	eq->req.rtt_sent_ns = engine_now_ns(eq->eng);
-}
-
 /* Everything before npsn has been sent: the completer believes responses
  * up to it (see comp_check_psn()). */
 static inline void
@@ -224,7 +213,7 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 	/* AckReq on the last packet, every `every` packets of a long
 	 * message (a quarter of a small window, so ACKs keep it open), and on
 	 * the packet that fills the window (its ACK is what reopens it). */
-	every = RTE_MIN((uint32_t)ENGINE_ACKREQ_EVERY, RTE_MAX(eq->req.cwnd / 4, 1u));
+	every = RTE_MIN((uint32_t)ENGINE_ACKREQ_EVERY, RTE_MAX(eq->rec.cwnd / 4, 1u));
 	pkt.bth.ackreq = (pos & DRNIC_WIRE_POS_LAST) != 0 ||
 			 drnic_psn_sub(eq->req.npsn, w->first_psn) % every == every - 1 ||
 			 fills_window;
@@ -247,7 +236,7 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 	if (rc < 0)
 		return rc;
 	if (pkt.bth.ackreq)
-		req_time_rtt(eq, pkt.bth.psn);
+		rec_rtt_time(eq, pkt.bth.psn);
 	eq->req.sge = sge_next;
 	eq->req.sge_off = off_next;
 	eq->req.off += plen;
@@ -282,7 +271,7 @@ req_send_rd_atomic(struct engine_qp *eq, struct verbs_send_wqe *w)
 	rc = engine_qp_tx(eq, &pkt);
 	if (rc < 0)
 		return rc;
-	req_time_rtt(eq, pkt.bth.psn);
+	rec_rtt_time(eq, pkt.bth.psn);
 	eq->req.npsn = drnic_psn_add(w->last_psn, 1);
 	req_sent_upto(eq);
 	w->state = WQE_SENT;
@@ -298,7 +287,7 @@ req_rewind(struct engine_qp *eq, uint32_t idx)
 	uint32_t end = eq->req.idx + (eq->req.off > 0 ? 1 : 0), i;
 
 	eq->stats.retransmits++;
-	eq->req.rtt_pending = false;   /* Karn: a resent packet's ACK times nothing */
+	eq->rec.rtt_pending = false;   /* Karn: a resent packet's ACK times nothing */
 	for (i = idx; i != end; i++) {
 		struct verbs_send_wqe *w = engine_sq_wqe(eq, i);
 
@@ -404,7 +393,7 @@ req_step(struct engine_qp *eq, int budget)
 	case REQ_STOPPED:
 		return 0;
 	case REQ_WAIT_RNR:
-		if (engine_now_ns(eq->eng) < eq->req.rnr_deadline_ns)
+		if (engine_now_ns(eq->eng) < eq->rec.rnr_deadline_ns)
 			return 0;
 		break;
 	default:
@@ -429,7 +418,7 @@ req_step(struct engine_qp *eq, int budget)
 		/* The congestion window: wait for ACKs (the completer wakes
 		 * us); something is outstanding, so the timer runs. */
 		inflight = engine_inflight(eq);
-		if (inflight >= eq->req.cwnd) {
+		if (inflight >= eq->rec.cwnd) {
 			eq->req.state = REQ_WAIT_WINDOW;
 			break;
 		}
@@ -442,12 +431,12 @@ req_step(struct engine_qp *eq, int budget)
 		if (engine_wqe_is_rd_atomic(w))
 			rc = req_send_rd_atomic(eq, w);
 		else
-			rc = req_send_data(eq, w, inflight + 1 >= eq->req.cwnd);
+			rc = req_send_data(eq, w, inflight + 1 >= eq->rec.cwnd);
 		if (rc == -EPERM)
 			return sent + 1;  /* failed: the requester stopped */
 		if (rc < 0)
 			break;  /* no mbuf: try again next step */
-		if (eq->req.retry_deadline_ns == 0)
+		if (eq->rec.retry_deadline_ns == 0)
 			engine_retry_arm(eq);
 		sent++;
 	}

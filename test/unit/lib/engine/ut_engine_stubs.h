@@ -105,16 +105,6 @@ engine_now_ns(struct engine *eng)
 	return ut_now;
 }
 
-#ifndef UT_REAL_RETRY_ARM  /* the completer test runs the real one */
-void
-engine_retry_arm(struct engine_qp *eq)
-{
-	uint8_t t = eq->qp->attr.timeout;
-
-	eq->req.retry_deadline_ns = t == 0 ? 0 : ut_now + (4096ull << t);
-}
-#endif
-
 int
 verbs_mr_check(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t key, uint64_t addr,
 	       uint64_t len, uint32_t access, uint8_t **va_out)
@@ -215,10 +205,10 @@ ut_qp_reset(uint32_t psn)
 	eq->req.psn_hi = psn;
 	eq->req_init = true;
 	eq->resp_init = true;
-	eq->req.retry_left = 2;
-	eq->req.rnr_retry_left = 1;
-	eq->req.cwnd = ENGINE_MAX_INFLIGHT_PSN;
-	eq->req.ssthresh = ENGINE_MAX_INFLIGHT_PSN;
+	eq->rec.retry_left = 2;
+	eq->rec.rnr_retry_left = 1;
+	eq->rec.cwnd = ENGINE_MAX_INFLIGHT_PSN;
+	eq->rec.ssthresh = ENGINE_MAX_INFLIGHT_PSN;
 	drnic_wire_pkt_init(&eq->tmpl);
 	eq->tmpl.bth.dqpn = 33;
 	ut_qp.eng_priv = eq;

@@ -7,8 +7,8 @@
 /* verbs_mr_key_live() answers what the test says (ut_engine_stubs.h). */
 #define VERBS_MR_KEY_LIVE_STUB
 #include "lib/engine/completer.c"
+#include "lib/engine/recovery.c"
 
-#define UT_REAL_RETRY_ARM
 #define UT_ENGINE_CQE_STUBS
 #define UT_ENGINE_QP_ERROR_STUB
 #include "test/unit/lib/engine/ut_engine_stubs.h"
@@ -113,7 +113,7 @@ test_ack_in_order(void)
 	CU_ASSERT_EQUAL(ut_wc[0].byte_len, 2000);
 	CU_ASSERT_EQUAL(ut_wc[0].qp_num, 17);
 	CU_ASSERT_EQUAL(atomic_load(&ut_qp.sq.cons), 1);
-	CU_ASSERT_NOT_EQUAL(eq->req.retry_deadline_ns, 0);
+	CU_ASSERT_NOT_EQUAL(eq->rec.retry_deadline_ns, 0);
 	/* One cumulative ACK: the unsignaled WRITE retires silently. */
 	p = ut_ack(15, DRNIC_AETH_ACK, 31);
 	comp_rx(eq, NULL, &p);
@@ -121,7 +121,7 @@ test_ack_in_order(void)
 	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 102);
 	CU_ASSERT_EQUAL(atomic_load(&ut_qp.sq.cons), 3);
 	CU_ASSERT_EQUAL(eq->comp.state, COMP_IDLE);
-	CU_ASSERT_EQUAL(eq->req.retry_deadline_ns, 0);   /* nothing outstanding */
+	CU_ASSERT_EQUAL(eq->rec.retry_deadline_ns, 0);   /* nothing outstanding */
 	/* An old ACK now: nothing outstanding, a ghost. */
 	comp_rx(eq, NULL, &p);
 	CU_ASSERT_EQUAL(ut_eng.stats.drops[DRNIC_ENGINE_DROP_GHOST_RESP], 1);
@@ -324,8 +324,8 @@ test_rnr_seq_timeout(void)
 	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 1);
 	CU_ASSERT_EQUAL(ut_rewound, 1);
 	CU_ASSERT_EQUAL(eq->req.state, REQ_WAIT_RNR);
-	CU_ASSERT_EQUAL(eq->req.rnr_deadline_ns, 1000000 + 1280000);
-	CU_ASSERT_EQUAL(eq->req.rnr_retry_left, 0);
+	CU_ASSERT_EQUAL(eq->rec.rnr_deadline_ns, 1000000 + 1280000);
+	CU_ASSERT_EQUAL(eq->rec.rnr_retry_left, 0);
 	/* Resent; RNR again with no retries left: RNR_RETRY_EXC_ERR. */
 	ut_sent(eq, w1);
 	comp_rx(eq, NULL, &p);
@@ -352,14 +352,14 @@ test_rnr_seq_timeout(void)
 	ut_now = 0;
 	w0 = ut_post_send(9, DRNIC_WR_RDMA_WRITE, &sge, 1, DRNIC_SEND_SIGNALED);
 	ut_sent(eq, w0);
-	CU_ASSERT_EQUAL(eq->req.retry_deadline_ns, 4096ull << 10);
+	CU_ASSERT_EQUAL(eq->rec.retry_deadline_ns, 4096ull << 10);
 	ut_rewound = UINT32_MAX;
 	comp_timeout(eq);
 	CU_ASSERT_EQUAL(ut_rewound, 0);
-	CU_ASSERT_EQUAL(eq->req.retry_left, 1);
+	CU_ASSERT_EQUAL(eq->rec.retry_left, 1);
 	ut_sent(eq, w0);
 	comp_timeout(eq);
-	CU_ASSERT_EQUAL(eq->req.retry_left, 0);
+	CU_ASSERT_EQUAL(eq->rec.retry_left, 0);
 	ut_sent(eq, w0);
 	CU_ASSERT_EQUAL(ut_nwc, 0);
 	comp_timeout(eq);
@@ -367,17 +367,17 @@ test_rnr_seq_timeout(void)
 	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 9);
 	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_RETRY_EXC_ERR);
 	CU_ASSERT_EQUAL(ut_errors, 1);
-	CU_ASSERT_EQUAL(eq->req.retry_deadline_ns, 0);
+	CU_ASSERT_EQUAL(eq->rec.retry_deadline_ns, 0);
 	/* An ACK in time resets the budget. */
 	eq = ut_qp_reset(40);
 	w0 = ut_post_send(1, DRNIC_WR_SEND, &sge, 1, 0);
 	w1 = ut_post_send(2, DRNIC_WR_SEND, &sge, 1, 0);
 	ut_sent(eq, w0);
 	ut_sent(eq, w1);
-	eq->req.retry_left = 0;
+	eq->rec.retry_left = 0;
 	p = ut_ack(40, DRNIC_AETH_ACK, 31);
 	comp_rx(eq, NULL, &p);
-	CU_ASSERT_EQUAL(eq->req.retry_left, 2);
+	CU_ASSERT_EQUAL(eq->rec.retry_left, 2);
 }
 
 /* A READ response packet @p psn of @p len bytes from rsp + @p off. */
@@ -540,12 +540,12 @@ test_timeout_exhaust_flush(void)
 	CU_ASSERT_EQUAL(ut_rewound, 0);
 	CU_ASSERT_EQUAL(ut_skipped_psn, 51);      /* resume after the ACK */
 	/* The peer answered since: that timeout keeps retry_cnt whole. */
-	CU_ASSERT_EQUAL(eq->req.retry_left, 2);
-	CU_ASSERT_EQUAL(eq->req.alive_retries, 1);
+	CU_ASSERT_EQUAL(eq->rec.retry_left, 2);
+	CU_ASSERT_EQUAL(eq->rec.alive_retries, 1);
 	for (i = 0; i < 3; i++)
 		ut_sent(eq, w[i]);
 	comp_timeout(eq);                         /* silence: counted */
-	CU_ASSERT_EQUAL(eq->req.retry_left, 1);
+	CU_ASSERT_EQUAL(eq->rec.retry_left, 1);
 	for (i = 0; i < 3; i++)
 		ut_sent(eq, w[i]);
 	comp_timeout(eq);
@@ -563,7 +563,7 @@ test_timeout_exhaust_flush(void)
 	CU_ASSERT_EQUAL(ut_wc[2].wr_id, 22);
 	CU_ASSERT_EQUAL(ut_wc[2].status, DRNIC_WC_WR_FLUSH_ERR);
 	CU_ASSERT_EQUAL(atomic_load(&ut_qp.sq.cons), 3);
-	CU_ASSERT_EQUAL(eq->req.retry_deadline_ns, 0);
+	CU_ASSERT_EQUAL(eq->rec.retry_deadline_ns, 0);
 }
 
 /* A peer that answers every retransmission with the same old ACK (alive,
@@ -610,74 +610,74 @@ test_early_retransmit(void)
 	ut_now = 1000000;
 	w1 = ut_post_send(1, DRNIC_WR_SEND, &sge, 1, 0);           /* 10..11 */
 	ut_sent(eq, w1);
-	CU_ASSERT_EQUAL(eq->req.probe_deadline_ns, 0);    /* no estimate yet */
-	eq->req.rtt_pending = true;                        /* as the requester does */
-	eq->req.rtt_psn = 11;
-	eq->req.rtt_sent_ns = ut_now;
+	CU_ASSERT_EQUAL(eq->rec.probe_deadline_ns, 0);    /* no estimate yet */
+	eq->rec.rtt_pending = true;                        /* as the requester does */
+	eq->rec.rtt_psn = 11;
+	eq->rec.rtt_sent_ns = ut_now;
 	ut_now += 20000;
 	p = ut_ack(11, DRNIC_AETH_ACK, 31);
 	comp_rx(eq, NULL, &p);
 	CU_ASSERT_EQUAL(ut_nwc, 1);
-	CU_ASSERT_EQUAL(eq->req.srtt_ns, 20000);
-	CU_ASSERT_EQUAL(eq->req.rttvar_ns, 10000);
-	CU_ASSERT_FALSE(eq->req.rtt_pending);
+	CU_ASSERT_EQUAL(eq->rec.srtt_ns, 20000);
+	CU_ASSERT_EQUAL(eq->rec.rttvar_ns, 10000);
+	CU_ASSERT_FALSE(eq->rec.rtt_pending);
 	/* Next WQE: timeout and early retransmit deadlines. srtt + 4 rttvar
 	 * is 60 us. */
 	w2 = ut_post_send(2, DRNIC_WR_SEND, &sge, 1, 0);           /* 12..13 */
 	ut_sent(eq, w2);
-	CU_ASSERT_EQUAL(eq->req.retry_deadline_ns, ut_now + to);
-	CU_ASSERT_EQUAL(eq->req.probe_deadline_ns, ut_now + 60000);
-	deadline = eq->req.retry_deadline_ns;
-	ut_now = eq->req.probe_deadline_ns;
+	CU_ASSERT_EQUAL(eq->rec.retry_deadline_ns, ut_now + to);
+	CU_ASSERT_EQUAL(eq->rec.probe_deadline_ns, ut_now + 60000);
+	deadline = eq->rec.retry_deadline_ns;
+	ut_now = eq->rec.probe_deadline_ns;
 	ut_rewound = UINT32_MAX;
 	comp_probe(eq);
 	CU_ASSERT_EQUAL(ut_rewound, 1);               /* went back to WQE 2 */
-	CU_ASSERT_EQUAL(eq->req.retry_left, 2);           /* no retry used */
+	CU_ASSERT_EQUAL(eq->rec.retry_left, 2);           /* no retry used */
 	CU_ASSERT_EQUAL(eq->stats.early_retransmits, 1);
 	CU_ASSERT_EQUAL(eq->stats.timeouts, 0);
-	CU_ASSERT_EQUAL(eq->req.retry_deadline_ns, deadline);
-	CU_ASSERT_EQUAL(eq->req.srtt_ns, 40000);          /* backed off */
-	CU_ASSERT_EQUAL(eq->req.probe_deadline_ns, ut_now + 120000);
+	CU_ASSERT_EQUAL(eq->rec.retry_deadline_ns, deadline);
+	CU_ASSERT_EQUAL(eq->rec.srtt_ns, 40000);          /* backed off */
+	CU_ASSERT_EQUAL(eq->rec.probe_deadline_ns, ut_now + 120000);
 	/* The peer stays silent. The first timeout follows its last ACK (it
 	 * was alive: no retry used); then exactly retry_cnt (2) timeouts, and
 	 * RETRY_EXC_ERR; probes in between use nothing up. */
 	ut_sent(eq, w2);
-	ut_now = eq->req.retry_deadline_ns;
+	ut_now = eq->rec.retry_deadline_ns;
 	comp_timeout(eq);
-	CU_ASSERT_EQUAL(eq->req.retry_left, 2);
-	CU_ASSERT_EQUAL(eq->req.cwnd, ENGINE_MIN_CWND);
+	CU_ASSERT_EQUAL(eq->rec.retry_left, 2);
+	CU_ASSERT_EQUAL(eq->rec.cwnd, ENGINE_MIN_CWND);
 	ut_sent(eq, w2);
-	ut_now = eq->req.retry_deadline_ns;
+	ut_now = eq->rec.retry_deadline_ns;
 	comp_timeout(eq);
-	CU_ASSERT_EQUAL(eq->req.retry_left, 1);
+	CU_ASSERT_EQUAL(eq->rec.retry_left, 1);
 	ut_sent(eq, w2);
-	CU_ASSERT_NOT_EQUAL_FATAL(eq->req.probe_deadline_ns, 0);
-	ut_now = eq->req.probe_deadline_ns;
+	CU_ASSERT_NOT_EQUAL_FATAL(eq->rec.probe_deadline_ns, 0);
+	ut_now = eq->rec.probe_deadline_ns;
 	comp_probe(eq);
-	CU_ASSERT_EQUAL(eq->req.retry_left, 1);
+	CU_ASSERT_EQUAL(eq->rec.retry_left, 1);
 	CU_ASSERT_EQUAL(eq->stats.early_retransmits, 2);
 	ut_sent(eq, w2);
-	ut_now = eq->req.retry_deadline_ns;
+	ut_now = eq->rec.retry_deadline_ns;
 	comp_timeout(eq);
-	CU_ASSERT_EQUAL(eq->req.retry_left, 0);
+	CU_ASSERT_EQUAL(eq->rec.retry_left, 0);
 	ut_sent(eq, w2);
-	ut_now = eq->req.retry_deadline_ns;
+	ut_now = eq->rec.retry_deadline_ns;
 	CU_ASSERT_EQUAL(ut_nwc, 1);
 	comp_timeout(eq);
 	CU_ASSERT_EQUAL_FATAL(ut_nwc, 2);
 	CU_ASSERT_EQUAL(eq->stats.timeouts, 4);
 	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 2);
 	CU_ASSERT_EQUAL(ut_wc[1].status, DRNIC_WC_RETRY_EXC_ERR);
-	CU_ASSERT_EQUAL(eq->req.probe_deadline_ns, 0);
+	CU_ASSERT_EQUAL(eq->rec.probe_deadline_ns, 0);
 	/* Never sooner than an eighth of the QP's timeout (with timeout 10,
 	 * 4.19 ms: 524 us, however short the round trip). */
 	ut_qp_reset(40);
-	eq->req.srtt_ns = 20000;
-	eq->req.rttvar_ns = 10000;
+	eq->rec.srtt_ns = 20000;
+	eq->rec.rttvar_ns = 10000;
 	ut_qp.attr.timeout = 10;
 	w1 = ut_post_send(3, DRNIC_WR_SEND, &sge, 1, 0);
 	ut_sent(eq, w1);
-	CU_ASSERT_EQUAL(eq->req.probe_deadline_ns, ut_now + (4096ull << 10) / 8);
+	CU_ASSERT_EQUAL(eq->rec.probe_deadline_ns, ut_now + (4096ull << 10) / 8);
 }
 
 /* The window halves on a PSN-sequence NAK, once per round; the same NAK
@@ -694,7 +694,7 @@ test_cwnd_nak_timeout(void)
 	struct drnic_wire_pkt p;
 
 	ut_now = 5000000;
-	eq->req.srtt_ns = 10000;
+	eq->rec.srtt_ns = 10000;
 	w = ut_post_send(1, DRNIC_WR_RDMA_WRITE, &sge, 1, 0);      /* 0..99 */
 	ut_sent(eq, w);
 	CU_ASSERT_EQUAL(engine_inflight(eq), 100);
@@ -702,8 +702,8 @@ test_cwnd_nak_timeout(void)
 	ut_rewound_psn = UINT32_MAX;
 	comp_rx(eq, NULL, &p);
 	CU_ASSERT_EQUAL(ut_rewound_psn, 40);
-	CU_ASSERT_EQUAL(eq->req.cwnd, 30);               /* (100 - 40) / 2 */
-	CU_ASSERT_EQUAL(eq->req.ssthresh, 30);
+	CU_ASSERT_EQUAL(eq->rec.cwnd, 30);               /* (100 - 40) / 2 */
+	CU_ASSERT_EQUAL(eq->rec.ssthresh, 30);
 	/* Resent from 40 (requester stub: all of it again). */
 	eq->req.npsn = 100;
 	eq->req.idx = 1;
@@ -716,20 +716,20 @@ test_cwnd_nak_timeout(void)
 	ut_now += 10000;
 	comp_rx(eq, NULL, &p);                       /* lost again: goes back */
 	CU_ASSERT_EQUAL(ut_rewound_psn, 40);
-	CU_ASSERT_EQUAL(eq->req.cwnd, 30);               /* same round: once */
+	CU_ASSERT_EQUAL(eq->rec.cwnd, 30);               /* same round: once */
 	eq->req.npsn = 100;
 	eq->req.idx = 1;
 	w->state = WQE_SENT;
 	/* ACKs past the round: the window grows by what they acknowledge. */
-	eq->req.ssthresh = 64;
+	eq->rec.ssthresh = 64;
 	p = ut_ack(49, DRNIC_AETH_ACK, 31);
 	comp_rx(eq, NULL, &p);
-	CU_ASSERT_EQUAL(eq->req.cwnd, 40);
+	CU_ASSERT_EQUAL(eq->rec.cwnd, 40);
 	/* A timeout: back to the smallest window. */
-	ut_now = eq->req.retry_deadline_ns;
+	ut_now = eq->rec.retry_deadline_ns;
 	comp_timeout(eq);
-	CU_ASSERT_EQUAL(eq->req.cwnd, ENGINE_MIN_CWND);
-	CU_ASSERT_EQUAL(eq->req.ssthresh, 25);           /* (100 - 50) / 2 */
+	CU_ASSERT_EQUAL(eq->rec.cwnd, ENGINE_MIN_CWND);
+	CU_ASSERT_EQUAL(eq->rec.ssthresh, 25);           /* (100 - 50) / 2 */
 }
 
 /* A READ with part of its response, then an ACK for a later PSN: the rest
@@ -796,7 +796,7 @@ test_read_go_back(void)
 	for (i = 0; i < sizeof(rsp); i++)
 		rsp[i] = (uint8_t)(i * 5 + 3);
 	ut_now = 7000000;
-	eq->req.srtt_ns = 80000;
+	eq->rec.srtt_ns = 80000;
 	ut_qp.attr.timeout = 12;                   /* 16.8 ms: its eighth is 2 ms */
 	ra = ut_post_send(1, DRNIC_WR_RDMA_READ, &sa, 1, DRNIC_SEND_SIGNALED);  /* 2000..2005 */
 	ra->remote_addr = 0x10000;
@@ -824,7 +824,7 @@ test_read_go_back(void)
 	eq->comp.any_acked = true;
 	eq->comp.acked_psn = 2007;
 	engine_retry_arm(eq);
-	CU_ASSERT_EQUAL(eq->req.probe_deadline_ns, ut_now + 80000);
+	CU_ASSERT_EQUAL(eq->rec.probe_deadline_ns, ut_now + 80000);
 	/* The rest of A: A completes, then B. */
 	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST, 2002, 0, 1024);
 	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, 2003, 0, 1024);

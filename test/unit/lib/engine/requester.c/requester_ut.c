@@ -7,6 +7,7 @@
 /* verbs_mr_key_live() answers what the test says (ut_engine_stubs.h). */
 #define VERBS_MR_KEY_LIVE_STUB
 #include "lib/engine/requester.c"
+#include "lib/engine/recovery.c"
 
 #include "test/unit/lib/engine/ut_engine_stubs.h"
 #include "ut_common.h"
@@ -69,7 +70,7 @@ test_send_segments(void)
 	CU_ASSERT_EQUAL(eq->req.npsn, 103);
 	CU_ASSERT_EQUAL(eq->req.idx, 1);
 	CU_ASSERT_EQUAL(eq->req.state, REQ_IDLE);
-	CU_ASSERT_NOT_EQUAL(eq->req.retry_deadline_ns, 0);   /* the timer runs */
+	CU_ASSERT_NOT_EQUAL(eq->rec.retry_deadline_ns, 0);   /* the timer runs */
 	CU_ASSERT_EQUAL(req_step(eq, 32), 0);            /* nothing more */
 }
 
@@ -257,7 +258,7 @@ test_cwnd_window(void)
 	struct drnic_sge sge = { (uintptr_t)big, sizeof(big), 1 };
 	unsigned int i;
 
-	eq->req.cwnd = 8;
+	eq->rec.cwnd = 8;
 	ut_now = 1000;
 	ut_post_send(1, DRNIC_WR_RDMA_WRITE, &sge, 1, 0);        /* PSN 300..319 */
 	CU_ASSERT_EQUAL(req_step(eq, 32), 8);
@@ -265,9 +266,9 @@ test_cwnd_window(void)
 	CU_ASSERT_EQUAL(engine_inflight(eq), 8);
 	for (i = 0; i < 8; i++)                /* every 2nd (8 / 4), and the 8th */
 		CU_ASSERT_EQUAL(ut_tx[i].pkt.bth.ackreq, i % 2 == 1);
-	CU_ASSERT_TRUE(eq->req.rtt_pending);
-	CU_ASSERT_EQUAL(eq->req.rtt_psn, 301);     /* the first AckReq packet */
-	CU_ASSERT_EQUAL(eq->req.rtt_sent_ns, 1000);
+	CU_ASSERT_TRUE(eq->rec.rtt_pending);
+	CU_ASSERT_EQUAL(eq->rec.rtt_psn, 301);     /* the first AckReq packet */
+	CU_ASSERT_EQUAL(eq->rec.rtt_sent_ns, 1000);
 	/* Still full: nothing more. */
 	CU_ASSERT_EQUAL(req_step(eq, 32), 0);
 	/* 300..303 acknowledged: four more. */
@@ -278,7 +279,7 @@ test_cwnd_window(void)
 	CU_ASSERT_TRUE(ut_tx[11].pkt.bth.ackreq);
 	/* A go-back forgets the timed packet (Karn). */
 	req_rewind(eq, 0);
-	CU_ASSERT_FALSE(eq->req.rtt_pending);
+	CU_ASSERT_FALSE(eq->rec.rtt_pending);
 }
 
 static void
@@ -319,7 +320,7 @@ test_budget_nomem_rewind(void)
 	/* RNR wait: nothing until the clock passes the deadline. */
 	req_rewind(eq, 1);
 	eq->req.state = REQ_WAIT_RNR;
-	eq->req.rnr_deadline_ns = ut_now + 1000;
+	eq->rec.rnr_deadline_ns = ut_now + 1000;
 	ut_ntx = 0;
 	CU_ASSERT_EQUAL(req_step(eq, 32), 0);
 	ut_now += 1000;

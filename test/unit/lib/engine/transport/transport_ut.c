@@ -8,8 +8,8 @@
 #define VERBS_MR_KEY_LIVE_STUB
 #include "lib/engine/requester.c"
 #include "lib/engine/completer.c"
+#include "lib/engine/recovery.c"
 
-#define UT_REAL_RETRY_ARM
 #define UT_ENGINE_CQE_STUBS
 #define UT_ENGINE_QP_ERROR_STUB
 #include "test/unit/lib/engine/ut_engine_stubs.h"
@@ -74,7 +74,7 @@ test_ack_during_resend(void)
 	CU_ASSERT_EQUAL(ut_sent_since(&mark, &first), 8);
 	CU_ASSERT_EQUAL(first, 100);
 	/* No ACK: the timer goes back to the WRITE's first PSN. */
-	ut_now = eq->req.retry_deadline_ns;
+	ut_now = eq->rec.retry_deadline_ns;
 	comp_timeout(eq);
 	CU_ASSERT_EQUAL(eq->req.npsn, 100);
 	CU_ASSERT_EQUAL(req_step(eq, 2), 2);       /* 100, 101 resent */
@@ -88,7 +88,7 @@ test_ack_during_resend(void)
 	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_SUCCESS);
 	CU_ASSERT_EQUAL(ut_wc[0].opcode, DRNIC_WC_RDMA_WRITE);
 	CU_ASSERT_EQUAL(atomic_load(&ut_qp.sq.cons), 1);
-	CU_ASSERT_EQUAL(eq->req.retry_deadline_ns, 0);  /* nothing outstanding */
+	CU_ASSERT_EQUAL(eq->rec.retry_deadline_ns, 0);  /* nothing outstanding */
 	/* Nothing more to send; the duplicate ACKs of the two resent packets
 	 * are dropped as such and complete nothing twice. */
 	CU_ASSERT_EQUAL(req_step(eq, 64), 0);
@@ -122,7 +122,7 @@ test_ack_mid_resend(void)
 	ut_post_send(2, DRNIC_WR_RDMA_WRITE, &b, 1, 0);   /* 2..3 */
 	CU_ASSERT_EQUAL(req_step(eq, 64), 6);
 	ut_sent_since(&mark, NULL);
-	ut_now = eq->req.retry_deadline_ns;
+	ut_now = eq->rec.retry_deadline_ns;
 	comp_timeout(eq);
 	CU_ASSERT_EQUAL(req_step(eq, 1), 1);
 	CU_ASSERT_EQUAL(ut_sent_since(&mark, &first), 1);
@@ -174,7 +174,7 @@ test_skip_stops_at_read(void)
 	ut_post_send(2, DRNIC_WR_RDMA_WRITE, &w, 1, 0);
 	CU_ASSERT_EQUAL(req_step(eq, 64), 3);          /* READ, then WRITE 11..12 */
 	CU_ASSERT_EQUAL(ut_sent_since(&mark, NULL), 3);
-	ut_now = eq->req.retry_deadline_ns;
+	ut_now = eq->rec.retry_deadline_ns;
 	comp_timeout(eq);
 	CU_ASSERT_EQUAL(eq->req.npsn, 10);                 /* from the READ */
 	/* ACK 12 (the WRITE's) arrives first, before anything is resent: it
