@@ -126,21 +126,62 @@ resp_replay_charge(struct engine_qp *eq, uint32_t npkts)
 }
 
 /*
- * A request the QP cannot accept: NAK it and move the QP to ERR. Responses
- * owed for the requests before it are still sent first (IBA 9.7.5.2: the
- * requester is owed them; the NAK follows them in PSN order).
+ * What the responder does about a request it cannot accept (IBA 9.7.5.2):
+ * the NAK it sends, the async event it raises, and the status of the
+ * receive WQE the request was filling, if the error is the receive's.
+ */
+enum resp_err {
+	RESP_ERR_INVALID_REQ,    /* malformed, out of sequence, too long, not allowed */
+	RESP_ERR_REMOTE_ACCESS,  /* a key, bounds or MR access check failed */
+	RESP_ERR_RECV_LEN,       /* a SEND longer than its receive WQE */
+	RESP_ERR_RECV_PROT,      /* a receive SGE failed its key check */
+	RESP_ERR_MAX,
+};
+
+static const struct {
+	uint8_t nak;             /* enum drnic_nak_code */
+	uint8_t event;           /* enum drnic_event_type */
+	uint8_t recv_status;     /* enum drnic_wc_status; SUCCESS: no receive completes */
+} resp_err_tab[RESP_ERR_MAX] = {
+	[RESP_ERR_INVALID_REQ] = { DRNIC_NAK_INVALID_REQ, DRNIC_EVENT_QP_REQ_ERR,
+				   DRNIC_WC_SUCCESS },
+	[RESP_ERR_REMOTE_ACCESS] = { DRNIC_NAK_REMOTE_ACCESS, DRNIC_EVENT_QP_ACCESS_ERR,
+				     DRNIC_WC_SUCCESS },
+	[RESP_ERR_RECV_LEN] = { DRNIC_NAK_INVALID_REQ, DRNIC_EVENT_QP_REQ_ERR,
+				DRNIC_WC_LOC_LEN_ERR },
+	[RESP_ERR_RECV_PROT] = { DRNIC_NAK_REMOTE_OP, DRNIC_EVENT_QP_ACCESS_ERR,
+				 DRNIC_WC_LOC_PROT_ERR },
+};
+
+static void resp_complete_recv(struct engine_qp *eq, enum drnic_wc_status status,
+			       enum drnic_wc_opcode op, uint32_t byte_len,
+			       const struct drnic_wire_pkt *pkt, bool imm);
+
+/*
+ * Request @p pkt (PSN @p psn) cannot be accepted: NAK it and move the QP
+ * to ERR, as resp_err_tab says for @p err; the receive WQE it was filling
+ * completes in error after that. Responses owed for the requests before it
+ * are still sent first (IBA 9.7.5.2: the requester is owed them; the NAK
+ * follows them in PSN order). @p pkt may be NULL for an error that
+ * completes no receive.
  */
 static void
-resp_fatal(struct engine_qp *eq, enum drnic_nak_code code, uint32_t psn,
-	   enum drnic_event_type event)
+resp_fatal(struct engine_qp *eq, enum resp_err err, uint32_t psn,
+	   const struct drnic_wire_pkt *pkt)
 {
-	resp_owe_nak_now(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, (uint8_t)code), psn);
+	uint8_t code = resp_err_tab[err].nak;
+
+	resp_owe_nak_now(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, code), psn);
 	eq->resp.drain_rtx = eq->resp.rtx_head != eq->resp.rtx_tail;
 	eq->resp.state = RESP_ERROR;
 	if (verbs_qp_set_error(eq->qp))
-		verbs_qp_event(eq->qp, event);
+		verbs_qp_event(eq->qp, (enum drnic_event_type)resp_err_tab[err].event);
 	ENGINE_QP_LOG(DEBUG, eq, "request PSN %u refused (NAK %u): QP to ERR", psn, code);
 	engine_qp_activate(eq);
+	/* The QP is in ERR before the completion is visible. */
+	if (resp_err_tab[err].recv_status != DRNIC_WC_SUCCESS)
+		resp_complete_recv(eq, (enum drnic_wc_status)resp_err_tab[err].recv_status,
+				   DRNIC_WC_RECV, eq->resp.recv_off, pkt, false);
 }
 
 /* Complete the current receive WQE. */
@@ -229,18 +270,14 @@ resp_send(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wir
 	}
 	w = engine_rq_wqe(eq, eq->resp.rq_idx);
 	if (eq->resp.recv_off + pkt->payload_len > w->length) {
-		/* The message does not fit the receive buffer. The QP is in
-		 * ERR before the completion is visible. */
-		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
-		resp_complete_recv(eq, DRNIC_WC_LOC_LEN_ERR, DRNIC_WC_RECV, eq->resp.recv_off, pkt, false);
+		/* The message does not fit the receive buffer. */
+		resp_fatal(eq, RESP_ERR_RECV_LEN, psn, pkt);
 		return;
 	}
 	if (pkt->payload_len > 0) {
 		rc = resp_scatter_recv(eq, w, eq->resp.recv_off, m, pkt->payload_off, pkt->payload_len);
 		if (rc < 0) {
-			resp_fatal(eq, DRNIC_NAK_REMOTE_OP, psn, DRNIC_EVENT_QP_ACCESS_ERR);
-			resp_complete_recv(eq, DRNIC_WC_LOC_PROT_ERR, DRNIC_WC_RECV, eq->resp.recv_off,
-					   pkt, false);
+			resp_fatal(eq, RESP_ERR_RECV_PROT, psn, pkt);
 			return;
 		}
 	}
@@ -283,13 +320,13 @@ resp_write(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wi
 		 * remote access error. */
 		if ((qp->attr.qp_access_flags & DRNIC_ACCESS_REMOTE_WRITE) == 0 ||
 		    pkt->reth.dmalen > VERBS_MAX_MSG_SZ) {
-			resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+			resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
 			return;
 		}
 		if (pkt->reth.dmalen > 0 &&
 		    verbs_mr_check(qp->dev, qp->pd, pkt->reth.rkey, pkt->reth.va, pkt->reth.dmalen,
 				   DRNIC_ACCESS_REMOTE_WRITE, &va) < 0) {
-			resp_fatal(eq, DRNIC_NAK_REMOTE_ACCESS, psn, DRNIC_EVENT_QP_ACCESS_ERR);
+			resp_fatal(eq, RESP_ERR_REMOTE_ACCESS, psn, pkt);
 			return;
 		}
 		eq->resp.wr_va = pkt->reth.va;
@@ -299,13 +336,13 @@ resp_write(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wi
 	} else if (pkt->payload_len > 0 && !verbs_mr_key_live(qp->dev, eq->resp.wr_rkey)) {
 		/* Deregistered since the FIRST: nothing more lands there. */
 		if (engine_pkt_verify(eq->eng, m, pkt))
-			resp_fatal(eq, DRNIC_NAK_REMOTE_ACCESS, psn, DRNIC_EVENT_QP_ACCESS_ERR);
+			resp_fatal(eq, RESP_ERR_REMOTE_ACCESS, psn, pkt);
 		return;
 	}
 	if ((op->pos & DRNIC_WIRE_POS_LAST) ? pkt->payload_len != eq->resp.wr_resid :
 	    pkt->payload_len > eq->resp.wr_resid) {
 		if (engine_pkt_verify(eq->eng, m, pkt))
-			resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+			resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
 		return;
 	}
 	if (pkt->icrc_deferred) {
@@ -320,14 +357,14 @@ resp_write(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wi
 			return;
 		}
 		if (rc < 0) {
-			resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+			resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
 			return;
 		}
 		eq->resp.nak_seq_sent = false;
 	} else if (pkt->payload_len > 0 &&
 		   drnic_wire_copy_out(m, pkt->payload_off, pkt->payload_len,
 				       (void *)(uintptr_t)eq->resp.wr_va) < 0) {
-		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+		resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
 		return;
 	}
 	eq->resp.wr_va += pkt->payload_len;
@@ -393,23 +430,23 @@ resp_read(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	/* More READ/atomics outstanding than max_dest_rd_atomic allows: an
 	 * invalid request (IBA 9.7.5.2.8). */
 	if (!resp_rd_room(eq)) {
-		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+		resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
 		return;
 	}
 	if ((qp->attr.qp_access_flags & DRNIC_ACCESS_REMOTE_READ) == 0) {
-		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+		resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
 		return;
 	}
 	/* No message is longer than 2^31 bytes (IBA 9.4.3): an invalid
 	 * request, not a packet count that wraps. */
 	if (pkt->reth.dmalen > VERBS_MAX_MSG_SZ) {
-		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+		resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
 		return;
 	}
 	if (pkt->reth.dmalen > 0 &&
 	    verbs_mr_check(qp->dev, qp->pd, pkt->reth.rkey, pkt->reth.va, pkt->reth.dmalen,
 			   DRNIC_ACCESS_REMOTE_READ, &va) < 0) {
-		resp_fatal(eq, DRNIC_NAK_REMOTE_ACCESS, psn, DRNIC_EVENT_QP_ACCESS_ERR);
+		resp_fatal(eq, RESP_ERR_REMOTE_ACCESS, psn, pkt);
 		return;
 	}
 	r = resp_rd_new(eq);
@@ -435,16 +472,16 @@ resp_atomic(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	uint8_t *va;
 
 	if (!resp_rd_room(eq) || (pkt->atomic.va & 7) != 0) {
-		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+		resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
 		return;
 	}
 	if ((qp->attr.qp_access_flags & DRNIC_ACCESS_REMOTE_ATOMIC) == 0) {
-		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+		resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
 		return;
 	}
 	if (verbs_mr_check(qp->dev, qp->pd, pkt->atomic.rkey, pkt->atomic.va, 8,
 			   DRNIC_ACCESS_REMOTE_ATOMIC, &va) < 0) {
-		resp_fatal(eq, DRNIC_NAK_REMOTE_ACCESS, psn, DRNIC_EVENT_QP_ACCESS_ERR);
+		resp_fatal(eq, RESP_ERR_REMOTE_ACCESS, psn, pkt);
 		return;
 	}
 	p = (uint64_t *)(uintptr_t)pkt->atomic.va;
@@ -602,14 +639,14 @@ resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 	     pkt->payload_len != eq->mtu) ||
 	    pkt->payload_len > eq->mtu) {
 		if (engine_pkt_verify(eq->eng, m, pkt))
-			resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+			resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
 		return;
 	}
 	if (op->flags & DRNIC_WIRE_OPF_INV)
 		/* SEND with Invalidate needs memory windows or remote
 		 * invalidation, which drnic does not offer (the device caps
 		 * say so): an unsupported request, not a plain SEND. */
-		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+		resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
 	else if (op->flags & DRNIC_WIRE_OPF_SEND)
 		resp_send(eq, m, pkt, op);
 	else if (op->flags & DRNIC_WIRE_OPF_WRITE)
@@ -619,7 +656,7 @@ resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 	else if (op->flags & DRNIC_WIRE_OPF_ATOMIC)
 		resp_atomic(eq, pkt);
 	else
-		resp_fatal(eq, DRNIC_NAK_INVALID_REQ, psn, DRNIC_EVENT_QP_REQ_ERR);
+		resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
 }
 
 /* Send the owed ACK/NAK, if any. */
@@ -726,7 +763,7 @@ resp_step(struct engine_qp *eq, int budget)
 
 			eq->resp.rtx_head = eq->resp.rtx_tail;
 			eq->resp.rd_pending = 0;
-			resp_fatal(eq, DRNIC_NAK_REMOTE_ACCESS, psn, DRNIC_EVENT_QP_ACCESS_ERR);
+			resp_fatal(eq, RESP_ERR_REMOTE_ACCESS, psn, NULL);
 			break;
 		}
 		if (resp_send_rd(eq, r, t) < 0)
