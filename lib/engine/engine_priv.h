@@ -154,15 +154,6 @@ enum resp_state {
 	RESP_STATE_MAX,
 };
 
-/* WQE states (struct verbs_send_wqe::state). */
-enum wqe_state {
-	WQE_POSTED = 0,      /* not started */
-	WQE_SENDING,         /* some packets sent */
-	WQE_SENT,            /* every request packet sent; waits for ACK/response */
-	WQE_DONE,            /* response complete (READ, atomic) */
-	WQE_FAILED,          /* completed in error (status says why) */
-};
-
 /* A READ or atomic the responder executed (its resource): what it takes to
  * answer it again when the request comes back. */
 struct resp_rd {

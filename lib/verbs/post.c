@@ -83,7 +83,7 @@ drnic_post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_send
 		w->send_flags = wr->send_flags;
 		w->imm_data = wr->imm_data;
 		w->length = (uint32_t)len;
-		w->state = 0;
+		w->state = WQE_POSTED;
 		w->status = 0;
 		w->rd_next = VERBS_WQE_NO_PSN;
 		if (verbs_wr_info(w->opcode)->flags & VERBS_WR_ATOMIC) {

@@ -151,6 +151,16 @@ verbs_wr_info(uint8_t op)
 	return &tab[op];
 }
 
+/* Send WQE states (struct verbs_send_wqe::state): post_send leaves a WQE
+ * POSTED; from the doorbell on, only the engine changes it. */
+enum wqe_state {
+	WQE_POSTED = 0,      /* not started */
+	WQE_SENDING,         /* some packets sent */
+	WQE_SENT,            /* every request packet sent; waits for ACK/response */
+	WQE_DONE,            /* response complete (READ, atomic) */
+	WQE_FAILED,          /* completed in error (status says why) */
+};
+
 /* A send WQE: what post_send copied from the WR, plus engine bookkeeping. */
 struct verbs_send_wqe {
 	uint64_t wr_id;
@@ -168,7 +178,7 @@ struct verbs_send_wqe {
 	/* Engine-owned from the doorbell to the completion. */
 	uint32_t first_psn;
 	uint32_t last_psn;
-	uint8_t state;             /* engine's WQE state */
+	uint8_t state;             /* enum wqe_state */
 	uint8_t status;            /* completion status once known */
 	uint16_t pad1;
 	/* READ: the next response PSN it waits for (its own progress, kept
