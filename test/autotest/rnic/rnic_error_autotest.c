@@ -101,6 +101,8 @@ errors(struct rnic_pair *p, const struct rnic_pair_opts *o)
 	uint8_t snapshot[256];
 	struct drnic_async_event ev;
 	struct drnic_mr *ro, *stale;
+	struct drnic_qp_stats qs0, qs1;
+	struct drnic_wc wc1;
 
 	/* LOC_LEN_ERR at the receiver, REM_INV_REQ_ERR at the sender; what
 	 * follows is flushed on both sides. */
@@ -130,9 +132,13 @@ errors(struct rnic_pair *p, const struct rnic_pair_opts *o)
 	/* LOC_PROT_ERR: a bad lkey; a stale lkey; a READ into memory without
 	 * LOCAL_WRITE. Nothing reaches the peer. */
 	TEST_ASSERT_SUCCESS(post_recv(&p->b, 2001, b, 4096, lb), "post_recv");
+	drnic_qp_stats_get(p->a.qp, &qs0);
 	TEST_ASSERT_SUCCESS(post_one(&p->a, 10, DRNIC_WR_SEND, a, 64, la ^ 0x100, 0, 0), "bad lkey");
 	EXPECT_WC(&p->a, 10, DRNIC_WC_LOC_PROT_ERR, "send with a bad lkey");
-	TEST_ASSERT_EQUAL(rnic_poll_none(&p->b, 20), 0, "nothing arrived");
+	/* The WQE failed before its first packet: nothing was sent. */
+	drnic_qp_stats_get(p->a.qp, &qs1);
+	TEST_ASSERT_EQUAL(qs1.tx_packets, qs0.tx_packets, "frames sent for a bad lkey");
+	TEST_ASSERT_EQUAL(drnic_cq_poll(p->b.cq, 1, &wc1), 0, "a completion at the peer");
 	PAIR_RESET(p, o);
 	stale = drnic_reg_mr(p->a.pd, a, 4096, DRNIC_ACCESS_LOCAL_WRITE);
 	TEST_ASSERT(stale != NULL, "reg_mr");
