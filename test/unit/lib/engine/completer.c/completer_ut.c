@@ -1,48 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit tests for lib/engine/completer.c, driven step by step: ACKs retire
+ * Unit tests for lib/engine/completer.c (with the real requester and
+ * recovery), driven step by step: ACKs retire
  * WQEs in order (unsignaled silently), READ responses and atomic ACKs, every
  * NAK, RNR, PSN-sequence go-back, retransmit timeout, flush.
  */
 /* verbs_mr_key_live() answers what the test says (ut_engine_stubs.h). */
 #define VERBS_MR_KEY_LIVE_STUB
 #include "lib/engine/completer.c"
+#include "lib/engine/requester.c"
 #include "lib/engine/recovery.c"
 
 #define UT_ENGINE_CQE_STUBS
 #define UT_ENGINE_QP_ERROR_STUB
 #include "test/unit/lib/engine/ut_engine_stubs.h"
 #include "ut_common.h"
-
-static uint32_t ut_rewound = UINT32_MAX;
-static __rte_unused uint32_t ut_rewound_psn = UINT32_MAX;
-
-void
-req_rewind(struct engine_qp *eq, uint32_t idx)
-{
-	ut_rewound = idx;
-	eq->req.npsn = engine_sq_wqe(eq, idx)->first_psn;
-	eq->req.idx = idx;
-	eq->req.off = 0;
-}
-
-void
-req_rewind_psn(struct engine_qp *eq, uint32_t idx, uint32_t psn)
-{
-	req_rewind(eq, idx);
-	ut_rewound_psn = psn;
-}
-
-/* The requester skips what is acknowledged (tested with the real requester
- * in transport_ut); here the PSN it was told. */
-static __rte_unused uint32_t ut_skipped_psn = UINT32_MAX;
-
-void
-req_skip_acked(struct engine_qp *eq, uint32_t psn)
-{
-	RTE_SET_USED(eq);
-	ut_skipped_psn = psn;
-}
 
 int
 drnic_wire_copy_out(const struct rte_mbuf *m, uint32_t off, uint32_t len, void *dst)
@@ -322,7 +294,8 @@ test_rnr_seq_timeout(void)
 	comp_rx(eq, NULL, &p);
 	CU_ASSERT_EQUAL(ut_nwc, 1);
 	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 1);
-	CU_ASSERT_EQUAL(ut_rewound, 1);
+	CU_ASSERT_EQUAL(eq->req.idx, 1);              /* back at the second */
+	CU_ASSERT_EQUAL(eq->req.npsn, 8);
 	CU_ASSERT_EQUAL(eq->req.state, REQ_WAIT_RNR);
 	CU_ASSERT_EQUAL(eq->rec.rnr_deadline_ns, 1000000 + 1280000);
 	CU_ASSERT_EQUAL(eq->rec.rnr_retry_left, 0);
@@ -339,11 +312,10 @@ test_rnr_seq_timeout(void)
 	w1 = ut_post_send(2, DRNIC_WR_SEND, &sge, 1, DRNIC_SEND_SIGNALED);
 	ut_sent(eq, w0);
 	ut_sent(eq, w1);
-	ut_rewound = UINT32_MAX;
 	p = ut_ack(21, DRNIC_AETH_NAK, DRNIC_NAK_PSN_SEQ_ERR);
 	comp_rx(eq, NULL, &p);
 	CU_ASSERT_EQUAL(ut_nwc, 1);
-	CU_ASSERT_EQUAL(ut_rewound, 1);
+	CU_ASSERT_EQUAL(eq->req.idx, 1);
 	CU_ASSERT_EQUAL(eq->req.npsn, 21);
 	CU_ASSERT_EQUAL(eq->req.state, REQ_IDLE);
 
@@ -353,9 +325,9 @@ test_rnr_seq_timeout(void)
 	w0 = ut_post_send(9, DRNIC_WR_RDMA_WRITE, &sge, 1, DRNIC_SEND_SIGNALED);
 	ut_sent(eq, w0);
 	CU_ASSERT_EQUAL(eq->rec.retry_deadline_ns, 4096ull << 10);
-	ut_rewound = UINT32_MAX;
 	comp_timeout(eq);
-	CU_ASSERT_EQUAL(ut_rewound, 0);
+	CU_ASSERT_EQUAL(eq->req.idx, 0);
+	CU_ASSERT_EQUAL(eq->req.npsn, 30);
 	CU_ASSERT_EQUAL(eq->rec.retry_left, 1);
 	ut_sent(eq, w0);
 	comp_timeout(eq);
@@ -442,9 +414,13 @@ test_read_partial(void)
 	CU_ASSERT_EQUAL(w->rd_next, 1020);
 	comp_timeout(eq);
 	CU_ASSERT_TRUE(engine_read_partial(w));  /* the requester asks from 1020 */
-	CU_ASSERT_EQUAL(ut_rewound, 0);
-	w->state = WQE_SENT;                      /* resent (requester stub) */
-	eq->req.idx = 1;
+	CU_ASSERT_EQUAL(eq->req.idx, 0);
+	ntx = ut_ntx;
+	CU_ASSERT_EQUAL(req_step(eq, 32), 1);     /* the real requester asks again */
+	CU_ASSERT_EQUAL_FATAL(ut_ntx, ntx + 1);
+	CU_ASSERT_EQUAL(ut_tx[ntx].pkt.bth.psn, 1020);
+	CU_ASSERT_EQUAL(ut_tx[ntx].pkt.reth.va, 0x100000 + 20 * 1024);
+	CU_ASSERT_EQUAL(ut_tx[ntx].pkt.reth.dmalen, sizeof(big) - 20 * 1024);
 	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST, 1020, 0, 1024);
 	for (i = 1021; i < 1039; i++)
 		ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, i, 0, 1024);
@@ -535,10 +511,10 @@ test_timeout_exhaust_flush(void)
 	/* The first two packets of the first SEND acknowledged. */
 	p = ut_ack(51, DRNIC_AETH_ACK, 31);
 	comp_rx(eq, NULL, &p);
-	ut_skipped_psn = UINT32_MAX;
 	comp_timeout(eq);
-	CU_ASSERT_EQUAL(ut_rewound, 0);
-	CU_ASSERT_EQUAL(ut_skipped_psn, 51);      /* resume after the ACK */
+	CU_ASSERT_EQUAL(eq->req.idx, 0);
+	CU_ASSERT_EQUAL(eq->req.npsn, 52);        /* resume after the ACK */
+	CU_ASSERT_EQUAL(eq->req.off, 2048);
 	/* The peer answered since: that timeout keeps retry_cnt whole. */
 	CU_ASSERT_EQUAL(eq->rec.retry_left, 2);
 	CU_ASSERT_EQUAL(eq->rec.alive_retries, 1);
@@ -629,9 +605,9 @@ test_early_retransmit(void)
 	CU_ASSERT_EQUAL(eq->rec.probe_deadline_ns, ut_now + 60000);
 	deadline = eq->rec.retry_deadline_ns;
 	ut_now = eq->rec.probe_deadline_ns;
-	ut_rewound = UINT32_MAX;
 	comp_probe(eq);
-	CU_ASSERT_EQUAL(ut_rewound, 1);               /* went back to WQE 2 */
+	CU_ASSERT_EQUAL(eq->req.idx, 1);              /* went back to WQE 2 */
+	CU_ASSERT_EQUAL(eq->req.npsn, 12);
 	CU_ASSERT_EQUAL(eq->rec.retry_left, 2);           /* no retry used */
 	CU_ASSERT_EQUAL(eq->stats.early_retransmits, 1);
 	CU_ASSERT_EQUAL(eq->stats.timeouts, 0);
@@ -699,23 +675,22 @@ test_cwnd_nak_timeout(void)
 	ut_sent(eq, w);
 	CU_ASSERT_EQUAL(engine_inflight(eq), 100);
 	p = ut_ack(40, DRNIC_AETH_NAK, DRNIC_NAK_PSN_SEQ_ERR);
-	ut_rewound_psn = UINT32_MAX;
 	comp_rx(eq, NULL, &p);
-	CU_ASSERT_EQUAL(ut_rewound_psn, 40);
+	CU_ASSERT_EQUAL(eq->req.npsn, 40);               /* resumes at 40 */
 	CU_ASSERT_EQUAL(eq->rec.cwnd, 30);               /* (100 - 40) / 2 */
 	CU_ASSERT_EQUAL(eq->rec.ssthresh, 30);
-	/* Resent from 40 (requester stub: all of it again). */
+	/* Resent from 40 to the end (as the requester would). */
 	eq->req.npsn = 100;
 	eq->req.idx = 1;
+	eq->req.off = 0;
 	w->state = WQE_SENT;
-	ut_rewound_psn = UINT32_MAX;
 	ut_now += 1000;
 	comp_rx(eq, NULL, &p);                       /* stale: within srtt / 2 */
-	CU_ASSERT_EQUAL(ut_rewound_psn, UINT32_MAX);
+	CU_ASSERT_EQUAL(eq->req.npsn, 100);          /* no go-back */
 	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_STALE_NAK], 1);
 	ut_now += 10000;
 	comp_rx(eq, NULL, &p);                       /* lost again: goes back */
-	CU_ASSERT_EQUAL(ut_rewound_psn, 40);
+	CU_ASSERT_EQUAL(eq->req.npsn, 40);
 	CU_ASSERT_EQUAL(eq->rec.cwnd, 30);               /* same round: once */
 	eq->req.npsn = 100;
 	eq->req.idx = 1;
