@@ -80,8 +80,8 @@ comp_retire(struct engine_qp *eq)
 			/* READ or atomic with its response: no longer outstanding
 			 * (the responder may forget it once retired). */
 			eq->req.rd_outstanding--;
-		} else if (w->state == WQE_SENT && !engine_wqe_is_rd_atomic(w) && eq->comp.any_acked &&
-			   drnic_psn_le(w->last_psn, eq->comp.acked_psn)) {
+		} else if (w->state == WQE_SENT && !engine_wqe_is_rd_atomic(w) &&
+			   eq->comp.any_acked && drnic_psn_le(w->last_psn, eq->comp.acked_psn)) {
 			/* SEND or WRITE acknowledged. */
 		} else {
 			break;
@@ -225,7 +225,8 @@ comp_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 			 * answers packets sent before the go-back (reordered
 			 * or duplicated): going back again would only resend
 			 * what is on its way. */
-			if (idx >= 0 && psn == eq->rec.nak_psn && now - eq->rec.nak_ns < eq->rec.srtt_ns / 2) {
+			if (idx >= 0 && psn == eq->rec.nak_psn &&
+			    now - eq->rec.nak_ns < eq->rec.srtt_ns / 2) {
 				engine_qp_drop(eq, DRNIC_ENGINE_DROP_STALE_NAK);
 				break;
 			}
@@ -299,7 +300,8 @@ comp_read_gap(struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t psn
 
 	from = engine_read_partial(w) ? w->rd_next : w->first_psn;
 	if (drnic_psn_diff(psn, from) < ENGINE_READ_GAP ||
-	    (eq->comp.reread_sent && eq->comp.reread_psn == from) || engine_port_room(eq->port) == 0)
+	    (eq->comp.reread_sent && eq->comp.reread_psn == from) ||
+	    engine_port_room(eq->port) == 0)
 		return;
 	engine_read_request(eq, w, from, &pkt);
 	if (engine_qp_tx(eq, &pkt) < 0)
@@ -336,7 +338,8 @@ comp_implied_nak(struct engine_qp *eq, uint32_t psn)
 		 * (its tail, or the rest after a gap): ask for the rest, once
 		 * per missing PSN. */
 		from = engine_read_partial(w) ? w->rd_next : w->first_psn;
-		if ((eq->comp.reread_sent && eq->comp.reread_psn == from) || engine_port_room(eq->port) == 0)
+		if ((eq->comp.reread_sent && eq->comp.reread_psn == from) ||
+		    engine_port_room(eq->port) == 0)
 			return;
 		if (w->opcode == DRNIC_WR_RDMA_READ)
 			engine_read_request(eq, w, from, &pkt);

@@ -409,7 +409,8 @@ engine_qp_busy(struct engine_qp *eq)
 	enum drnic_qp_state st = verbs_qp_state(qp);
 
 	if (st == DRNIC_QPS_ERR)
-		return eq->resp.ack_pending || (eq->resp.drain_rtx && eq->resp.rtx_head != eq->resp.rtx_tail) ||
+		return eq->resp.ack_pending ||
+		       (eq->resp.drain_rtx && eq->resp.rtx_head != eq->resp.rtx_tail) ||
 		       verbs_wq_posted(&qp->sq, eq->comp.idx) != 0 ||
 		       verbs_wq_posted(&qp->rq, eq->resp.rq_idx) != 0;
 	if (eq->resp.ack_pending || eq->resp.rtx_head != eq->resp.rtx_tail)
@@ -487,13 +488,15 @@ engine_qp_step(struct engine_qp *eq, uint16_t room)
 			verbs_qp_event(eq->qp, DRNIC_EVENT_SQ_DRAINED);
 	}
 	if (eq->req_init && (st == DRNIC_QPS_RTS || st == DRNIC_QPS_SQD)) {
-		if ((eq->rec.retry_deadline_ns | eq->rec.probe_deadline_ns) != 0 && !eq->eng->rx_backlog) {
+		if ((eq->rec.retry_deadline_ns | eq->rec.probe_deadline_ns) != 0 &&
+		    !eq->eng->rx_backlog) {
 			uint64_t now = engine_now_ns(eq->eng);
 
 			if (eq->rec.retry_deadline_ns != 0 && now >= eq->rec.retry_deadline_ns) {
 				comp_timeout(eq);
 				work++;
-			} else if (eq->rec.probe_deadline_ns != 0 && now >= eq->rec.probe_deadline_ns) {
+			} else if (eq->rec.probe_deadline_ns != 0 &&
+				   now >= eq->rec.probe_deadline_ns) {
 				comp_probe(eq);
 				work++;
 			}
@@ -1301,7 +1304,8 @@ engine_qp_attach(struct drnic_qp *qp)
 		return -ENOMEM;
 	eq->resp.rd_mask = rte_align32pow2(2 * RTE_MAX(qp->dev->cfg.max_rd_atomic, 1u)) - 1;
 	eq->resp.rtx_mask = 4 * (eq->resp.rd_mask + 1) - 1;
-	eq->resp.rd = rte_zmalloc_socket("drnic_engine_rd", sizeof(eq->resp.rd[0]) * (eq->resp.rd_mask + 1) +
+	eq->resp.rd = rte_zmalloc_socket("drnic_engine_rd",
+					 sizeof(eq->resp.rd[0]) * (eq->resp.rd_mask + 1) +
 				    sizeof(eq->resp.rtx[0]) * (eq->resp.rtx_mask + 1),
 				    RTE_CACHE_LINE_SIZE, qp->dev->cfg.socket_id);
 	if (eq->resp.rd == NULL) {
@@ -1404,13 +1408,13 @@ drnic_qp_dump(const struct drnic_qp *qp, FILE *f)
 		" retry_deadline %" PRIu64 " rnr_deadline %" PRIu64 " (now %" PRIu64 ")"
 		" on_active %d timer %d@%" PRIu64 "\n",
 		req_state_names[eq->req.state], eq->req.idx, eq->req.off, eq->req.npsn,
-		eq->req.rd_outstanding, eq->rec.retry_left, eq->rec.rnr_retry_left, eq->rec.retry_deadline_ns,
-		eq->rec.rnr_deadline_ns, engine_now_ns(eq->eng), eq->on_active, eq->tmr.armed,
-		eq->tmr.deadline_ns);
+		eq->req.rd_outstanding, eq->rec.retry_left, eq->rec.rnr_retry_left,
+		eq->rec.retry_deadline_ns, eq->rec.rnr_deadline_ns, engine_now_ns(eq->eng),
+		eq->on_active, eq->tmr.armed, eq->tmr.deadline_ns);
 	fprintf(f, "  comp %s idx %u acked %u (%d) cwnd %u ssthresh %u inflight %u"
 		" srtt %" PRIu64 " probe_deadline %" PRIu64 "\n", comp_state_names[eq->comp.state],
-		eq->comp.idx, eq->comp.acked_psn, eq->comp.any_acked, eq->rec.cwnd, eq->rec.ssthresh,
-		engine_inflight(eq), eq->rec.srtt_ns, eq->rec.probe_deadline_ns);
+		eq->comp.idx, eq->comp.acked_psn, eq->comp.any_acked, eq->rec.cwnd,
+		eq->rec.ssthresh, engine_inflight(eq), eq->rec.srtt_ns, eq->rec.probe_deadline_ns);
 	if (eq->comp.idx != eq->req.idx || eq->req.off > 0) {
 		const struct verbs_send_wqe *w = engine_sq_wqe(eq, eq->comp.idx);
 
@@ -1418,9 +1422,9 @@ drnic_qp_dump(const struct drnic_qp *qp, FILE *f)
 			w->length, w->first_psn, w->last_psn, w->state, w->rd_next);
 	}
 	fprintf(f, "  resp %s epsn %u msn %u rq_idx %u ack_pending %d syn 0x%x psn %u"
-		" nak_seq_sent %d rtx %u..%u\n", resp_state_names[eq->resp.state], eq->resp.epsn, eq->resp.msn,
-		eq->resp.rq_idx, eq->resp.ack_pending, eq->resp.ack_syn, eq->resp.ack_psn, eq->resp.nak_seq_sent,
-		eq->resp.rtx_head, eq->resp.rtx_tail);
+		" nak_seq_sent %d rtx %u..%u\n", resp_state_names[eq->resp.state], eq->resp.epsn,
+		eq->resp.msn, eq->resp.rq_idx, eq->resp.ack_pending, eq->resp.ack_syn,
+		eq->resp.ack_psn, eq->resp.nak_seq_sent, eq->resp.rtx_head, eq->resp.rtx_tail);
 }
 
 int

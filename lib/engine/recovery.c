@@ -83,7 +83,8 @@ rec_loss(struct engine_qp *eq, bool timeout)
 		   (!eq->comp.any_acked || drnic_psn_lt(eq->comp.acked_psn, eq->rec.recover_psn))) {
 		return;
 	} else {
-		eq->rec.ssthresh = RTE_MAX(RTE_MIN(half, eq->rec.cwnd / 2), (uint32_t)ENGINE_MIN_CWND);
+		eq->rec.ssthresh = RTE_MAX(RTE_MIN(half, eq->rec.cwnd / 2),
+					   (uint32_t)ENGINE_MIN_CWND);
 		eq->rec.cwnd = eq->rec.ssthresh;
 	}
 	eq->rec.cwnd_acc = 0;

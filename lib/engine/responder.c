@@ -67,7 +67,8 @@ resp_nak_token(struct engine_qp *eq)
 	uint64_t add = (now - eq->resp.nak_refill_ns) / ENGINE_NAK_REFILL_NS;
 
 	if (add > 0) {
-		eq->resp.nak_tokens = (uint32_t)RTE_MIN((uint64_t)ENGINE_NAK_BURST, eq->resp.nak_tokens + add);
+		eq->resp.nak_tokens = (uint32_t)RTE_MIN((uint64_t)ENGINE_NAK_BURST,
+							eq->resp.nak_tokens + add);
 		eq->resp.nak_refill_ns = now;
 	}
 	if (eq->resp.nak_tokens == 0)
@@ -98,8 +99,9 @@ resp_owe_nak(struct engine_qp *eq, uint8_t syn, uint32_t psn)
 static void
 resp_replay_earn(struct engine_qp *eq, uint32_t npkts)
 {
-	eq->resp.replay_credit = RTE_MIN(eq->resp.replay_credit + (int64_t)npkts * ENGINE_REPLAY_PER_REQ,
-				    (int64_t)ENGINE_REPLAY_CREDIT_MAX);
+	int64_t c = eq->resp.replay_credit + (int64_t)npkts * ENGINE_REPLAY_PER_REQ;
+
+	eq->resp.replay_credit = RTE_MIN(c, (int64_t)ENGINE_REPLAY_CREDIT_MAX);
 }
 
 /* Charge a replay of @p npkts packets; false (counted): no credit left. */
@@ -110,8 +112,10 @@ resp_replay_charge(struct engine_qp *eq, uint32_t npkts)
 	uint64_t add = (now - eq->resp.replay_ns) / ENGINE_REPLAY_REFILL_NS;
 
 	if (add > 0) {
-		eq->resp.replay_credit = RTE_MIN(eq->resp.replay_credit + (int64_t)RTE_MIN(add, (uint64_t)
-					    ENGINE_REPLAY_CREDIT_MAX), (int64_t)ENGINE_REPLAY_CREDIT_MAX);
+		int64_t c = eq->resp.replay_credit +
+			    (int64_t)RTE_MIN(add, (uint64_t)ENGINE_REPLAY_CREDIT_MAX);
+
+		eq->resp.replay_credit = RTE_MIN(c, (int64_t)ENGINE_REPLAY_CREDIT_MAX);
 		eq->resp.replay_ns = now;
 	}
 	if (eq->resp.replay_credit <= 0) {
@@ -275,7 +279,8 @@ resp_send(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wir
 		return;
 	}
 	if (pkt->payload_len > 0) {
-		rc = resp_scatter_recv(eq, w, eq->resp.recv_off, m, pkt->payload_off, pkt->payload_len);
+		rc = resp_scatter_recv(eq, w, eq->resp.recv_off, m, pkt->payload_off,
+				       pkt->payload_len);
 		if (rc < 0) {
 			resp_fatal(eq, RESP_ERR_RECV_PROT, psn, pkt);
 			return;
