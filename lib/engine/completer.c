@@ -120,7 +120,8 @@ comp_ack_upto(struct engine_qp *eq, uint32_t psn)
 		n = drnic_psn_sub(psn, eq->comp.acked_psn);
 	eq->comp.acked_psn = psn;
 	eq->comp.any_acked = true;
-	req_skip_acked(eq, psn);
+	if (unlikely(!drnic_psn_gt(eq->req.npsn, psn)))
+		req_skip_acked(eq, psn);    /* the requester is behind the ACK */
 	rec_rtt_sample(eq, psn);
 	if (eq->rec.in_recovery && drnic_psn_ge(psn, eq->rec.recover_psn))
 		eq->rec.in_recovery = false;

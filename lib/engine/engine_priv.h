@@ -430,8 +430,6 @@ extern const char *const req_state_names[REQ_STATE_MAX];
 void engine_retry_arm(struct engine_qp *eq);
 void rec_probe_arm(struct engine_qp *eq, uint64_t now);
 void rec_loss(struct engine_qp *eq, bool timeout);
-void rec_grow(struct engine_qp *eq, uint32_t n);
-void rec_rtt_sample(struct engine_qp *eq, uint32_t psn);
 
 /* completer.c */
 void comp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *pkt);
@@ -534,6 +532,50 @@ engine_sge_scatter(const struct drnic_sge *sge, uint32_t nsge, uint32_t off,
 		off = 0;
 	}
 	return len == 0 ? 0 : -ERANGE;
+}
+
+/* Recovery's part of every ACK, inline: it is on the ping-pong's path (as
+ * static functions of completer.c they were inlined there). */
+/* @p n more PSNs acknowledged: the window grows (doubling below ssthresh,
+ * then by about eight packets per window's worth acknowledged: the losses
+ * here are a lossy link's, not a queue's). */
+static inline void
+rec_grow(struct engine_qp *eq, uint32_t n)
+{
+	if (eq->rec.cwnd >= ENGINE_MAX_INFLIGHT_PSN)
+		return;
+	if (eq->rec.cwnd < eq->rec.ssthresh) {
+		eq->rec.cwnd = RTE_MIN(eq->rec.cwnd + n, (uint32_t)ENGINE_MAX_INFLIGHT_PSN);
+		return;
+	}
+	eq->rec.cwnd_acc += n * 8;
+	while (eq->rec.cwnd_acc >= eq->rec.cwnd && eq->rec.cwnd < ENGINE_MAX_INFLIGHT_PSN) {
+		eq->rec.cwnd_acc -= eq->rec.cwnd;
+		eq->rec.cwnd++;
+	}
+}
+
+/* A response covers PSN @p psn: a round-trip sample when it answers the
+ * timed packet. */
+static inline void
+rec_rtt_sample(struct engine_qp *eq, uint32_t psn)
+{
+	uint64_t s;
+
+	if (!eq->rec.rtt_pending || drnic_psn_lt(psn, eq->rec.rtt_psn))
+		return;
+	eq->rec.rtt_pending = false;
+	s = engine_now_ns(eq->eng) - eq->rec.rtt_sent_ns;
+	if (eq->rec.srtt_ns == 0) {
+		eq->rec.srtt_ns = s;
+		eq->rec.rttvar_ns = s / 2;
+	} else {
+		uint64_t err = s > eq->rec.srtt_ns ? s - eq->rec.srtt_ns : eq->rec.srtt_ns - s;
+
+		/* Jacobson's estimator: gains 1/8 and 1/4. */
+		eq->rec.srtt_ns = eq->rec.srtt_ns - eq->rec.srtt_ns / 8 + s / 8;
+		eq->rec.rttvar_ns = eq->rec.rttvar_ns - eq->rec.rttvar_ns / 4 + err / 4;
+	}
 }
 
 /* Time the round trip of AckReq packet @p psn, when none is being timed. */
