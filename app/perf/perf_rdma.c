@@ -471,10 +471,6 @@ perf_conn_close(struct perf_conn *c)
 			perf_print_stats(c, c->local);
 		}
 	}
-	if (c->cm != NULL) {
-		drnic_cm_close(c->cm);
-		c->cm = NULL;
-	}
 	if (c->loopback) {
 		struct drnic_comp_channel *ch = c->a.ch;
 
@@ -482,8 +478,33 @@ perf_conn_close(struct perf_conn *c)
 		perf_ep_close(&c->b, false);
 		if (ch != NULL)
 			drnic_destroy_comp_channel(ch);
-	} else {
-		perf_ep_close(c->local, true);
+		return;
+	}
+	/*
+	 * The server tears down after its client, as drnic-pingpong does: the
+	 * client closes its port, then the connection; the server waits for
+	 * that close and for its port to see the peer gone (200 ms at most),
+	 * then closes. With both ends closing at once, DPDK 22.11's memif PMD
+	 * can crash the process whose peer disconnects while it polls or
+	 * closes its port (drivers/link/ethdev/ethdev.c, "Known issues"): a
+	 * client crashed so after send_lat -s 1024 in CI.
+	 */
+	if (c->o->host == NULL && c->cm != NULL) {
+		struct drnic_port_attr pa;
+		uint64_t end;
+
+		fflush(c->o->out);
+		(void)drnic_cm_wait_close(c->cm);
+		end = rte_get_timer_cycles() + rte_get_timer_hz() / 5;
+		while (rte_get_timer_cycles() < end &&
+		       drnic_query_port(c->local->dev, 1, &pa) == 0 &&
+		       pa.state == DRNIC_PORT_ACTIVE)
+			rte_delay_us_sleep(1000);
+	}
+	perf_ep_close(c->local, true);
+	if (c->cm != NULL) {
+		drnic_cm_close(c->cm);
+		c->cm = NULL;
 	}
 }
 
