@@ -130,23 +130,65 @@ resp_replay_charge(struct engine_qp *eq, uint32_t npkts)
 }
 
 /*
- * What the responder does about a request it cannot accept (IBA 9.7.5.2):
- * the NAK it sends, the async event it raises, and the status of the
- * receive WQE the request was filling, if the error is the receive's.
+ * The responder's checks, in the order of the IBA's responder flow (IBA
+ * 9.7.5): a request is acted on only when every check has passed. Each check
+ * returns the next one to run, or an outcome: execute, drop, answer a
+ * duplicate, NAK a gap, RNR, or one of the errors at the end, which
+ * resp_err_tab maps to what the responder does. resp_rx() runs them.
  */
-enum resp_err {
+enum resp_check {
+	RESP_CHK_QP_STATE,       /* the QP takes requests */
+	RESP_CHK_PSN,            /* the PSN expected, a duplicate, or a gap */
+	RESP_CHK_OP_SEQ,         /* the opcode may follow the one before */
+	RESP_CHK_OP_VALID,       /* an operation drnic does and the QP enables */
+	RESP_CHK_RESOURCE,       /* a receive WQE, a READ/atomic resource */
+	RESP_CHK_LENGTH,         /* payload against MTU, message, receive WQE */
+	RESP_CHK_KEY,            /* rkey, bounds and access; receive SGE lkeys */
+	/* Outcomes: resp_rx() acts on them. */
+	RESP_EXECUTE,            /* every check passed */
+	RESP_DROP,               /* no requests in this QP state: counted */
+	RESP_DUPLICATE,          /* seen before: answered again (resp_duplicate()) */
+	RESP_OUT_OF_SEQ,         /* beyond a gap: a PSN-sequence NAK, once */
+	RESP_RNR,                /* no receive WQE: an RNR NAK */
+	RESP_BAD_ICRC,           /* a deferred ICRC was bad: a wire drop, nothing moves */
+	/* Errors (IBA 9.7.5.2): a NAK and the QP to ERR (resp_fatal()). */
 	RESP_ERR_INVALID_REQ,    /* malformed, out of sequence, too long, not allowed */
 	RESP_ERR_REMOTE_ACCESS,  /* a key, bounds or MR access check failed */
 	RESP_ERR_RECV_LEN,       /* a SEND longer than its receive WQE */
 	RESP_ERR_RECV_PROT,      /* a receive SGE failed its key check */
-	RESP_ERR_MAX,
+	RESP_CHECK_MAX,
 };
 
+static const char *const resp_check_names[RESP_CHECK_MAX] = {
+	[RESP_CHK_QP_STATE] = "CHK_QP_STATE",
+	[RESP_CHK_PSN] = "CHK_PSN",
+	[RESP_CHK_OP_SEQ] = "CHK_OP_SEQ",
+	[RESP_CHK_OP_VALID] = "CHK_OP_VALID",
+	[RESP_CHK_RESOURCE] = "CHK_RESOURCE",
+	[RESP_CHK_LENGTH] = "CHK_LENGTH",
+	[RESP_CHK_KEY] = "CHK_KEY",
+	[RESP_EXECUTE] = "EXECUTE",
+	[RESP_DROP] = "DROP",
+	[RESP_DUPLICATE] = "DUPLICATE",
+	[RESP_OUT_OF_SEQ] = "OUT_OF_SEQ",
+	[RESP_RNR] = "RNR",
+	[RESP_BAD_ICRC] = "BAD_ICRC",
+	[RESP_ERR_INVALID_REQ] = "ERR_INVALID_REQ",
+	[RESP_ERR_REMOTE_ACCESS] = "ERR_REMOTE_ACCESS",
+	[RESP_ERR_RECV_LEN] = "ERR_RECV_LEN",
+	[RESP_ERR_RECV_PROT] = "ERR_RECV_PROT",
+};
+
+/*
+ * What the responder does about each error: the NAK it sends, the async
+ * event it raises, and the status of the receive WQE the request was
+ * filling, if the error is the receive's.
+ */
 static const struct {
 	uint8_t nak;             /* enum drnic_nak_code */
 	uint8_t event;           /* enum drnic_event_type */
 	uint8_t recv_status;     /* enum drnic_wc_status; SUCCESS: no receive completes */
-} resp_err_tab[RESP_ERR_MAX] = {
+} resp_err_tab[RESP_CHECK_MAX] = {
 	[RESP_ERR_INVALID_REQ] = { DRNIC_NAK_INVALID_REQ, DRNIC_EVENT_QP_REQ_ERR,
 				   DRNIC_WC_SUCCESS },
 	[RESP_ERR_REMOTE_ACCESS] = { DRNIC_NAK_REMOTE_ACCESS, DRNIC_EVENT_QP_ACCESS_ERR,
@@ -162,25 +204,27 @@ static void resp_complete_recv(struct engine_qp *eq, enum drnic_wc_status status
 			       const struct drnic_wire_pkt *pkt, bool imm);
 
 /*
- * Request @p pkt (PSN @p psn) cannot be accepted: NAK it and move the QP
- * to ERR, as resp_err_tab says for @p err; the receive WQE it was filling
+ * Request PSN @p psn cannot be accepted: NAK it and move the QP to ERR, as
+ * resp_err_tab says for error @p err; the receive WQE it was filling
  * completes in error after that. Responses owed for the requests before it
  * are still sent first (IBA 9.7.5.2: the requester is owed them; the NAK
  * follows them in PSN order). @p pkt may be NULL for an error that
  * completes no receive.
  */
 static void
-resp_fatal(struct engine_qp *eq, enum resp_err err, uint32_t psn,
+resp_fatal(struct engine_qp *eq, enum resp_check err, uint32_t psn,
 	   const struct drnic_wire_pkt *pkt)
 {
 	uint8_t code = resp_err_tab[err].nak;
 
+	RTE_ASSERT(err >= RESP_ERR_INVALID_REQ && err < RESP_CHECK_MAX);
 	resp_owe_nak_now(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, code), psn);
 	eq->resp.drain_rtx = eq->resp.rtx_head != eq->resp.rtx_tail;
 	eq->resp.state = RESP_ERROR;
 	if (verbs_qp_set_error(eq->qp))
 		verbs_qp_event(eq->qp, (enum drnic_event_type)resp_err_tab[err].event);
-	ENGINE_QP_LOG(DEBUG, eq, "request PSN %u refused (NAK %u): QP to ERR", psn, code);
+	ENGINE_QP_LOG(DEBUG, eq, "request PSN %u refused (%s, NAK %u): QP to ERR", psn,
+		      resp_check_names[err], code);
 	engine_qp_activate(eq);
 	/* The QP is in ERR before the completion is visible. */
 	if (resp_err_tab[err].recv_status != DRNIC_WC_SUCCESS)
@@ -222,174 +266,6 @@ resp_rq_empty(const struct engine_qp *eq)
 	return verbs_wq_posted(&eq->qp->rq, eq->resp.rq_idx) == 0;
 }
 
-/* Check the receive SGEs the copy touches, then copy. */
-static int
-resp_scatter_recv(struct engine_qp *eq, const struct verbs_recv_wqe *w, uint32_t off,
-		  const struct rte_mbuf *m, uint32_t moff, uint32_t len)
-{
-	uint32_t i, o = off, l = len;
-	uint8_t *va;
-
-	/* Check first: a failed check copies nothing. */
-	for (i = 0; i < w->num_sge && l > 0; i++) {
-		uint32_t sl = w->sge[i].length, take;
-
-		if (o >= sl) {
-			o -= sl;
-			continue;
-		}
-		if (verbs_mr_check(eq->qp->dev, eq->qp->pd, w->sge[i].lkey, w->sge[i].addr, sl,
-				   DRNIC_ACCESS_LOCAL_WRITE, &va) < 0)
-			return -EPERM;
-		take = RTE_MIN(sl - o, l);
-		l -= take;
-		o = 0;
-	}
-	if (l > 0)
-		return -ERANGE;
-	return engine_sge_scatter(w->sge, w->num_sge, off, m, moff, len);
-}
-
-static void
-resp_send(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wire_pkt *pkt,
-	  const struct drnic_wire_opinfo *op)
-{
-	uint32_t psn = pkt->bth.psn;
-	const struct verbs_recv_wqe *w;
-	int rc;
-
-	if (op->pos & DRNIC_WIRE_POS_FIRST) {
-		if (resp_rq_empty(eq)) {
-			engine_qp_drop(eq, DRNIC_ENGINE_DROP_RNR);
-			resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_RNR_NAK,
-							     eq->qp->attr.min_rnr_timer), psn);
-			/* The rest of the message is out of sequence now; the
-			 * RNR NAK is the one NAK it gets. */
-			eq->resp.nak_seq_sent = true;
-			eq->resp.oos_psn = psn;
-			return;
-		}
-		eq->resp.recv_taken = true;
-		eq->resp.recv_off = 0;
-	}
-	w = engine_rq_wqe(eq, eq->resp.rq_idx);
-	if (eq->resp.recv_off + pkt->payload_len > w->length) {
-		/* The message does not fit the receive buffer. */
-		resp_fatal(eq, RESP_ERR_RECV_LEN, psn, pkt);
-		return;
-	}
-	if (pkt->payload_len > 0) {
-		rc = resp_scatter_recv(eq, w, eq->resp.recv_off, m, pkt->payload_off,
-				       pkt->payload_len);
-		if (rc < 0) {
-			resp_fatal(eq, RESP_ERR_RECV_PROT, psn, pkt);
-			return;
-		}
-	}
-	eq->resp.recv_off += pkt->payload_len;
-	eq->resp.epsn = drnic_psn_add(psn, 1);
-	if (op->pos & DRNIC_WIRE_POS_LAST) {
-		resp_complete_recv(eq, DRNIC_WC_SUCCESS, DRNIC_WC_RECV, eq->resp.recv_off, pkt,
-				   (op->flags & DRNIC_WIRE_OPF_IMM) != 0);
-		eq->resp.msn = (eq->resp.msn + 1) & DRNIC_MSN_MASK;
-		eq->resp.state = RESP_IDLE;
-	} else {
-		eq->resp.state = RESP_IN_SEND;
-	}
-	if (pkt->bth.ackreq)
-		resp_owe_ack(eq, psn);
-}
-
-static void
-resp_write(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wire_pkt *pkt,
-	   const struct drnic_wire_opinfo *op)
-{
-	struct drnic_qp *qp = eq->qp;
-	uint32_t psn = pkt->bth.psn;
-	bool imm = (op->flags & DRNIC_WIRE_OPF_IMM) != 0;
-	uint8_t *va;
-
-	/* WRITE with immediate consumes a receive WQE: RNR before anything. */
-	if (imm && resp_rq_empty(eq)) {
-		if (!engine_pkt_verify(eq->eng, m, pkt))
-			return;
-		engine_qp_drop(eq, DRNIC_ENGINE_DROP_RNR);
-		resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_RNR_NAK, qp->attr.min_rnr_timer), psn);
-		eq->resp.nak_seq_sent = true;
-		eq->resp.oos_psn = psn;
-		return;
-	}
-	if (op->pos & DRNIC_WIRE_POS_FIRST) {
-		/* An operation the QP does not enable is an invalid request
-		 * (IBA 9.7.5.2); a key, bounds or MR access failure is a
-		 * remote access error. */
-		if ((qp->attr.qp_access_flags & DRNIC_ACCESS_REMOTE_WRITE) == 0 ||
-		    pkt->reth.dmalen > VERBS_MAX_MSG_SZ) {
-			resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
-			return;
-		}
-		if (pkt->reth.dmalen > 0 &&
-		    verbs_mr_check(qp->dev, qp->pd, pkt->reth.rkey, pkt->reth.va, pkt->reth.dmalen,
-				   DRNIC_ACCESS_REMOTE_WRITE, &va) < 0) {
-			resp_fatal(eq, RESP_ERR_REMOTE_ACCESS, psn, pkt);
-			return;
-		}
-		eq->resp.wr_va = pkt->reth.va;
-		eq->resp.wr_len = pkt->reth.dmalen;
-		eq->resp.wr_resid = pkt->reth.dmalen;
-		eq->resp.wr_rkey = pkt->reth.rkey;
-	} else if (pkt->payload_len > 0 && !verbs_mr_key_live(qp->dev, eq->resp.wr_rkey)) {
-		/* Deregistered since the FIRST: nothing more lands there. */
-		if (engine_pkt_verify(eq->eng, m, pkt))
-			resp_fatal(eq, RESP_ERR_REMOTE_ACCESS, psn, pkt);
-		return;
-	}
-	if ((op->pos & DRNIC_WIRE_POS_LAST) ? pkt->payload_len != eq->resp.wr_resid :
-	    pkt->payload_len > eq->resp.wr_resid) {
-		if (engine_pkt_verify(eq->eng, m, pkt))
-			resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
-		return;
-	}
-	if (pkt->icrc_deferred) {
-		/* The expected continuation: copy and verify in one pass. The
-		 * bytes land in this WRITE's next range before the ICRC is
-		 * known; a bad frame changes no state, and the retransmission
-		 * writes that range again before anything can complete. */
-		int rc = drnic_wire_copy_out_verify(m, pkt, (void *)(uintptr_t)eq->resp.wr_va);
-
-		if (rc == -EBADMSG) {
-			eq->eng->stats.wire_drops[DRNIC_WIRE_DROP_BAD_ICRC]++;
-			return;
-		}
-		if (rc < 0) {
-			resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
-			return;
-		}
-		eq->resp.nak_seq_sent = false;
-	} else if (pkt->payload_len > 0 &&
-		   drnic_wire_copy_out(m, pkt->payload_off, pkt->payload_len,
-				       (void *)(uintptr_t)eq->resp.wr_va) < 0) {
-		resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
-		return;
-	}
-	eq->resp.wr_va += pkt->payload_len;
-	eq->resp.wr_resid -= pkt->payload_len;
-	eq->resp.epsn = drnic_psn_add(psn, 1);
-	if (op->pos & DRNIC_WIRE_POS_LAST) {
-		if (imm) {
-			eq->resp.recv_off = 0;
-			resp_complete_recv(eq, DRNIC_WC_SUCCESS, DRNIC_WC_RECV_RDMA_WITH_IMM,
-					   eq->resp.wr_len, pkt, true);
-		}
-		eq->resp.msn = (eq->resp.msn + 1) & DRNIC_MSN_MASK;
-		eq->resp.state = RESP_IDLE;
-	} else {
-		eq->resp.state = RESP_IN_WRITE;
-	}
-	if (pkt->bth.ackreq)
-		resp_owe_ack(eq, psn);
-}
-
 /* Room for one more new READ/atomic request (max_dest_rd_atomic). */
 static bool
 resp_rd_room(const struct engine_qp *eq)
@@ -398,6 +274,281 @@ resp_rd_room(const struct engine_qp *eq)
 
 	return eq->resp.rd_pending < RTE_MIN(max, (eq->resp.rd_mask + 1) / 2) &&
 	       eq->resp.rtx_tail - eq->resp.rtx_head <= eq->resp.rtx_mask;
+}
+
+/* One request on its way through the checks. */
+struct resp_req {
+	struct rte_mbuf *m;
+	const struct drnic_wire_pkt *pkt;
+	const struct drnic_wire_opinfo *op;
+};
+
+static enum resp_check
+resp_chk_qp_state(const struct engine_qp *eq)
+{
+	enum drnic_qp_state st = verbs_qp_state(eq->qp);
+
+	if (!eq->resp_init || st == DRNIC_QPS_ERR || st < DRNIC_QPS_RTR ||
+	    eq->resp.state == RESP_ERROR)
+		return RESP_DROP;
+	return RESP_CHK_PSN;
+}
+
+static enum resp_check
+resp_chk_psn(const struct engine_qp *eq, const struct resp_req *rq)
+{
+	int32_t d = drnic_psn_diff(rq->pkt->bth.psn, eq->resp.epsn);
+
+	if (d < 0)
+		return RESP_DUPLICATE;
+	if (d > 0)
+		return RESP_OUT_OF_SEQ;
+	return RESP_CHK_OP_SEQ;
+}
+
+/* Opcode sequence: what may arrive in each responder state. */
+static enum resp_check
+resp_chk_op_seq(const struct engine_qp *eq, const struct resp_req *rq)
+{
+	const struct drnic_wire_opinfo *op = rq->op;
+	bool ok;
+
+	switch (eq->resp.state) {
+	case RESP_IDLE:
+		ok = (op->pos & DRNIC_WIRE_POS_FIRST) != 0;
+		break;
+	case RESP_IN_SEND:
+		ok = (op->flags & DRNIC_WIRE_OPF_SEND) && !(op->pos & DRNIC_WIRE_POS_FIRST);
+		break;
+	case RESP_IN_WRITE:
+		ok = (op->flags & DRNIC_WIRE_OPF_WRITE) && !(op->pos & DRNIC_WIRE_POS_FIRST);
+		break;
+	default:
+		ok = false;
+		break;
+	}
+	return ok ? RESP_CHK_OP_VALID : RESP_ERR_INVALID_REQ;
+}
+
+/*
+ * An operation drnic executes and the QP enables: anything else is an
+ * invalid request (IBA 9.7.5.2), not a key error.
+ */
+static enum resp_check
+resp_chk_op_valid(const struct engine_qp *eq, const struct resp_req *rq)
+{
+	uint32_t acc = eq->qp->attr.qp_access_flags;
+	uint32_t f = rq->op->flags;
+
+	/* SEND with Invalidate needs memory windows or remote invalidation,
+	 * which drnic does not offer (the device caps say so). */
+	if (f & DRNIC_WIRE_OPF_INV)
+		return RESP_ERR_INVALID_REQ;
+	if (f & DRNIC_WIRE_OPF_SEND)
+		return RESP_CHK_RESOURCE;
+	if (f & DRNIC_WIRE_OPF_WRITE)
+		return (acc & DRNIC_ACCESS_REMOTE_WRITE) ? RESP_CHK_RESOURCE : RESP_ERR_INVALID_REQ;
+	if (f & DRNIC_WIRE_OPF_READ)
+		return (acc & DRNIC_ACCESS_REMOTE_READ) ? RESP_CHK_RESOURCE : RESP_ERR_INVALID_REQ;
+	if (f & DRNIC_WIRE_OPF_ATOMIC)
+		return (acc & DRNIC_ACCESS_REMOTE_ATOMIC) ? RESP_CHK_RESOURCE :
+							    RESP_ERR_INVALID_REQ;
+	return RESP_ERR_INVALID_REQ;
+}
+
+/*
+ * A SEND's first packet and a WRITE with immediate take a receive WQE (none:
+ * RNR); a READ or atomic takes a resource, and more of them outstanding than
+ * max_dest_rd_atomic allows is an invalid request (IBA 9.7.5.2.8).
+ */
+static enum resp_check
+resp_chk_resource(const struct engine_qp *eq, const struct resp_req *rq)
+{
+	uint32_t f = rq->op->flags;
+
+	if ((f & DRNIC_WIRE_OPF_SEND) ? (rq->op->pos & DRNIC_WIRE_POS_FIRST) != 0 :
+	    (f & DRNIC_WIRE_OPF_WRITE) && (f & DRNIC_WIRE_OPF_IMM)) {
+		if (resp_rq_empty(eq))
+			return RESP_RNR;
+	} else if ((f & (DRNIC_WIRE_OPF_READ | DRNIC_WIRE_OPF_ATOMIC)) && !resp_rd_room(eq)) {
+		return RESP_ERR_INVALID_REQ;
+	}
+	return RESP_CHK_LENGTH;
+}
+
+/*
+ * Every packet but a message's last (or only) carries exactly one MTU; a
+ * SEND fits its receive WQE; a WRITE's packets add up to its DMA length; no
+ * message is longer than 2^31 bytes (IBA 9.4.3: an invalid request, not a
+ * packet count that wraps); an atomic's address is 8-byte aligned.
+ */
+static enum resp_check
+resp_chk_length(const struct engine_qp *eq, const struct resp_req *rq)
+{
+	const struct drnic_wire_pkt *pkt = rq->pkt;
+	uint32_t f = rq->op->flags, pos = rq->op->pos, len = pkt->payload_len;
+
+	if (len > eq->mtu || ((pos == DRNIC_WIRE_POS_FIRST || pos == DRNIC_WIRE_POS_MIDDLE) &&
+			      len != eq->mtu))
+		return RESP_ERR_INVALID_REQ;
+	if (f & DRNIC_WIRE_OPF_SEND) {
+		uint32_t off = (pos & DRNIC_WIRE_POS_FIRST) ? 0 : eq->resp.recv_off;
+
+		if (off + len > engine_rq_wqe(eq, eq->resp.rq_idx)->length)
+			return RESP_ERR_RECV_LEN;
+	} else if (f & DRNIC_WIRE_OPF_WRITE) {
+		uint64_t resid = eq->resp.wr_resid;
+
+		if (pos & DRNIC_WIRE_POS_FIRST) {
+			if (pkt->reth.dmalen > VERBS_MAX_MSG_SZ)
+				return RESP_ERR_INVALID_REQ;
+			resid = pkt->reth.dmalen;
+		}
+		if ((pos & DRNIC_WIRE_POS_LAST) ? len != resid : len > resid)
+			return RESP_ERR_INVALID_REQ;
+	} else if (f & DRNIC_WIRE_OPF_READ) {
+		if (pkt->reth.dmalen > VERBS_MAX_MSG_SZ)
+			return RESP_ERR_INVALID_REQ;
+	} else if ((pkt->atomic.va & 7) != 0) {
+		return RESP_ERR_INVALID_REQ;
+	}
+	return RESP_CHK_KEY;
+}
+
+/* The receive SGEs a SEND's @p len bytes at @p off land in: keys and bounds. */
+static int
+resp_recv_sge_check(const struct engine_qp *eq, const struct verbs_recv_wqe *w, uint32_t off,
+		    uint32_t len)
+{
+	uint32_t i;
+	uint8_t *va;
+
+	for (i = 0; i < w->num_sge && len > 0; i++) {
+		uint32_t sl = w->sge[i].length;
+
+		if (off >= sl) {
+			off -= sl;
+			continue;
+		}
+		if (verbs_mr_check(eq->qp->dev, eq->qp->pd, w->sge[i].lkey, w->sge[i].addr, sl,
+				   DRNIC_ACCESS_LOCAL_WRITE, &va) < 0)
+			return -EPERM;
+		len -= RTE_MIN(sl - off, len);
+		off = 0;
+	}
+	return len == 0 ? 0 : -ERANGE;
+}
+
+/*
+ * Memory the request names is registered now, with this QP's PD, covers
+ * the range and allows the access: else a remote access error (a receive
+ * SGE's: a receive protection error). A WRITE's continuation lands only
+ * while the key its FIRST named is still registered.
+ */
+static enum resp_check
+resp_chk_key(const struct engine_qp *eq, const struct resp_req *rq)
+{
+	const struct drnic_wire_pkt *pkt = rq->pkt;
+	struct drnic_qp *qp = eq->qp;
+	uint32_t f = rq->op->flags;
+	uint8_t *va;
+
+	if (f & DRNIC_WIRE_OPF_SEND) {
+		uint32_t off = (rq->op->pos & DRNIC_WIRE_POS_FIRST) ? 0 : eq->resp.recv_off;
+
+		if (pkt->payload_len > 0 &&
+		    resp_recv_sge_check(eq, engine_rq_wqe(eq, eq->resp.rq_idx), off,
+					pkt->payload_len) < 0)
+			return RESP_ERR_RECV_PROT;
+	} else if (f & DRNIC_WIRE_OPF_WRITE) {
+		if (rq->op->pos & DRNIC_WIRE_POS_FIRST) {
+			if (pkt->reth.dmalen > 0 &&
+			    verbs_mr_check(qp->dev, qp->pd, pkt->reth.rkey, pkt->reth.va,
+					   pkt->reth.dmalen, DRNIC_ACCESS_REMOTE_WRITE, &va) < 0)
+				return RESP_ERR_REMOTE_ACCESS;
+		} else if (pkt->payload_len > 0 && !verbs_mr_key_live(qp->dev, eq->resp.wr_rkey)) {
+			return RESP_ERR_REMOTE_ACCESS;
+		}
+	} else if (f & DRNIC_WIRE_OPF_READ) {
+		if (pkt->reth.dmalen > 0 &&
+		    verbs_mr_check(qp->dev, qp->pd, pkt->reth.rkey, pkt->reth.va, pkt->reth.dmalen,
+				   DRNIC_ACCESS_REMOTE_READ, &va) < 0)
+			return RESP_ERR_REMOTE_ACCESS;
+	} else if (verbs_mr_check(qp->dev, qp->pd, pkt->atomic.rkey, pkt->atomic.va, 8,
+				  DRNIC_ACCESS_REMOTE_ATOMIC, &va) < 0) {
+		return RESP_ERR_REMOTE_ACCESS;
+	}
+	return RESP_EXECUTE;
+}
+
+/* Execute a SEND packet (checked): into the receive WQE's SGEs. */
+static enum resp_check
+resp_exec_send(struct engine_qp *eq, const struct resp_req *rq)
+{
+	const struct drnic_wire_pkt *pkt = rq->pkt;
+	const struct verbs_recv_wqe *w = engine_rq_wqe(eq, eq->resp.rq_idx);
+
+	if (rq->op->pos & DRNIC_WIRE_POS_FIRST) {
+		eq->resp.recv_taken = true;
+		eq->resp.recv_off = 0;
+	}
+	if (pkt->payload_len > 0 &&
+	    engine_sge_scatter(w->sge, w->num_sge, eq->resp.recv_off, rq->m, pkt->payload_off,
+			       pkt->payload_len) < 0)
+		return RESP_ERR_RECV_PROT;
+	eq->resp.recv_off += pkt->payload_len;
+	if (rq->op->pos & DRNIC_WIRE_POS_LAST) {
+		resp_complete_recv(eq, DRNIC_WC_SUCCESS, DRNIC_WC_RECV, eq->resp.recv_off, pkt,
+				   (rq->op->flags & DRNIC_WIRE_OPF_IMM) != 0);
+		eq->resp.state = RESP_IDLE;
+	} else {
+		eq->resp.state = RESP_IN_SEND;
+	}
+	return RESP_EXECUTE;
+}
+
+/*
+ * Execute a WRITE packet (checked). The expected continuation whose ICRC
+ * the parser deferred is copied and verified in one pass: its bytes land in
+ * this WRITE's next range before the ICRC is known; a bad frame changes no
+ * state (RESP_BAD_ICRC), and the retransmission writes that range again before
+ * anything can complete.
+ */
+static enum resp_check
+resp_exec_write(struct engine_qp *eq, const struct resp_req *rq)
+{
+	const struct drnic_wire_pkt *pkt = rq->pkt;
+	void *dst;
+	int rc = 0;
+
+	if (rq->op->pos & DRNIC_WIRE_POS_FIRST) {
+		eq->resp.wr_va = pkt->reth.va;
+		eq->resp.wr_len = pkt->reth.dmalen;
+		eq->resp.wr_resid = pkt->reth.dmalen;
+		eq->resp.wr_rkey = pkt->reth.rkey;
+	}
+	dst = (void *)(uintptr_t)eq->resp.wr_va;
+	if (pkt->icrc_deferred)
+		rc = drnic_wire_copy_out_verify(rq->m, pkt, dst);
+	else if (pkt->payload_len > 0)
+		rc = drnic_wire_copy_out(rq->m, pkt->payload_off, pkt->payload_len, dst);
+	if (rc == -EBADMSG)
+		return RESP_BAD_ICRC;
+	if (rc < 0)
+		return RESP_ERR_INVALID_REQ;
+	eq->resp.wr_va += pkt->payload_len;
+	eq->resp.wr_resid -= pkt->payload_len;
+	if (rq->op->pos & DRNIC_WIRE_POS_LAST) {
+		if (rq->op->flags & DRNIC_WIRE_OPF_IMM) {
+			eq->resp.recv_off = 0;
+			resp_complete_recv(eq, DRNIC_WC_SUCCESS, DRNIC_WC_RECV_RDMA_WITH_IMM,
+					   eq->resp.wr_len, pkt, true);
+		}
+		eq->resp.state = RESP_IDLE;
+	} else {
+		eq->resp.state = RESP_IN_WRITE;
+	}
+	return RESP_EXECUTE;
 }
 
 /* Queue the response of resource @p res from packet @p from on. */
@@ -424,72 +575,32 @@ resp_rd_new(struct engine_qp *eq)
 	return &eq->resp.rd[eq->resp.rd_tail++ & eq->resp.rd_mask];
 }
 
-static void
-resp_read(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
+/* Execute a READ (checked): a resource, and its response queued. */
+static enum resp_check
+resp_exec_read(struct engine_qp *eq, const struct resp_req *rq)
 {
-	struct drnic_qp *qp = eq->qp;
-	uint32_t psn = pkt->bth.psn;
-	struct resp_rd *r;
-	uint8_t *va;
+	const struct drnic_wire_pkt *pkt = rq->pkt;
+	struct resp_rd *r = resp_rd_new(eq);
 
-	/* More READ/atomics outstanding than max_dest_rd_atomic allows: an
-	 * invalid request (IBA 9.7.5.2.8). */
-	if (!resp_rd_room(eq)) {
-		resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
-		return;
-	}
-	if ((qp->attr.qp_access_flags & DRNIC_ACCESS_REMOTE_READ) == 0) {
-		resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
-		return;
-	}
-	/* No message is longer than 2^31 bytes (IBA 9.4.3): an invalid
-	 * request, not a packet count that wraps. */
-	if (pkt->reth.dmalen > VERBS_MAX_MSG_SZ) {
-		resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
-		return;
-	}
-	if (pkt->reth.dmalen > 0 &&
-	    verbs_mr_check(qp->dev, qp->pd, pkt->reth.rkey, pkt->reth.va, pkt->reth.dmalen,
-			   DRNIC_ACCESS_REMOTE_READ, &va) < 0) {
-		resp_fatal(eq, RESP_ERR_REMOTE_ACCESS, psn, pkt);
-		return;
-	}
-	r = resp_rd_new(eq);
 	r->atomic = 0;
-	r->psn = psn;
+	r->psn = pkt->bth.psn;
 	r->npkts = engine_npkts(pkt->reth.dmalen, eq->mtu);
 	r->va = pkt->reth.va;
 	r->len = pkt->reth.dmalen;
 	r->rkey = pkt->reth.rkey;
 	resp_replay_earn(eq, r->npkts);
-	eq->resp.epsn = drnic_psn_add(psn, r->npkts);
-	eq->resp.msn = (eq->resp.msn + 1) & DRNIC_MSN_MASK;
 	resp_tx_queue(eq, eq->resp.rd_tail - 1, 0, true);
+	return RESP_EXECUTE;
 }
 
-static void
-resp_atomic(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
+/* Execute an atomic (checked) once; its result is kept for duplicates. */
+static enum resp_check
+resp_exec_atomic(struct engine_qp *eq, const struct resp_req *rq)
 {
-	struct drnic_qp *qp = eq->qp;
-	uint32_t psn = pkt->bth.psn;
+	const struct drnic_wire_pkt *pkt = rq->pkt;
+	uint64_t *p = (uint64_t *)(uintptr_t)pkt->atomic.va, orig;
 	struct resp_rd *r;
-	uint64_t *p, orig;
-	uint8_t *va;
 
-	if (!resp_rd_room(eq) || (pkt->atomic.va & 7) != 0) {
-		resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
-		return;
-	}
-	if ((qp->attr.qp_access_flags & DRNIC_ACCESS_REMOTE_ATOMIC) == 0) {
-		resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
-		return;
-	}
-	if (verbs_mr_check(qp->dev, qp->pd, pkt->atomic.rkey, pkt->atomic.va, 8,
-			   DRNIC_ACCESS_REMOTE_ATOMIC, &va) < 0) {
-		resp_fatal(eq, RESP_ERR_REMOTE_ACCESS, psn, pkt);
-		return;
-	}
-	p = (uint64_t *)(uintptr_t)pkt->atomic.va;
 	/* Atomic against every other engine and the CPUs. */
 	if (pkt->bth.opcode == DRNIC_WIRE_OP_RC_COMPARE_SWAP) {
 		orig = pkt->atomic.cmp;
@@ -500,13 +611,45 @@ resp_atomic(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	}
 	r = resp_rd_new(eq);
 	r->atomic = 1;
-	r->psn = psn;
+	r->psn = pkt->bth.psn;
 	r->npkts = 1;
 	r->orig = orig;
 	resp_replay_earn(eq, 1);
-	eq->resp.epsn = drnic_psn_add(psn, 1);
-	eq->resp.msn = (eq->resp.msn + 1) & DRNIC_MSN_MASK;
 	resp_tx_queue(eq, eq->resp.rd_tail - 1, 0, true);
+	return RESP_EXECUTE;
+}
+
+/*
+ * Execute a checked request, then acknowledge it: the next PSN expected, a
+ * message ends (MSN), an ACK owed when the requester asks for one (READ and
+ * atomic responses are their acknowledgement).
+ */
+static enum resp_check
+resp_execute(struct engine_qp *eq, const struct resp_req *rq)
+{
+	const struct drnic_wire_pkt *pkt = rq->pkt;
+	uint32_t f = rq->op->flags, npsn = 1;
+	enum resp_check s;
+
+	if (f & DRNIC_WIRE_OPF_SEND) {
+		s = resp_exec_send(eq, rq);
+	} else if (f & DRNIC_WIRE_OPF_WRITE) {
+		s = resp_exec_write(eq, rq);
+	} else if (f & DRNIC_WIRE_OPF_READ) {
+		npsn = engine_npkts(pkt->reth.dmalen, eq->mtu);
+		s = resp_exec_read(eq, rq);
+	} else {
+		s = resp_exec_atomic(eq, rq);
+	}
+	if (s != RESP_EXECUTE)
+		return s;
+	eq->resp.epsn = drnic_psn_add(pkt->bth.psn, npsn);
+	eq->resp.nak_seq_sent = false;
+	if (rq->op->pos & DRNIC_WIRE_POS_LAST)
+		eq->resp.msn = (eq->resp.msn + 1) & DRNIC_MSN_MASK;
+	if (pkt->bth.ackreq && (f & (DRNIC_WIRE_OPF_SEND | DRNIC_WIRE_OPF_WRITE)))
+		resp_owe_ack(eq, pkt->bth.psn);
+	return RESP_EXECUTE;
 }
 
 /*
@@ -569,6 +712,35 @@ resp_duplicate(struct engine_qp *eq, const struct drnic_wire_pkt *pkt,
 	resp_tx_queue(eq, res, from, false);
 }
 
+/*
+ * A request beyond a gap: one PSN-sequence NAK per gap and round. A PSN not
+ * above the last out-of-sequence one means the requester went back and lost
+ * the expected packet again; without a NAK of its own that round would wait
+ * for the requester's timer.
+ */
+static void
+resp_out_of_seq(struct engine_qp *eq, uint32_t psn)
+{
+	if (!eq->resp.nak_seq_sent || drnic_psn_le(psn, eq->resp.oos_psn)) {
+		eq->resp.nak_seq_sent = true;
+		resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_PSN_SEQ_ERR),
+			     eq->resp.epsn);
+	}
+	eq->resp.oos_psn = psn;
+}
+
+/* No receive WQE: an RNR NAK. The rest of the message is out of sequence
+ * now; the RNR NAK is the one NAK it gets. */
+static void
+resp_rnr(struct engine_qp *eq, uint32_t psn)
+{
+	engine_qp_drop(eq, DRNIC_ENGINE_DROP_RNR);
+	resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_RNR_NAK, eq->qp->attr.min_rnr_timer),
+		     psn);
+	eq->resp.nak_seq_sent = true;
+	eq->resp.oos_psn = psn;
+}
+
 /* The responder of a QP entering RTR: expecting @p epsn, full buckets. */
 void
 resp_setup(struct engine_qp *eq, uint32_t epsn)
@@ -583,85 +755,73 @@ resp_setup(struct engine_qp *eq, uint32_t epsn)
 	eq->resp.nak_any = false;
 }
 
-/* Opcode sequence: what may arrive in each responder state. */
-static bool
-resp_seq_ok(const struct engine_qp *eq, const struct drnic_wire_opinfo *op)
-{
-	switch (eq->resp.state) {
-	case RESP_IDLE:
-		return (op->pos & DRNIC_WIRE_POS_FIRST) != 0;
-	case RESP_IN_SEND:
-		return (op->flags & DRNIC_WIRE_OPF_SEND) && !(op->pos & DRNIC_WIRE_POS_FIRST);
-	case RESP_IN_WRITE:
-		return (op->flags & DRNIC_WIRE_OPF_WRITE) && !(op->pos & DRNIC_WIRE_POS_FIRST);
-	default:
-		return false;
-	}
-}
-
+/*
+ * A request for this QP (from its peer: engine_pkt_from_peer()). The checks
+ * run in order until one decides; then the outcome is acted on. A frame
+ * whose ICRC the parser deferred is verified before any outcome but the
+ * execution of the WRITE continuation it is (resp_exec_write() copies and
+ * verifies in one pass): this is the one place that rule is kept.
+ */
 void
 resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *pkt)
 {
-	const struct drnic_wire_opinfo *op = drnic_wire_opcode_info(pkt->bth.opcode);
-	enum drnic_qp_state st = verbs_qp_state(eq->qp);
-	uint32_t psn = pkt->bth.psn;
-	int32_t d;
+	struct resp_req rq = { m, pkt, drnic_wire_opcode_info(pkt->bth.opcode) };
+	enum resp_check s = RESP_CHK_QP_STATE;
 
-	if (!eq->resp_init || st == DRNIC_QPS_ERR || st < DRNIC_QPS_RTR ||
-	    eq->resp.state == RESP_ERROR) {
-		if (engine_pkt_verify(eq->eng, m, pkt))
-			engine_qp_drop(eq, DRNIC_ENGINE_DROP_QP_STATE);
-		return;
-	}
-	/* Only the expected WRITE continuation is copied before its ICRC is
-	 * known (resp_write()); every other outcome verifies first. */
-	d = drnic_psn_diff(psn, eq->resp.epsn);
-	if (d != 0 && !engine_pkt_verify(eq->eng, m, pkt))
-		return;
-	if (d < 0) {
-		engine_qp_drop(eq, DRNIC_ENGINE_DROP_PSN_DUP);
-		resp_duplicate(eq, pkt, op);
-		return;
-	}
-	if (d > 0) {
-		engine_qp_drop(eq, DRNIC_ENGINE_DROP_PSN_OOS);
-		/* One NAK per gap and round: a PSN not above the last
-		 * out-of-sequence one means the requester went back and lost
-		 * the expected packet again; without a NAK of its own that
-		 * round would wait for the requester's timer. */
-		if (!eq->resp.nak_seq_sent || drnic_psn_le(psn, eq->resp.oos_psn)) {
-			eq->resp.nak_seq_sent = true;
-			resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_PSN_SEQ_ERR),
-				     eq->resp.epsn);
+	while (s < RESP_EXECUTE) {
+		switch (s) {
+		case RESP_CHK_QP_STATE:
+			s = resp_chk_qp_state(eq);
+			break;
+		case RESP_CHK_PSN:
+			s = resp_chk_psn(eq, &rq);
+			break;
+		case RESP_CHK_OP_SEQ:
+			s = resp_chk_op_seq(eq, &rq);
+			break;
+		case RESP_CHK_OP_VALID:
+			s = resp_chk_op_valid(eq, &rq);
+			break;
+		case RESP_CHK_RESOURCE:
+			s = resp_chk_resource(eq, &rq);
+			break;
+		case RESP_CHK_LENGTH:
+			s = resp_chk_length(eq, &rq);
+			break;
+		default:
+			s = resp_chk_key(eq, &rq);
+			break;
 		}
-		eq->resp.oos_psn = psn;
-		return;
 	}
-	if (!pkt->icrc_deferred)
-		eq->resp.nak_seq_sent = false;   /* deferred: once verified (resp_write()) */
-	if (!resp_seq_ok(eq, op) ||
-	    ((op->pos == DRNIC_WIRE_POS_FIRST || op->pos == DRNIC_WIRE_POS_MIDDLE) &&
-	     pkt->payload_len != eq->mtu) ||
-	    pkt->payload_len > eq->mtu) {
-		if (engine_pkt_verify(eq->eng, m, pkt))
-			resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
-		return;
+	if (pkt->icrc_deferred && (s != RESP_EXECUTE || !(rq.op->flags & DRNIC_WIRE_OPF_WRITE)) &&
+	    drnic_wire_icrc_check(m, pkt) != 0)
+		s = RESP_BAD_ICRC;
+	if (s == RESP_EXECUTE)
+		s = resp_execute(eq, &rq);
+	switch (s) {
+	case RESP_EXECUTE:
+		break;
+	case RESP_BAD_ICRC:
+		eq->eng->stats.wire_drops[DRNIC_WIRE_DROP_BAD_ICRC]++;
+		break;
+	case RESP_DROP:
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_QP_STATE);
+		break;
+	case RESP_DUPLICATE:
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_PSN_DUP);
+		resp_duplicate(eq, pkt, rq.op);
+		break;
+	case RESP_OUT_OF_SEQ:
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_PSN_OOS);
+		resp_out_of_seq(eq, pkt->bth.psn);
+		break;
+	case RESP_RNR:
+		resp_rnr(eq, pkt->bth.psn);
+		break;
+	default:
+		resp_fatal(eq, s, pkt->bth.psn, pkt);
+		break;
 	}
-	if (op->flags & DRNIC_WIRE_OPF_INV)
-		/* SEND with Invalidate needs memory windows or remote
-		 * invalidation, which drnic does not offer (the device caps
-		 * say so): an unsupported request, not a plain SEND. */
-		resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
-	else if (op->flags & DRNIC_WIRE_OPF_SEND)
-		resp_send(eq, m, pkt, op);
-	else if (op->flags & DRNIC_WIRE_OPF_WRITE)
-		resp_write(eq, m, pkt, op);
-	else if (op->flags & DRNIC_WIRE_OPF_READ)
-		resp_read(eq, pkt);
-	else if (op->flags & DRNIC_WIRE_OPF_ATOMIC)
-		resp_atomic(eq, pkt);
-	else
-		resp_fatal(eq, RESP_ERR_INVALID_REQ, psn, pkt);
 }
 
 /* Send the owed ACK/NAK, if any. */

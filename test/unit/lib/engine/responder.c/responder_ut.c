@@ -753,6 +753,76 @@ test_write_deferred_icrc(void)
 	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_PSN_SEQ_ERR), 13);
 }
 
+/*
+ * The checks run in the IBA's order, and the first that fails decides:
+ * an operation the QP does not enable is an invalid request even when it
+ * also lacks a receive WQE or names a bad key; a length error comes before
+ * a key error; access is checked on every packet of a WRITE, not only its
+ * first.
+ */
+static void
+test_check_order(void)
+{
+	struct engine_qp *eq = ut_setup_qp(0);
+	struct drnic_wire_pkt p;
+
+	/* WRITE with immediate, no receive WQE, no remote write: not RNR. */
+	ut_qp.attr.qp_access_flags = DRNIC_ACCESS_REMOTE_READ;
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 0, 8);
+	p.reth.va = (uintptr_t)mem;
+	p.reth.rkey = 0x100;
+	p.reth.dmalen = 8;
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_RNR], 0);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_INVALID_REQ), 0);
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_ERR);
+	CU_ASSERT_EQUAL(ut_last_event, DRNIC_EVENT_QP_REQ_ERR);
+	CU_ASSERT_EQUAL(ut_copies, 0);
+
+	/* A WRITE ONLY whose payload is not its DMA length, with a bad key:
+	 * the length decides (invalid request, not remote access). */
+	eq = ut_setup_qp(0);
+	ut_key_rc = -ENOENT;
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY, 0, 8);
+	p.reth.va = (uintptr_t)mem;
+	p.reth.rkey = 0x100;
+	p.reth.dmalen = 16;
+	rx(eq, &p, payload);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_INVALID_REQ), 0);
+	CU_ASSERT_EQUAL(ut_last_event, DRNIC_EVENT_QP_REQ_ERR);
+	/* The same with the right length: the key decides. */
+	eq = ut_setup_qp(0);
+	ut_key_rc = -ENOENT;
+	p.reth.dmalen = 8;
+	rx(eq, &p, payload);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_REMOTE_ACCESS), 0);
+	CU_ASSERT_EQUAL(ut_last_event, DRNIC_EVENT_QP_ACCESS_ERR);
+	CU_ASSERT_EQUAL(ut_copies, 0);
+
+	/* Remote write taken away between a WRITE's FIRST and its LAST: the
+	 * LAST is an invalid request and lands nowhere. */
+	eq = ut_setup_qp(0);
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_FIRST, 0, 1024);
+	p.reth.va = (uintptr_t)mem;
+	p.reth.rkey = 0x100;
+	p.reth.dmalen = 2048;
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(eq->resp.state, RESP_IN_WRITE);
+	ut_qp.attr.qp_access_flags = DRNIC_ACCESS_REMOTE_READ;
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST, 1, 1024);
+	rx(eq, &p, payload + 1024);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_INVALID_REQ), 1);
+	CU_ASSERT_EQUAL(ut_copies, 1);
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_ERR);
+}
+
+/* Every check and outcome has a name for the logs, each its own. */
+static void
+test_check_names(void)
+{
+	ut_check_name_table(resp_check_names, RESP_CHECK_MAX);
+}
+
 /* Every state has a name for the logs, each its own. */
 static void
 test_state_names(void)
@@ -768,6 +838,8 @@ main(void)
 	CU_initialize_registry();
 	s = CU_add_suite("responder", NULL, NULL);
 	CU_ADD_TEST(s, test_state_names);
+	CU_ADD_TEST(s, test_check_names);
+	CU_ADD_TEST(s, test_check_order);
 	CU_ADD_TEST(s, test_send);
 	CU_ADD_TEST(s, test_psn_and_sequence);
 	CU_ADD_TEST(s, test_recv_errors);
