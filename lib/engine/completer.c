@@ -8,6 +8,19 @@
  * PSN and retires, from the oldest WQE: SEND/WRITE WQEs fully sent and
  * acknowledged, READ/atomic WQEs whose response is complete, and a WQE that
  * failed (which moves the QP to ERR). Unsignaled successes retire silently.
+ *
+ * Each response runs through the completer's states (comp_rx()):
+ *
+ *   GET_ACK -> CHECK_PSN -> CHECK_ACK -+-> UPDATE -> COMPLETE -> (then) -> GET_ACK
+ *                  |                   +-> READ (a middle or last packet)
+ *                  +-> DUPLICATE       then: READ, ATOMIC, RETRY, RNR or FAIL,
+ *                  +-> DROP                  each ending in GET_ACK, or in
+ *                                            UPDATE -> COMPLETE again
+ *
+ * Between responses the completer waits in GET_ACK; once a WQE failed it
+ * stays in ERROR (nothing more is taken) until the QP is set up again.
+ * Timeouts and probes are recovery's (recovery.c): it calls comp_go_back()
+ * or comp_fail_oldest().
  */
 #include <errno.h>
 #include <string.h>
@@ -15,8 +28,18 @@
 #include "engine_priv.h"
 
 const char *const comp_state_names[COMP_STATE_MAX] = {
-	[COMP_IDLE] = "IDLE",
-	[COMP_WAIT] = "WAIT",
+	[COMP_GET_ACK] = "GET_ACK",
+	[COMP_CHECK_PSN] = "CHECK_PSN",
+	[COMP_CHECK_ACK] = "CHECK_ACK",
+	[COMP_UPDATE] = "UPDATE",
+	[COMP_COMPLETE] = "COMPLETE",
+	[COMP_READ] = "READ",
+	[COMP_ATOMIC] = "ATOMIC",
+	[COMP_RETRY] = "RETRY",
+	[COMP_RNR] = "RNR",
+	[COMP_FAIL] = "FAIL",
+	[COMP_DUPLICATE] = "DUPLICATE",
+	[COMP_DROP] = "DROP",
 	[COMP_ERROR] = "ERROR",
 };
 
@@ -35,20 +58,12 @@ comp_fill_wc(const struct engine_qp *eq, const struct verbs_send_wqe *w,
 	wc->src_qp = eq->qp->attr.dest_qp_num;
 }
 
-/* Forward progress: the retry budget is whole again; the timer restarts
- * while something is outstanding; a requester waiting for window room may
- * have some. */
+/* Forward progress: recovery's budgets are whole again and its timer
+ * restarts; a requester waiting for window room may have some. */
 static void
 comp_progress(struct engine_qp *eq)
 {
-	eq->rec.retry_left = eq->qp->attr.retry_cnt;
-	eq->rec.alive_retries = 0;
-	if (eq->comp.idx != eq->req.idx || eq->req.off > 0) {
-		engine_retry_arm(eq);
-	} else {
-		eq->rec.retry_deadline_ns = 0;
-		eq->rec.probe_deadline_ns = 0;
-	}
+	rec_progress(eq);
 	if (eq->req.state == REQ_WAIT_WINDOW)
 		req_wake(eq);
 }
@@ -104,7 +119,6 @@ comp_retire(struct engine_qp *eq)
 		if (verbs_qp_state(qp) == DRNIC_QPS_SQD)
 			engine_qp_activate(eq);   /* may be drained now */
 	}
-	eq->comp.state = eq->comp.idx == eq->req.idx ? COMP_IDLE : COMP_WAIT;
 	return n;
 }
 
@@ -144,123 +158,6 @@ comp_find_wqe(const struct engine_qp *eq, uint32_t psn)
 			return i;
 	}
 	return -1;
-}
-
-/* A NAK that ends the WQE holding @p psn with @p status. */
-static void
-comp_nak_error(struct engine_qp *eq, uint32_t psn, enum drnic_wc_status status)
-{
-	int64_t idx;
-
-	comp_ack_upto(eq, drnic_psn_sub(psn, 1));
-	comp_retire(eq);
-	idx = comp_find_wqe(eq, psn);
-	if (idx < 0) {
-		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
-		return;
-	}
-	/* Nothing after the failed WQE is sent again. */
-	req_stop_at(eq, (uint32_t)idx, status);
-	comp_retire(eq);
-}
-
-/* RNR NAK: wait the timer the responder asked for, then resend from the
- * WQE holding @p psn; or fail it when the retries are used up. */
-static void
-comp_rnr(struct engine_qp *eq, uint32_t psn, uint8_t timer)
-{
-	int64_t idx;
-
-	if (eq->rec.rnr_retry_left == 0) {
-		comp_nak_error(eq, psn, DRNIC_WC_RNR_RETRY_EXC_ERR);
-		return;
-	}
-	if (eq->rec.rnr_retry_left != 7)  /* 7: retry for ever */
-		eq->rec.rnr_retry_left--;
-	comp_ack_upto(eq, drnic_psn_sub(psn, 1));
-	comp_retire(eq);
-	idx = comp_find_wqe(eq, psn);
-	if (idx < 0) {
-		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
-		return;
-	}
-	req_rewind(eq, (uint32_t)idx);
-	req_wait_rnr(eq, engine_now_ns(eq->eng) +
-			 (uint64_t)drnic_aeth_rnr_timer_us(timer) * 1000);
-}
-
-static void comp_implied_nak(struct engine_qp *eq, uint32_t psn);
-
-static void
-comp_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
-{
-	uint8_t syn = pkt->aeth.syndrome;
-	uint32_t psn = pkt->bth.psn;
-
-	switch (drnic_aeth_type(syn)) {
-	case DRNIC_AETH_ACK:
-		eq->stats.acks_rx++;
-		comp_ack_upto(eq, psn);
-		eq->rec.rnr_retry_left = eq->qp->attr.rnr_retry;
-		comp_retire(eq);
-		comp_implied_nak(eq, psn);
-		break;
-	case DRNIC_AETH_RNR_NAK:
-		eq->stats.rnr_naks_rx++;
-		comp_rnr(eq, psn, drnic_aeth_value(syn));
-		break;
-	case DRNIC_AETH_NAK:
-		eq->stats.naks_rx++;
-		switch (drnic_aeth_value(syn)) {
-		case DRNIC_NAK_PSN_SEQ_ERR: {
-			/* Go back to the PSN the responder expects. */
-			uint64_t now;
-			int64_t idx;
-
-			comp_ack_upto(eq, drnic_psn_sub(psn, 1));
-			comp_retire(eq);
-			comp_implied_nak(eq, psn);
-			idx = comp_find_wqe(eq, psn);
-			now = engine_now_ns(eq->eng);
-			/* The same NAK within half a round trip of going back
-			 * answers packets sent before the go-back (reordered
-			 * or duplicated): going back again would only resend
-			 * what is on its way. */
-			if (idx >= 0 && psn == eq->rec.nak_psn &&
-			    now - eq->rec.nak_ns < eq->rec.srtt_ns / 2) {
-				engine_qp_drop(eq, DRNIC_ENGINE_DROP_STALE_NAK);
-				break;
-			}
-			if (idx >= 0) {
-				eq->rec.nak_psn = psn;
-				eq->rec.nak_ns = now;
-				rec_loss(eq, false);
-				req_rewind_psn(eq, (uint32_t)idx, psn);
-				req_resume(eq, false);  /* after an RNR wait in progress */
-			}
-			break;
-		}
-		case DRNIC_NAK_INVALID_REQ:
-			comp_nak_error(eq, psn, DRNIC_WC_REM_INV_REQ_ERR);
-			break;
-		case DRNIC_NAK_REMOTE_ACCESS:
-			comp_nak_error(eq, psn, DRNIC_WC_REM_ACCESS_ERR);
-			break;
-		case DRNIC_NAK_REMOTE_OP:
-			comp_nak_error(eq, psn, DRNIC_WC_REM_OP_ERR);
-			break;
-		case DRNIC_NAK_INVALID_RD_REQ:
-			comp_nak_error(eq, psn, DRNIC_WC_REM_INV_RD_REQ_ERR);
-			break;
-		default:
-			comp_nak_error(eq, psn, DRNIC_WC_BAD_RESP_ERR);
-			break;
-		}
-		break;
-	default:
-		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
-		break;
-	}
 }
 
 /* Scatter @p len bytes of payload at message offset @p off into the WQE's
@@ -356,186 +253,372 @@ comp_implied_nak(struct engine_qp *eq, uint32_t psn)
 	}
 }
 
-static void
-comp_read_resp(struct engine_qp *eq, const struct rte_mbuf *m, const struct drnic_wire_pkt *pkt)
-{
-	const struct drnic_wire_opinfo *op = drnic_wire_opcode_info(pkt->bth.opcode);
-	uint32_t psn = pkt->bth.psn, off;
-	struct verbs_send_wqe *w;
-	int64_t idx;
 
-	if (op->pos & DRNIC_WIRE_POS_FIRST) {
-		/* Everything before the READ is acknowledged. */
-		comp_ack_upto(eq, drnic_psn_sub(psn, 1));
-		comp_retire(eq);
-		comp_implied_nak(eq, psn);
-	}
-	idx = comp_find_wqe(eq, psn);
-	if (idx < 0) {
-		engine_qp_drop(eq, DRNIC_ENGINE_DROP_GHOST_RESP);
-		return;
-	}
-	w = engine_sq_wqe(eq, (uint32_t)idx);
-	if (w->opcode != DRNIC_WR_RDMA_READ || w->state != WQE_SENT) {
-		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
-		return;
-	}
-	/* In sequence for this READ (each keeps its own progress, so a later
-	 * READ's response is taken while an older one waits for the rest of
-	 * its own): the PSN it waits for, or a FIRST (ONLY) that starts it
-	 * again from the beginning. */
-	if (psn != w->rd_next &&
-	    (!(op->pos & DRNIC_WIRE_POS_FIRST) || psn != w->first_psn)) {
-		comp_read_gap(eq, w, psn);
-		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
-		return;
-	}
-	off = drnic_psn_sub(psn, w->first_psn) * eq->mtu;
-	if ((op->pos & DRNIC_WIRE_POS_LAST) ?
-	    (psn != w->last_psn || off + pkt->payload_len != w->length) :
-	    pkt->payload_len != eq->mtu) {
-		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
-		return;
-	}
-	if (pkt->payload_len > 0 &&
-	    comp_scatter(eq, w, off, m, pkt->payload_off, pkt->payload_len) < 0) {
-		/* The sink was deregistered while the READ ran. */
-		comp_nak_error(eq, psn, DRNIC_WC_LOC_PROT_ERR);
-		return;
-	}
-	w->rd_next = drnic_psn_add(psn, 1);
-	rec_rtt_sample(eq, psn);
-	rec_grow(eq, 1);
-	comp_progress(eq);
-	if (op->pos & DRNIC_WIRE_POS_LAST) {
-		w->state = WQE_DONE;
-		comp_ack_upto(eq, psn);
-		comp_retire(eq);
-		req_wake(eq);
-	}
+/* One response on its way through the completer's states. */
+struct comp_resp {
+	struct rte_mbuf *m;
+	const struct drnic_wire_pkt *pkt;
+	const struct drnic_wire_opinfo *op;
+	uint32_t upto;                 /* UPDATE: acknowledged up to here */
+	bool implied;                  /* COMPLETE: look for implied NAKs */
+	enum comp_state then;          /* COMPLETE: where to go next */
+	enum drnic_wc_status status;   /* FAIL: what the WQE fails with */
+	enum drnic_engine_drop why;    /* DROP: the counter */
+};
+
+/* What a NAK code fails the WQE with (IBA 9.7.5.2); others: BAD_RESP_ERR. */
+static const uint8_t comp_nak_status[] = {
+	[DRNIC_NAK_INVALID_REQ] = DRNIC_WC_REM_INV_REQ_ERR,
+	[DRNIC_NAK_REMOTE_ACCESS] = DRNIC_WC_REM_ACCESS_ERR,
+	[DRNIC_NAK_REMOTE_OP] = DRNIC_WC_REM_OP_ERR,
+	[DRNIC_NAK_INVALID_RD_REQ] = DRNIC_WC_REM_INV_RD_REQ_ERR,
+};
+
+static enum comp_state
+comp_drop(struct comp_resp *c, enum drnic_engine_drop why)
+{
+	c->why = why;
+	return COMP_DROP;
 }
 
-static void
-comp_atomic_ack(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
+/* Everything before the response's PSN is acknowledged; then @p then. */
+static enum comp_state
+comp_ack_before(struct comp_resp *c, enum comp_state then)
 {
-	uint32_t psn = pkt->bth.psn;
-	struct verbs_send_wqe *w;
-	int64_t idx;
+	c->upto = drnic_psn_sub(c->pkt->bth.psn, 1);
+	c->implied = then != COMP_FAIL && then != COMP_RNR;
+	c->then = then;
+	return COMP_UPDATE;
+}
 
-	if (drnic_aeth_type(pkt->aeth.syndrome) != DRNIC_AETH_ACK) {
-		comp_ack(eq, pkt);
-		return;
-	}
-	comp_ack_upto(eq, drnic_psn_sub(psn, 1));
-	comp_retire(eq);
-	comp_implied_nak(eq, psn);
-	idx = comp_find_wqe(eq, psn);
-	if (idx < 0) {
-		engine_qp_drop(eq, DRNIC_ENGINE_DROP_GHOST_RESP);
-		return;
-	}
-	w = engine_sq_wqe(eq, (uint32_t)idx);
-	if (!(verbs_wr_info(w->opcode)->flags & VERBS_WR_ATOMIC) || w->state != WQE_SENT) {
-		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
-		return;
-	}
-	if (unlikely(!verbs_mr_key_live(eq->qp->dev, w->sge[0].lkey))) {
-		comp_nak_error(eq, psn, DRNIC_WC_LOC_PROT_ERR);
-		return;
-	}
-	/* The original value lands in the local buffer in host order. */
-	memcpy((void *)(uintptr_t)w->sge[0].addr, &pkt->atomic_orig, sizeof(uint64_t));
-	w->state = WQE_DONE;
-	comp_ack_upto(eq, psn);
-	comp_retire(eq);
-	req_wake(eq);
+/* GET_ACK: a response is taken only while the QP sends (RTS, SQD, SQE). */
+static enum comp_state
+comp_get_ack(struct engine_qp *eq, struct comp_resp *c)
+{
+	enum drnic_qp_state st = verbs_qp_state(eq->qp);
+
+	if (!eq->req_init || (st != DRNIC_QPS_RTS && st != DRNIC_QPS_SQD && st != DRNIC_QPS_SQE))
+		return comp_drop(c, DRNIC_ENGINE_DROP_QP_STATE);
+	return COMP_CHECK_PSN;
 }
 
 /*
- * The requester's response check (IBA 9.7.5.1): a response is believed only
- * for a PSN in [oldest unacknowledged, last sent]. One below answers what
- * is acknowledged already (a duplicate: nothing to do); one past the last
- * PSN ever sent answers nothing (a ghost: a forged or stale packet, which
- * must never retire a WQE or move what is acknowledged). The oldest
+ * CHECK_PSN, the requester's response check (IBA 9.7.5.1): a response is
+ * believed only for a PSN in [oldest unacknowledged, last sent]. One below
+ * answers what is acknowledged already (a duplicate); one past the last PSN
+ * ever sent answers nothing (a ghost: a forged or stale packet, which must
+ * never retire a WQE or move what is acknowledged). The oldest
  * unacknowledged PSN is the oldest unretired WQE's first, or, for a SEND or
  * WRITE acknowledged part of the way, the one after the ACK (a READ or an
  * atomic is answered only by its response, whatever ACK came after it: its
- * PSNs stay open until it retires). Returns the drop reason, or
- * DRNIC_ENGINE_DROP_MAX.
+ * PSNs stay open until it retires).
  */
-static enum drnic_engine_drop
-comp_check_psn(const struct engine_qp *eq, uint32_t psn)
+static enum comp_state
+comp_check_psn(struct engine_qp *eq, struct comp_resp *c)
 {
+	uint32_t psn = c->pkt->bth.psn, una;
 	const struct verbs_send_wqe *w;
-	uint32_t una;
 
 	/* Nothing outstanding: every WQE started is retired. (Right after a
 	 * go-back, req.idx is back at comp.idx, but what was sent before it
 	 * is still outstanding: npsn is behind psn_hi.) */
 	if (eq->comp.idx == eq->req.idx && eq->req.off == 0 &&
 	    !drnic_psn_lt(eq->req.npsn, eq->req.psn_hi))
-		return DRNIC_ENGINE_DROP_GHOST_RESP;
+		return comp_drop(c, DRNIC_ENGINE_DROP_GHOST_RESP);
 	w = engine_sq_wqe(eq, eq->comp.idx);
 	una = w->first_psn;
 	if (!engine_wqe_is_rd_atomic(w) && eq->comp.any_acked &&
 	    drnic_psn_gt(drnic_psn_add(eq->comp.acked_psn, 1), una))
 		una = drnic_psn_add(eq->comp.acked_psn, 1);
 	if (drnic_psn_ge(psn, eq->req.psn_hi))
-		return DRNIC_ENGINE_DROP_GHOST_RESP;
+		return comp_drop(c, DRNIC_ENGINE_DROP_GHOST_RESP);
 	if (drnic_psn_lt(psn, una))
-		return DRNIC_ENGINE_DROP_DUP_RESP;
-	return DRNIC_ENGINE_DROP_MAX;
+		return COMP_DUPLICATE;
+	rec_heard(eq);
+	return COMP_CHECK_ACK;
 }
 
+/* CHECK_ACK: what the response says, by opcode and AETH. */
+static enum comp_state
+comp_check_ack(struct engine_qp *eq, struct comp_resp *c)
+{
+	uint8_t syn = c->pkt->aeth.syndrome, code;
+
+	switch (c->pkt->bth.opcode) {
+	case DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST:
+	case DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_ONLY:
+		return comp_ack_before(c, COMP_READ);
+	case DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE:
+	case DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_LAST:
+		return COMP_READ;
+	case DRNIC_WIRE_OP_RC_ATOMIC_ACKNOWLEDGE:
+		if (drnic_aeth_type(syn) == DRNIC_AETH_ACK)
+			return comp_ack_before(c, COMP_ATOMIC);
+		break;
+	case DRNIC_WIRE_OP_RC_ACKNOWLEDGE:
+		break;
+	default:
+		return comp_drop(c, DRNIC_ENGINE_DROP_BAD_RESP);
+	}
+	switch (drnic_aeth_type(syn)) {
+	case DRNIC_AETH_ACK:
+		eq->stats.acks_rx++;
+		rec_rnr_reset(eq);
+		c->upto = c->pkt->bth.psn;
+		c->implied = true;
+		c->then = COMP_GET_ACK;
+		return COMP_UPDATE;
+	case DRNIC_AETH_RNR_NAK:
+		eq->stats.rnr_naks_rx++;
+		if (!rec_rnr_retry(eq)) {
+			c->status = DRNIC_WC_RNR_RETRY_EXC_ERR;
+			return comp_ack_before(c, COMP_FAIL);
+		}
+		return comp_ack_before(c, COMP_RNR);
+	case DRNIC_AETH_NAK:
+		eq->stats.naks_rx++;
+		code = drnic_aeth_value(syn);
+		if (code == DRNIC_NAK_PSN_SEQ_ERR)
+			return comp_ack_before(c, COMP_RETRY);
+		c->status = code < RTE_DIM(comp_nak_status) && comp_nak_status[code] != 0 ?
+			    (enum drnic_wc_status)comp_nak_status[code] : DRNIC_WC_BAD_RESP_ERR;
+		return comp_ack_before(c, COMP_FAIL);
+	default:
+		return comp_drop(c, DRNIC_ENGINE_DROP_BAD_RESP);
+	}
+}
+
+/* UPDATE: what the response acknowledges moves the acknowledged PSN. */
+static enum comp_state
+comp_update(struct engine_qp *eq, struct comp_resp *c)
+{
+	comp_ack_upto(eq, c->upto);
+	return COMP_COMPLETE;
+}
+
+/* COMPLETE: retire what is done; then where the response goes next. */
+static enum comp_state
+comp_complete(struct engine_qp *eq, struct comp_resp *c)
+{
+	enum comp_state then = c->then;
+
+	comp_retire(eq);
+	if (c->implied)
+		comp_implied_nak(eq, c->pkt->bth.psn);
+	c->implied = false;
+	c->then = COMP_GET_ACK;
+	return then;
+}
+
+/* DUPLICATE: it still tells the peer is alive, and that a resend of what it
+ * acknowledged arrived: the WQE it finished may retire now. */
+static enum comp_state
+comp_duplicate(struct engine_qp *eq, struct comp_resp *c)
+{
+	engine_qp_drop(eq, DRNIC_ENGINE_DROP_DUP_RESP);
+	rec_heard(eq);
+	if (eq->comp.any_acked)
+		req_skip_acked(eq, eq->comp.acked_psn);
+	c->then = COMP_GET_ACK;
+	return COMP_COMPLETE;
+}
+
+/* READ/atomic WQE @p w has its whole response: it may retire, and its
+ * response acknowledges everything up to its PSN. */
+static enum comp_state
+comp_answered(struct engine_qp *eq, struct comp_resp *c, struct verbs_send_wqe *w)
+{
+	w->state = WQE_DONE;
+	req_wake(eq);
+	c->upto = c->pkt->bth.psn;
+	c->then = COMP_GET_ACK;
+	return COMP_UPDATE;
+}
+
+/*
+ * READ: a response packet in sequence for its READ (each READ keeps its own
+ * progress, so a later READ's response is taken while an older one waits
+ * for the rest of its own): the PSN it waits for, or a FIRST (ONLY) that
+ * starts it again from the beginning. Its last packet completes the READ.
+ */
+static enum comp_state
+comp_read(struct engine_qp *eq, struct comp_resp *c)
+{
+	const struct drnic_wire_pkt *pkt = c->pkt;
+	uint32_t psn = pkt->bth.psn, off;
+	struct verbs_send_wqe *w;
+	int64_t idx;
+
+	idx = comp_find_wqe(eq, psn);
+	if (idx < 0)
+		return comp_drop(c, DRNIC_ENGINE_DROP_GHOST_RESP);
+	w = engine_sq_wqe(eq, (uint32_t)idx);
+	if (w->opcode != DRNIC_WR_RDMA_READ || w->state != WQE_SENT)
+		return comp_drop(c, DRNIC_ENGINE_DROP_BAD_RESP);
+	if (psn != w->rd_next &&
+	    (!(c->op->pos & DRNIC_WIRE_POS_FIRST) || psn != w->first_psn)) {
+		comp_read_gap(eq, w, psn);
+		return comp_drop(c, DRNIC_ENGINE_DROP_BAD_RESP);
+	}
+	off = drnic_psn_sub(psn, w->first_psn) * eq->mtu;
+	if ((c->op->pos & DRNIC_WIRE_POS_LAST) ?
+	    (psn != w->last_psn || off + pkt->payload_len != w->length) :
+	    pkt->payload_len != eq->mtu)
+		return comp_drop(c, DRNIC_ENGINE_DROP_BAD_RESP);
+	if (pkt->payload_len > 0 &&
+	    comp_scatter(eq, w, off, c->m, pkt->payload_off, pkt->payload_len) < 0) {
+		/* The sink was deregistered while the READ ran. */
+		c->status = DRNIC_WC_LOC_PROT_ERR;
+		return COMP_FAIL;
+	}
+	w->rd_next = drnic_psn_add(psn, 1);
+	rec_rtt_sample(eq, psn);
+	rec_grow(eq, 1);
+	comp_progress(eq);
+	if (!(c->op->pos & DRNIC_WIRE_POS_LAST))
+		return COMP_GET_ACK;
+	return comp_answered(eq, c, w);
+}
+
+/* ATOMIC: the original value lands in the local buffer, in host order. */
+static enum comp_state
+comp_atomic(struct engine_qp *eq, struct comp_resp *c)
+{
+	int64_t idx = comp_find_wqe(eq, c->pkt->bth.psn);
+	struct verbs_send_wqe *w;
+
+	if (idx < 0)
+		return comp_drop(c, DRNIC_ENGINE_DROP_GHOST_RESP);
+	w = engine_sq_wqe(eq, (uint32_t)idx);
+	if (!(verbs_wr_info(w->opcode)->flags & VERBS_WR_ATOMIC) || w->state != WQE_SENT)
+		return comp_drop(c, DRNIC_ENGINE_DROP_BAD_RESP);
+	if (unlikely(!verbs_mr_key_live(eq->qp->dev, w->sge[0].lkey))) {
+		c->status = DRNIC_WC_LOC_PROT_ERR;
+		return COMP_FAIL;
+	}
+	memcpy((void *)(uintptr_t)w->sge[0].addr, &c->pkt->atomic_orig, sizeof(uint64_t));
+	return comp_answered(eq, c, w);
+}
+
+/* RETRY: a PSN-sequence NAK: go back to the PSN the responder expects. */
+static enum comp_state
+comp_retry(struct engine_qp *eq, struct comp_resp *c)
+{
+	uint32_t psn = c->pkt->bth.psn;
+	int64_t idx = comp_find_wqe(eq, psn);
+
+	if (idx < 0)
+		return COMP_GET_ACK;
+	/* The same NAK within half a round trip of going back answers packets
+	 * sent before the go-back (reordered or duplicated): going back again
+	 * would only resend what is on its way. */
+	if (!rec_nak_fresh(eq, psn))
+		return comp_drop(c, DRNIC_ENGINE_DROP_STALE_NAK);
+	req_rewind_psn(eq, (uint32_t)idx, psn);
+	req_resume(eq, false);  /* after an RNR wait in progress */
+	return COMP_GET_ACK;
+}
+
+/* RNR: wait the timer the responder asked for, then resend from the WQE
+ * holding the PSN (recovery allowed one more RNR retry). */
+static enum comp_state
+comp_rnr(struct engine_qp *eq, struct comp_resp *c)
+{
+	uint32_t psn = c->pkt->bth.psn;
+	int64_t idx = comp_find_wqe(eq, psn);
+
+	if (idx < 0)
+		return comp_drop(c, DRNIC_ENGINE_DROP_BAD_RESP);
+	req_rewind(eq, (uint32_t)idx);
+	req_wait_rnr(eq, engine_now_ns(eq->eng) +
+			 (uint64_t)drnic_aeth_rnr_timer_us(drnic_aeth_value(c->pkt->aeth.syndrome)) *
+			 1000);
+	return COMP_GET_ACK;
+}
+
+/* FAIL: the WQE holding the PSN ends with c->status; nothing after it is
+ * sent again, and it completes (in error) when the WQEs before it have. */
+static enum comp_state
+comp_fail(struct engine_qp *eq, struct comp_resp *c)
+{
+	int64_t idx = comp_find_wqe(eq, c->pkt->bth.psn);
+
+	if (idx < 0)
+		return comp_drop(c, DRNIC_ENGINE_DROP_BAD_RESP);
+	req_stop_at(eq, (uint32_t)idx, c->status);
+	c->then = COMP_GET_ACK;
+	return COMP_COMPLETE;
+}
+
+/*
+ * A response for this QP (from its peer: engine_pkt_from_peer()). It runs
+ * through the states from GET_ACK until it is used (GET_ACK again) or a
+ * WQE failed (ERROR).
+ */
 void
 comp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *pkt)
 {
-	enum drnic_qp_state st = verbs_qp_state(eq->qp);
-	enum drnic_engine_drop why;
+	struct comp_resp c = { .m = m, .pkt = pkt, .op = drnic_wire_opcode_info(pkt->bth.opcode),
+			       .then = COMP_GET_ACK };
+	enum comp_state s;
 
-	if (!eq->req_init || (st != DRNIC_QPS_RTS && st != DRNIC_QPS_SQD && st != DRNIC_QPS_SQE)) {
+	if (eq->comp.state == COMP_ERROR) {
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_QP_STATE);
 		return;
 	}
-	why = comp_check_psn(eq, pkt->bth.psn);
-	if (why != DRNIC_ENGINE_DROP_MAX) {
-		engine_qp_drop(eq, why);
-		if (why == DRNIC_ENGINE_DROP_DUP_RESP) {
-			/* A duplicate still tells the peer is alive, and
-			 * that a resend of what it acknowledged arrived:
-			 * the WQE it finished may retire now. */
-			eq->rec.peer_heard = true;
-			if (eq->comp.any_acked)
-				req_skip_acked(eq, eq->comp.acked_psn);
-			comp_retire(eq);
+	s = comp_get_ack(eq, &c);
+	while (s != COMP_GET_ACK && eq->comp.state != COMP_ERROR) {
+		switch (s) {
+		case COMP_CHECK_PSN:
+			s = comp_check_psn(eq, &c);
+			break;
+		case COMP_CHECK_ACK:
+			s = comp_check_ack(eq, &c);
+			break;
+		case COMP_UPDATE:
+			s = comp_update(eq, &c);
+			break;
+		case COMP_COMPLETE:
+			s = comp_complete(eq, &c);
+			break;
+		case COMP_READ:
+			s = comp_read(eq, &c);
+			break;
+		case COMP_ATOMIC:
+			s = comp_atomic(eq, &c);
+			break;
+		case COMP_RETRY:
+			s = comp_retry(eq, &c);
+			break;
+		case COMP_RNR:
+			s = comp_rnr(eq, &c);
+			break;
+		case COMP_FAIL:
+			s = comp_fail(eq, &c);
+			break;
+		case COMP_DUPLICATE:
+			s = comp_duplicate(eq, &c);
+			break;
+		default:  /* COMP_DROP */
+			engine_qp_drop(eq, c.why);
+			s = COMP_GET_ACK;
+			break;
 		}
-		return;
 	}
-	eq->rec.peer_heard = true;
-	switch (pkt->bth.opcode) {
-	case DRNIC_WIRE_OP_RC_ACKNOWLEDGE:
-		comp_ack(eq, pkt);
-		break;
-	case DRNIC_WIRE_OP_RC_ATOMIC_ACKNOWLEDGE:
-		comp_atomic_ack(eq, pkt);
-		break;
-	case DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST:
-	case DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE:
-	case DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_LAST:
-	case DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_ONLY:
-		comp_read_resp(eq, m, pkt);
-		break;
-	default:
-		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_RESP);
-		break;
-	}
+}
+
+/* A QP starting to send: the completer waits for responses. */
+void
+comp_setup(struct engine_qp *eq)
+{
+	eq->comp.state = COMP_GET_ACK;
 }
 
 /* Resend from the oldest unretired WQE: a SEND or WRITE from after what the
  * responder acknowledged (nothing it acknowledged is sent again); a READ
  * with part of its response asks for the rest only (the requester looks at
- * its rd_next). */
-static void
+ * its rd_next). Recovery's timeout and probe call it. */
+void
 comp_go_back(struct engine_qp *eq)
 {
 	eq->comp.reread_sent = false;
@@ -545,63 +628,13 @@ comp_go_back(struct engine_qp *eq)
 	req_resume(eq, true);
 }
 
-/* The retransmit timer expired: resend from the oldest unretired WQE, or
- * fail it with RETRY_EXC_ERR once retry_cnt retries are used. */
+/* The oldest unretired WQE ends with @p status (recovery's retries are
+ * used up); nothing after it is sent. */
 void
-comp_timeout(struct engine_qp *eq)
+comp_fail_oldest(struct engine_qp *eq, enum drnic_wc_status status)
 {
-	struct verbs_send_wqe *w;
-
-	if (eq->comp.idx == eq->req.idx && eq->req.off == 0) {
-		eq->rec.retry_deadline_ns = 0;
-		eq->rec.probe_deadline_ns = 0;
-		return;
-	}
-	eq->stats.timeouts++;
-	/* A peer that keeps answering (duplicate ACKs, replays) is alive: an
-	 * engine short of CPU, or a long replay, made this timeout, not a
-	 * lost peer. Bounded, so a peer that never makes progress still ends
-	 * the WQE. A gone peer answers nothing: retry_cnt applies exactly. */
-	if (eq->rec.peer_heard && eq->rec.alive_retries < ENGINE_ALIVE_RETRIES) {
-		eq->rec.alive_retries++;
-		eq->rec.retry_left++;     /* taken again below */
-	}
-	eq->rec.peer_heard = false;
-	if (eq->rec.retry_left == 0) {
-		w = engine_sq_wqe(eq, eq->comp.idx);
-		req_stop_at(eq, eq->comp.idx, DRNIC_WC_RETRY_EXC_ERR);
-		eq->rec.retry_deadline_ns = 0;
-		eq->rec.probe_deadline_ns = 0;
-		ENGINE_QP_LOG(DEBUG, eq, "retries exhausted at PSN %u", w->first_psn);
-		comp_retire(eq);
-		return;
-	}
-	eq->rec.retry_left--;
-	rec_loss(eq, true);
-	comp_go_back(eq);
-	engine_retry_arm(eq);
-}
-
-/*
- * Early retransmit: nothing heard for several round trips, well inside the
- * QP's timeout. Go back once, as a timeout would, without using up
- * retry_cnt; the retransmit timer keeps running, so a silent peer still
- * gets exactly retry_cnt timeouts. The estimate doubles (backs off) so an
- * engine short of CPU does not probe every round trip.
- */
-void
-comp_probe(struct engine_qp *eq)
-{
-	eq->rec.probe_deadline_ns = 0;
-	if ((eq->comp.idx == eq->req.idx && eq->req.off == 0) || eq->req.state == REQ_WAIT_RNR ||
-	    eq->req.state == REQ_STOPPED)
-		return;
-	eq->stats.early_retransmits++;
-	eq->rec.srtt_ns *= 2;
-	eq->rec.rttvar_ns *= 2;
-	rec_loss(eq, false);
-	comp_go_back(eq);
-	rec_probe_arm(eq, engine_now_ns(eq->eng));
+	req_stop_at(eq, eq->comp.idx, status);
+	comp_retire(eq);
 }
 
 int

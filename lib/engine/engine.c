@@ -290,13 +290,8 @@ engine_qp_sync(struct engine_qp *eq)
 		eq->req.npsn = qp->attr.sq_psn;
 		eq->req.psn_hi = eq->req.npsn;
 		eq->req.state = REQ_IDLE;
-		eq->comp.state = COMP_IDLE;
-		eq->rec.rnr_retry_left = qp->attr.rnr_retry;
-		eq->rec.retry_left = qp->attr.retry_cnt;
-		eq->rec.retry_deadline_ns = 0;
-		eq->rec.probe_deadline_ns = 0;
-		eq->rec.cwnd = ENGINE_MAX_INFLIGHT_PSN;
-		eq->rec.ssthresh = ENGINE_MAX_INFLIGHT_PSN;
+		comp_setup(eq);
+		rec_setup(eq);
 		eq->req_init = true;
 	}
 }
@@ -393,11 +388,11 @@ engine_qp_step(struct engine_qp *eq, uint16_t room)
 			uint64_t now = engine_now_ns(eq->eng);
 
 			if (eq->rec.retry_deadline_ns != 0 && now >= eq->rec.retry_deadline_ns) {
-				comp_timeout(eq);
+				rec_timeout(eq);
 				work++;
 			} else if (eq->rec.probe_deadline_ns != 0 &&
 				   now >= eq->rec.probe_deadline_ns) {
-				comp_probe(eq);
+				rec_probe(eq);
 				work++;
 			}
 		}

@@ -137,11 +137,22 @@ enum req_state {
 	REQ_STATE_MAX,
 };
 
-/* Completer states (what the last response did). */
+/* Completer states (completer.c runs a response through them). Between
+ * responses the completer is in GET_ACK, or in ERROR once a WQE failed. */
 enum comp_state {
-	COMP_IDLE = 0,       /* nothing outstanding */
-	COMP_WAIT,           /* waiting for ACKs / responses */
-	COMP_ERROR,          /* a WQE completed in error; flushing */
+	COMP_GET_ACK = 0,    /* waiting for a response; takes one in RTS/SQD/SQE */
+	COMP_CHECK_PSN,      /* a PSN sent and not acknowledged (else dup/ghost) */
+	COMP_CHECK_ACK,      /* which response: ACK, NAK, RNR, READ, atomic ACK */
+	COMP_UPDATE,         /* the acknowledged PSN moves */
+	COMP_COMPLETE,       /* WQEs retire in order: CQEs */
+	COMP_READ,           /* a READ response lands in its WQE's SGEs */
+	COMP_ATOMIC,         /* an atomic's original value lands */
+	COMP_RETRY,          /* PSN-sequence NAK: the requester goes back */
+	COMP_RNR,            /* RNR NAK: the requester waits, then goes back */
+	COMP_FAIL,           /* a NAK or a local error fails a WQE */
+	COMP_DUPLICATE,      /* answers what is acknowledged already */
+	COMP_DROP,           /* not believed or not understood: counted */
+	COMP_ERROR,          /* a WQE failed: the QP is in ERR; nothing is taken */
 	COMP_STATE_MAX,
 };
 
@@ -427,16 +438,21 @@ int req_step(struct engine_qp *eq, int budget);
 extern const char *const req_state_names[REQ_STATE_MAX];
 
 /* recovery.c */
-void engine_retry_arm(struct engine_qp *eq);
+void rec_setup(struct engine_qp *eq);
+void rec_timer_arm(struct engine_qp *eq);
 void rec_probe_arm(struct engine_qp *eq, uint64_t now);
 void rec_loss(struct engine_qp *eq, bool timeout);
+bool rec_nak_fresh(struct engine_qp *eq, uint32_t psn);
+void rec_timeout(struct engine_qp *eq);
+void rec_probe(struct engine_qp *eq);
 
 /* completer.c */
 void comp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *pkt);
 int comp_retire(struct engine_qp *eq);
 int comp_flush(struct engine_qp *eq);
-void comp_timeout(struct engine_qp *eq);
-void comp_probe(struct engine_qp *eq);
+void comp_setup(struct engine_qp *eq);
+void comp_go_back(struct engine_qp *eq);
+void comp_fail_oldest(struct engine_qp *eq, enum drnic_wc_status status);
 extern const char *const comp_state_names[COMP_STATE_MAX];
 
 /* responder.c */
@@ -587,6 +603,47 @@ rec_rtt_time(struct engine_qp *eq, uint32_t psn)
 	eq->rec.rtt_pending = true;
 	eq->rec.rtt_psn = psn;
 	eq->rec.rtt_sent_ns = engine_now_ns(eq->eng);
+}
+
+/* Forward progress: the retry budget is whole again; the timer restarts
+ * while something is outstanding, and stops when nothing is. */
+static inline void
+rec_progress(struct engine_qp *eq)
+{
+	eq->rec.retry_left = eq->qp->attr.retry_cnt;
+	eq->rec.alive_retries = 0;
+	if (eq->comp.idx != eq->req.idx || eq->req.off > 0) {
+		rec_timer_arm(eq);
+	} else {
+		eq->rec.retry_deadline_ns = 0;
+		eq->rec.probe_deadline_ns = 0;
+	}
+}
+
+/* The peer answered (a response believed, or a duplicate): it is alive. */
+static inline void
+rec_heard(struct engine_qp *eq)
+{
+	eq->rec.peer_heard = true;
+}
+
+/* An ACK: the RNR retry budget is whole again. */
+static inline void
+rec_rnr_reset(struct engine_qp *eq)
+{
+	eq->rec.rnr_retry_left = eq->qp->attr.rnr_retry;
+}
+
+/* An RNR NAK: true when one more RNR retry is allowed (taken from the
+ * budget; rnr_retry 7 retries for ever), false when it is used up. */
+static inline bool
+rec_rnr_retry(struct engine_qp *eq)
+{
+	if (eq->rec.rnr_retry_left == 0)
+		return false;
+	if (eq->rec.rnr_retry_left != 7)
+		eq->rec.rnr_retry_left--;
+	return true;
 }
 
 /*

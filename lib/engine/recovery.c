@@ -5,8 +5,11 @@
  * goes back after a few round trips of silence; the congestion window,
  * shrunk once per round of losses and grown by what is acknowledged; the
  * round-trip estimate (Jacobson, one AckReq packet timed at a time, none
- * across a go-back). State in eq->rec, written here and, for the retry
- * and RNR budgets, by the completer's timeout and RNR handling.
+ * across a go-back); the retry and RNR budgets. State in eq->rec, written
+ * here and by the inline helpers in engine_priv.h (rec_grow(),
+ * rec_progress(), ...), which the completer and requester call. When the
+ * timer or a probe fires, recovery decides and the completer acts:
+ * comp_go_back() or comp_fail_oldest().
  */
 #include "engine_priv.h"
 
@@ -50,7 +53,7 @@ rec_probe_arm(struct engine_qp *eq, uint64_t now)
  * comes well before the timeout.
  */
 void
-engine_retry_arm(struct engine_qp *eq)
+rec_timer_arm(struct engine_qp *eq)
 {
 	uint8_t t = eq->qp->attr.timeout;
 	uint64_t now, to;
@@ -91,4 +94,92 @@ rec_loss(struct engine_qp *eq, bool timeout)
 	eq->rec.in_recovery = true;
 	eq->rec.recover_psn = eq->req.npsn;
 	eq->rec.rtt_pending = false;     /* Karn: no sample across a go-back */
+}
+
+/* A QP starting to send: full budgets and window, no timer. */
+void
+rec_setup(struct engine_qp *eq)
+{
+	eq->rec.rnr_retry_left = eq->qp->attr.rnr_retry;
+	eq->rec.retry_left = eq->qp->attr.retry_cnt;
+	eq->rec.retry_deadline_ns = 0;
+	eq->rec.probe_deadline_ns = 0;
+	eq->rec.cwnd = ENGINE_MAX_INFLIGHT_PSN;
+	eq->rec.ssthresh = ENGINE_MAX_INFLIGHT_PSN;
+}
+
+/*
+ * A PSN-sequence NAK for @p psn: false when the same NAK came within half
+ * a round trip of the go-back it caused (it answers packets sent before
+ * the go-back, reordered or duplicated: going back again would only resend
+ * what is on its way); else true, the go-back is recorded and counted as a
+ * loss.
+ */
+bool
+rec_nak_fresh(struct engine_qp *eq, uint32_t psn)
+{
+	uint64_t now = engine_now_ns(eq->eng);
+
+	if (psn == eq->rec.nak_psn && now - eq->rec.nak_ns < eq->rec.srtt_ns / 2)
+		return false;
+	eq->rec.nak_psn = psn;
+	eq->rec.nak_ns = now;
+	rec_loss(eq, false);
+	return true;
+}
+
+/* The retransmit timer expired: go back to the oldest unretired WQE, or
+ * fail it with RETRY_EXC_ERR once retry_cnt retries are used. */
+void
+rec_timeout(struct engine_qp *eq)
+{
+	if (eq->comp.idx == eq->req.idx && eq->req.off == 0) {
+		eq->rec.retry_deadline_ns = 0;
+		eq->rec.probe_deadline_ns = 0;
+		return;
+	}
+	eq->stats.timeouts++;
+	/* A peer that keeps answering (duplicate ACKs, replays) is alive: an
+	 * engine short of CPU, or a long replay, made this timeout, not a
+	 * lost peer. Bounded, so a peer that never makes progress still ends
+	 * the WQE. A gone peer answers nothing: retry_cnt applies exactly. */
+	if (eq->rec.peer_heard && eq->rec.alive_retries < ENGINE_ALIVE_RETRIES) {
+		eq->rec.alive_retries++;
+		eq->rec.retry_left++;     /* taken again below */
+	}
+	eq->rec.peer_heard = false;
+	if (eq->rec.retry_left == 0) {
+		eq->rec.retry_deadline_ns = 0;
+		eq->rec.probe_deadline_ns = 0;
+		ENGINE_QP_LOG(DEBUG, eq, "retries exhausted at PSN %u",
+			      engine_sq_wqe(eq, eq->comp.idx)->first_psn);
+		comp_fail_oldest(eq, DRNIC_WC_RETRY_EXC_ERR);
+		return;
+	}
+	eq->rec.retry_left--;
+	rec_loss(eq, true);
+	comp_go_back(eq);
+	rec_timer_arm(eq);
+}
+
+/*
+ * Early retransmit: nothing heard for several round trips, well inside the
+ * QP's timeout. Go back once, as a timeout would, without using up
+ * retry_cnt; the retransmit timer keeps running, so a silent peer still
+ * gets exactly retry_cnt timeouts. The estimate doubles (backs off) so an
+ * engine short of CPU does not probe every round trip.
+ */
+void
+rec_probe(struct engine_qp *eq)
+{
+	eq->rec.probe_deadline_ns = 0;
+	if ((eq->comp.idx == eq->req.idx && eq->req.off == 0) || eq->req.state == REQ_WAIT_RNR ||
+	    eq->req.state == REQ_STOPPED)
+		return;
+	eq->stats.early_retransmits++;
+	eq->rec.srtt_ns *= 2;
+	eq->rec.rttvar_ns *= 2;
+	rec_loss(eq, false);
+	comp_go_back(eq);
+	rec_probe_arm(eq, engine_now_ns(eq->eng));
 }

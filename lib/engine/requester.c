@@ -437,7 +437,7 @@ req_step(struct engine_qp *eq, int budget)
 		if (rc < 0)
 			break;  /* no mbuf: try again next step */
 		if (eq->rec.retry_deadline_ns == 0)
-			engine_retry_arm(eq);
+			rec_timer_arm(eq);
 		sent++;
 	}
 	return sent;

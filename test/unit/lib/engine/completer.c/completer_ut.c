@@ -42,7 +42,7 @@ ut_sent(struct engine_qp *eq, struct verbs_send_wqe *w)
 	eq->req.idx++;
 	if (engine_wqe_is_rd_atomic(w))
 		eq->req.rd_outstanding++;
-	engine_retry_arm(eq);
+	rec_timer_arm(eq);
 }
 
 static struct drnic_wire_pkt
@@ -93,7 +93,7 @@ test_ack_in_order(void)
 	CU_ASSERT_EQUAL(ut_nwc, 2);
 	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 102);
 	CU_ASSERT_EQUAL(atomic_load(&ut_qp.sq.cons), 3);
-	CU_ASSERT_EQUAL(eq->comp.state, COMP_IDLE);
+	CU_ASSERT_EQUAL(eq->comp.state, COMP_GET_ACK);
 	CU_ASSERT_EQUAL(eq->rec.retry_deadline_ns, 0);   /* nothing outstanding */
 	/* An old ACK now: nothing outstanding, a ghost. */
 	comp_rx(eq, NULL, &p);
@@ -268,6 +268,12 @@ test_naks(void)
 		CU_ASSERT_EQUAL(ut_wc[1].qp_num, 17);
 		CU_ASSERT_EQUAL(ut_errors, 1);
 		CU_ASSERT_EQUAL(eq->req.state, REQ_STOPPED);
+		CU_ASSERT_EQUAL(eq->comp.state, COMP_ERROR);
+		/* A late ACK of the third retires nothing now. */
+		p = ut_ack(52, DRNIC_AETH_ACK, 31);
+		comp_rx(eq, NULL, &p);
+		CU_ASSERT_EQUAL(ut_nwc, 2);
+		CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_QP_STATE], 1);
 		/* The flush completes the third with WR_FLUSH_ERR. */
 		CU_ASSERT_EQUAL(comp_flush(eq), 1);
 		CU_ASSERT_EQUAL(ut_wc[2].wr_id, 12);
@@ -326,16 +332,16 @@ test_rnr_seq_timeout(void)
 	w0 = ut_post_send(9, DRNIC_WR_RDMA_WRITE, &sge, 1, DRNIC_SEND_SIGNALED);
 	ut_sent(eq, w0);
 	CU_ASSERT_EQUAL(eq->rec.retry_deadline_ns, 4096ull << 10);
-	comp_timeout(eq);
+	rec_timeout(eq);
 	CU_ASSERT_EQUAL(eq->req.idx, 0);
 	CU_ASSERT_EQUAL(eq->req.npsn, 30);
 	CU_ASSERT_EQUAL(eq->rec.retry_left, 1);
 	ut_sent(eq, w0);
-	comp_timeout(eq);
+	rec_timeout(eq);
 	CU_ASSERT_EQUAL(eq->rec.retry_left, 0);
 	ut_sent(eq, w0);
 	CU_ASSERT_EQUAL(ut_nwc, 0);
-	comp_timeout(eq);
+	rec_timeout(eq);
 	CU_ASSERT_EQUAL(ut_nwc, 1);
 	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 9);
 	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_RETRY_EXC_ERR);
@@ -413,7 +419,7 @@ test_read_partial(void)
 	for (i = 1003; i < 1020; i++)
 		ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, i, 0, 1024);
 	CU_ASSERT_EQUAL(w->rd_next, 1020);
-	comp_timeout(eq);
+	rec_timeout(eq);
 	CU_ASSERT_TRUE(engine_read_partial(w));  /* the requester asks from 1020 */
 	CU_ASSERT_EQUAL(eq->req.idx, 0);
 	ntx = ut_ntx;
@@ -512,7 +518,7 @@ test_timeout_exhaust_flush(void)
 	/* The first two packets of the first SEND acknowledged. */
 	p = ut_ack(51, DRNIC_AETH_ACK, 31);
 	comp_rx(eq, NULL, &p);
-	comp_timeout(eq);
+	rec_timeout(eq);
 	CU_ASSERT_EQUAL(eq->req.idx, 0);
 	CU_ASSERT_EQUAL(eq->req.npsn, 52);        /* resume after the ACK */
 	CU_ASSERT_EQUAL(eq->req.off, 2048);
@@ -521,15 +527,15 @@ test_timeout_exhaust_flush(void)
 	CU_ASSERT_EQUAL(eq->rec.alive_retries, 1);
 	for (i = 0; i < 3; i++)
 		ut_sent(eq, w[i]);
-	comp_timeout(eq);                         /* silence: counted */
+	rec_timeout(eq);                         /* silence: counted */
 	CU_ASSERT_EQUAL(eq->rec.retry_left, 1);
 	for (i = 0; i < 3; i++)
 		ut_sent(eq, w[i]);
-	comp_timeout(eq);
+	rec_timeout(eq);
 	for (i = 0; i < 3; i++)
 		ut_sent(eq, w[i]);
 	CU_ASSERT_EQUAL(ut_nwc, 0);
-	comp_timeout(eq);
+	rec_timeout(eq);
 	CU_ASSERT_EQUAL_FATAL(ut_nwc, 1);
 	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 20);
 	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_RETRY_EXC_ERR);
@@ -560,7 +566,7 @@ test_timeout_alive_bound(void)
 	p = ut_ack(70, DRNIC_AETH_ACK, 31);
 	while (ut_nwc == 0 && n < 1000) {
 		comp_rx(eq, NULL, &p);            /* the same ACK again */
-		comp_timeout(eq);
+		rec_timeout(eq);
 		if (ut_nwc == 0)
 			ut_sent(eq, w);
 		n++;
@@ -606,7 +612,7 @@ test_early_retransmit(void)
 	CU_ASSERT_EQUAL(eq->rec.probe_deadline_ns, ut_now + 60000);
 	deadline = eq->rec.retry_deadline_ns;
 	ut_now = eq->rec.probe_deadline_ns;
-	comp_probe(eq);
+	rec_probe(eq);
 	CU_ASSERT_EQUAL(eq->req.idx, 1);              /* went back to WQE 2 */
 	CU_ASSERT_EQUAL(eq->req.npsn, 12);
 	CU_ASSERT_EQUAL(eq->rec.retry_left, 2);           /* no retry used */
@@ -620,27 +626,27 @@ test_early_retransmit(void)
 	 * RETRY_EXC_ERR; probes in between use nothing up. */
 	ut_sent(eq, w2);
 	ut_now = eq->rec.retry_deadline_ns;
-	comp_timeout(eq);
+	rec_timeout(eq);
 	CU_ASSERT_EQUAL(eq->rec.retry_left, 2);
 	CU_ASSERT_EQUAL(eq->rec.cwnd, ENGINE_MIN_CWND);
 	ut_sent(eq, w2);
 	ut_now = eq->rec.retry_deadline_ns;
-	comp_timeout(eq);
+	rec_timeout(eq);
 	CU_ASSERT_EQUAL(eq->rec.retry_left, 1);
 	ut_sent(eq, w2);
 	CU_ASSERT_NOT_EQUAL_FATAL(eq->rec.probe_deadline_ns, 0);
 	ut_now = eq->rec.probe_deadline_ns;
-	comp_probe(eq);
+	rec_probe(eq);
 	CU_ASSERT_EQUAL(eq->rec.retry_left, 1);
 	CU_ASSERT_EQUAL(eq->stats.early_retransmits, 2);
 	ut_sent(eq, w2);
 	ut_now = eq->rec.retry_deadline_ns;
-	comp_timeout(eq);
+	rec_timeout(eq);
 	CU_ASSERT_EQUAL(eq->rec.retry_left, 0);
 	ut_sent(eq, w2);
 	ut_now = eq->rec.retry_deadline_ns;
 	CU_ASSERT_EQUAL(ut_nwc, 1);
-	comp_timeout(eq);
+	rec_timeout(eq);
 	CU_ASSERT_EQUAL_FATAL(ut_nwc, 2);
 	CU_ASSERT_EQUAL(eq->stats.timeouts, 4);
 	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 2);
@@ -703,7 +709,7 @@ test_cwnd_nak_timeout(void)
 	CU_ASSERT_EQUAL(eq->rec.cwnd, 40);
 	/* A timeout: back to the smallest window. */
 	ut_now = eq->rec.retry_deadline_ns;
-	comp_timeout(eq);
+	rec_timeout(eq);
 	CU_ASSERT_EQUAL(eq->rec.cwnd, ENGINE_MIN_CWND);
 	CU_ASSERT_EQUAL(eq->rec.ssthresh, 25);           /* (100 - 50) / 2 */
 }
@@ -799,7 +805,7 @@ test_read_go_back(void)
 	 * and A's rest is asked for again, not after a 2 ms floor. */
 	eq->comp.any_acked = true;
 	eq->comp.acked_psn = 2007;
-	engine_retry_arm(eq);
+	rec_timer_arm(eq);
 	CU_ASSERT_EQUAL(eq->rec.probe_deadline_ns, ut_now + 80000);
 	/* The rest of A: A completes, then B. */
 	ut_read_resp(eq, DRNIC_WIRE_OP_RC_RDMA_READ_RESPONSE_FIRST, 2002, 0, 1024);
@@ -865,7 +871,7 @@ test_ack_during_resend(void)
 	CU_ASSERT_EQUAL(first, 100);
 	/* No ACK: the timer goes back to the WRITE's first PSN. */
 	ut_now = eq->rec.retry_deadline_ns;
-	comp_timeout(eq);
+	rec_timeout(eq);
 	CU_ASSERT_EQUAL(eq->req.npsn, 100);
 	CU_ASSERT_EQUAL(req_step(eq, 2), 2);       /* 100, 101 resent */
 	CU_ASSERT_EQUAL(ut_sent_since(&mark, &first), 2);
@@ -913,7 +919,7 @@ test_ack_mid_resend(void)
 	CU_ASSERT_EQUAL(req_step(eq, 64), 6);
 	ut_sent_since(&mark, NULL);
 	ut_now = eq->rec.retry_deadline_ns;
-	comp_timeout(eq);
+	rec_timeout(eq);
 	CU_ASSERT_EQUAL(req_step(eq, 1), 1);
 	CU_ASSERT_EQUAL(ut_sent_since(&mark, &first), 1);
 	CU_ASSERT_EQUAL(first, 0xFFFFFE);
@@ -965,7 +971,7 @@ test_skip_stops_at_read(void)
 	CU_ASSERT_EQUAL(req_step(eq, 64), 3);          /* READ, then WRITE 11..12 */
 	CU_ASSERT_EQUAL(ut_sent_since(&mark, NULL), 3);
 	ut_now = eq->rec.retry_deadline_ns;
-	comp_timeout(eq);
+	rec_timeout(eq);
 	CU_ASSERT_EQUAL(eq->req.npsn, 10);                 /* from the READ */
 	/* ACK 12 (the WRITE's) arrives first, before anything is resent: it
 	 * is believed (what was sent before the go-back is outstanding), and
