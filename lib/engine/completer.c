@@ -55,7 +55,7 @@ comp_fill_wc(const struct engine_qp *eq, const struct verbs_send_wqe *w,
 	wc->opcode = (enum drnic_wc_opcode)op->wc_opcode;
 	wc->byte_len = op->wc_byte_len8 ? 8 : w->length;
 	wc->qp_num = eq->qp->qp_num;
-	wc->src_qp = eq->qp->attr.dest_qp_num;
+	wc->src_qp = eq->path.dest_qp_num;
 }
 
 /* Forward progress: recovery's budgets are whole again and its timer

@@ -240,15 +240,14 @@ engine_push_cqe(struct engine_qp *eq, struct drnic_cq *cq, const struct drnic_wc
 void
 engine_qp_build_template(struct engine_qp *eq)
 {
-	const struct drnic_qp *qp = eq->qp;
-	const struct drnic_device *dev = qp->dev;
-	const struct drnic_ah_attr *ah = &qp->attr.ah_attr;
+	const struct drnic_device *dev = eq->qp->dev;
+	const struct drnic_ah_attr *ah = &eq->path.ah;
 	struct drnic_wire_pkt *p = &eq->tmpl;
 	unsigned int sgid = ah->grh.sgid_index;
 
 	drnic_wire_pkt_init(p);
 	memcpy(p->eth.src, dev->link->mac, 6);   /* ethdev links use the port's MAC */
-	memcpy(p->eth.dst, qp->dmac, 6);
+	memcpy(p->eth.dst, eq->path.dmac, 6);
 	if (sgid < dev->nb_gids && dev->gid_is_v4[sgid]) {
 		p->ip.version = 4;
 		memcpy(p->ip.src, &dev->gid[sgid].raw[12], 4);
@@ -261,10 +260,10 @@ engine_qp_build_template(struct engine_qp *eq)
 	}
 	p->ip.tos = ah->grh.traffic_class;
 	p->ip.ttl = ah->grh.hop_limit != 0 ? ah->grh.hop_limit : 64;
-	p->udp.sport = qp->udp_sport;
-	p->bth.pkey = verbs_pkey_entry(qp->attr.pkey_index);
-	p->bth.dqpn = qp->attr.dest_qp_num;
-	eq->mtu = qp->attr_mtu_bytes;
+	p->udp.sport = eq->path.udp_sport;
+	p->bth.pkey = verbs_pkey_entry(eq->path.pkey_index);
+	p->bth.dqpn = eq->path.dest_qp_num;
+	eq->mtu = eq->path.mtu;
 }
 
 /* Catch up with state changes made by modify_qp (engine thread). */
@@ -282,12 +281,12 @@ engine_qp_sync(struct engine_qp *eq)
 	if (st == DRNIC_QPS_ERR || st == DRNIC_QPS_RESET || st == DRNIC_QPS_INIT)
 		return;
 	if (!eq->resp_init) {
-		resp_setup(eq, qp->attr.rq_psn);
+		resp_setup(eq, eq->path.rq_psn);
 		engine_qp_build_template(eq);
 		eq->resp_init = true;
 	}
 	if (!eq->req_init && st != DRNIC_QPS_RTR) {
-		eq->req.npsn = qp->attr.sq_psn;
+		eq->req.npsn = eq->path.sq_psn;
 		eq->req.psn_hi = eq->req.npsn;
 		eq->req.state = REQ_IDLE;
 		comp_setup(eq);
@@ -379,7 +378,7 @@ engine_qp_step(struct engine_qp *eq, uint16_t room)
 	} else if (!eq->sqd_notified && eq->comp.idx == eq->req.idx && eq->req.off == 0) {
 		/* Nothing in flight any more: the send queue is drained. */
 		eq->sqd_notified = true;
-		if (eq->qp->attr.en_sqd_async_notify)
+		if (eq->path.en_sqd_async_notify)
 			verbs_qp_event(eq->qp, DRNIC_EVENT_SQ_DRAINED);
 	}
 	if (eq->req_init && (st == DRNIC_QPS_RTS || st == DRNIC_QPS_SQD)) {
@@ -712,6 +711,17 @@ engine_ctrl_handle(struct engine *eng, struct engine_ctrl *c)
 		TAILQ_REMOVE(&eng->all, eq, all_next);
 		eng->nb_qp--;
 		break;
+	case ENGINE_CTRL_QP_MODIFY: {
+		const struct engine_qp_modify *mod = c->arg;
+
+		/* Between two steps: a frame built from now on follows the
+		 * new path, and only the new peer reaches the QP. */
+		eq = mod->eq;
+		eq->path = *mod->path;
+		if (eq->resp_init)
+			engine_qp_build_template(eq);
+		break;
+	}
 	case ENGINE_CTRL_FENCE:
 		break;
 	}
@@ -1247,11 +1257,23 @@ engine_dev_fence(struct drnic_device *dev)
 			engine_ctrl_call(dev->eng[i].engine, ENGINE_CTRL_FENCE, dev, 0);
 }
 
+/* modify_qp's snapshot of the QP's path: the engine takes it between two
+ * steps; when this returns it uses it. */
+static void
+engine_qp_modify(struct drnic_qp *qp, const struct verbs_qp_path *path)
+{
+	struct engine_qp_modify mod = { .eq = qp->eng_priv, .path = path };
+
+	if (mod.eq != NULL)
+		(void)engine_ctrl_call(mod.eq->eng, ENGINE_CTRL_QP_MODIFY, &mod, 0);
+}
+
 static const struct verbs_engine_ops engine_ops = {
 	.dev_attach = engine_dev_attach,
 	.dev_detach = engine_dev_detach,
 	.qp_attach = engine_qp_attach,
 	.qp_detach = engine_qp_detach,
+	.qp_modify = engine_qp_modify,
 	.dev_fence = engine_dev_fence,
 	.progress = engine_progress_all,
 };

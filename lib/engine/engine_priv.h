@@ -323,9 +323,12 @@ struct engine_qp {
 	bool resp_init;
 	bool sqd_notified;       /* SQ_DRAINED raised for the current SQD */
 
-	/* Frame template (addresses, ports, dest QPN). */
+	/* Frame template (addresses, ports, dest QPN), built from path. */
 	struct drnic_wire_pkt tmpl;
 	uint32_t mtu;
+	/* What the engine uses of the QP's attributes: modify_qp's last
+	 * snapshot (ENGINE_CTRL_QP_MODIFY), the engine's own copy. */
+	struct verbs_qp_path path;
 
 	struct engine_req req;		/* requester.c */
 	struct engine_rec rec;		/* recovery.c */
@@ -366,7 +369,14 @@ enum engine_ctrl_type {
 	ENGINE_CTRL_PORT_DEL,
 	ENGINE_CTRL_QP_ADD,
 	ENGINE_CTRL_QP_DEL,
+	ENGINE_CTRL_QP_MODIFY, /* struct engine_qp_modify: the QP's new path */
 	ENGINE_CTRL_FENCE,    /* nothing: answered between two steps */
+};
+
+/* ENGINE_CTRL_QP_MODIFY's argument. */
+struct engine_qp_modify {
+	struct engine_qp *eq;
+	const struct verbs_qp_path *path;
 };
 
 /* A control-path request to an engine; the caller waits on done. */
@@ -610,7 +620,7 @@ rec_rtt_time(struct engine_qp *eq, uint32_t psn)
 static inline void
 rec_progress(struct engine_qp *eq)
 {
-	eq->rec.retry_left = eq->qp->attr.retry_cnt;
+	eq->rec.retry_left = eq->path.retry_cnt;
 	eq->rec.alive_retries = 0;
 	if (eq->comp.idx != eq->req.idx || eq->req.off > 0) {
 		rec_timer_arm(eq);
@@ -631,7 +641,7 @@ rec_heard(struct engine_qp *eq)
 static inline void
 rec_rnr_reset(struct engine_qp *eq)
 {
-	eq->rec.rnr_retry_left = eq->qp->attr.rnr_retry;
+	eq->rec.rnr_retry_left = eq->path.rnr_retry;
 }
 
 /* An RNR NAK: true when one more RNR retry is allowed (taken from the

@@ -40,8 +40,8 @@ rec_probe_arm(struct engine_qp *eq, uint64_t now)
 		 * thousands of QPs in flight one QP's samples trail the
 		 * queue's growth, and a spurious go-back on each of them
 		 * would feed it. */
-		if (eq->qp->attr.timeout != 0)
-			probe = RTE_MAX(probe, (4096ull << eq->qp->attr.timeout) / 8);
+		if (eq->path.timeout != 0)
+			probe = RTE_MAX(probe, (4096ull << eq->path.timeout) / 8);
 	}
 	if (now + probe + probe / 2 <= eq->rec.retry_deadline_ns)
 		eq->rec.probe_deadline_ns = now + probe;
@@ -55,7 +55,7 @@ rec_probe_arm(struct engine_qp *eq, uint64_t now)
 void
 rec_timer_arm(struct engine_qp *eq)
 {
-	uint8_t t = eq->qp->attr.timeout;
+	uint8_t t = eq->path.timeout;
 	uint64_t now, to;
 
 	if (t == 0) {
@@ -100,8 +100,8 @@ rec_loss(struct engine_qp *eq, bool timeout)
 void
 rec_setup(struct engine_qp *eq)
 {
-	eq->rec.rnr_retry_left = eq->qp->attr.rnr_retry;
-	eq->rec.retry_left = eq->qp->attr.retry_cnt;
+	eq->rec.rnr_retry_left = eq->path.rnr_retry;
+	eq->rec.retry_left = eq->path.retry_cnt;
 	eq->rec.retry_deadline_ns = 0;
 	eq->rec.probe_deadline_ns = 0;
 	eq->rec.cwnd = ENGINE_MAX_INFLIGHT_PSN;

@@ -95,7 +95,6 @@ req_check_keys(struct engine_qp *eq, const struct verbs_send_wqe *w)
 static int
 req_start_wqe(struct engine_qp *eq, struct verbs_send_wqe *w, enum drnic_qp_state st)
 {
-	const struct drnic_qp *qp = eq->qp;
 	uint32_t npkts;
 
 	if (st == DRNIC_QPS_SQD) {
@@ -107,12 +106,12 @@ req_start_wqe(struct engine_qp *eq, struct verbs_send_wqe *w, enum drnic_qp_stat
 		return 0;
 	}
 	if (engine_wqe_is_rd_atomic(w)) {
-		if (qp->attr.max_rd_atomic == 0) {
+		if (eq->path.max_rd_atomic == 0) {
 			/* The QP may not initiate READ/atomics at all. */
 			req_fail_wqe(eq, w, DRNIC_WC_LOC_QP_OP_ERR);
 			return 0;
 		}
-		if (eq->req.rd_outstanding >= qp->attr.max_rd_atomic) {
+		if (eq->req.rd_outstanding >= eq->path.max_rd_atomic) {
 			eq->req.state = REQ_WAIT_RD_ATOMIC;
 			return 0;
 		}

@@ -247,7 +247,7 @@ resp_complete_recv(struct engine_qp *eq, enum drnic_wc_status status, enum drnic
 	wc.opcode = op;
 	wc.byte_len = byte_len;
 	wc.qp_num = qp->qp_num;
-	wc.src_qp = qp->attr.dest_qp_num;
+	wc.src_qp = eq->path.dest_qp_num;
 	if (imm && status == DRNIC_WC_SUCCESS) {
 		wc.imm_data = pkt->imm;
 		wc.wc_flags = DRNIC_WC_WITH_IMM;
@@ -270,7 +270,7 @@ resp_rq_empty(const struct engine_qp *eq)
 static bool
 resp_rd_room(const struct engine_qp *eq)
 {
-	uint32_t max = eq->qp->attr.max_dest_rd_atomic;
+	uint32_t max = eq->path.max_dest_rd_atomic;
 
 	return eq->resp.rd_pending < RTE_MIN(max, (eq->resp.rd_mask + 1) / 2) &&
 	       eq->resp.rtx_tail - eq->resp.rtx_head <= eq->resp.rtx_mask;
@@ -337,7 +337,7 @@ resp_chk_op_seq(const struct engine_qp *eq, const struct resp_req *rq)
 static enum resp_check
 resp_chk_op_valid(const struct engine_qp *eq, const struct resp_req *rq)
 {
-	uint32_t acc = eq->qp->attr.qp_access_flags;
+	uint32_t acc = eq->path.access_flags;
 	uint32_t f = rq->op->flags;
 
 	/* SEND with Invalidate needs memory windows or remote invalidation,
@@ -735,7 +735,7 @@ static void
 resp_rnr(struct engine_qp *eq, uint32_t psn)
 {
 	engine_qp_drop(eq, DRNIC_ENGINE_DROP_RNR);
-	resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_RNR_NAK, eq->qp->attr.min_rnr_timer),
+	resp_owe_nak(eq, drnic_aeth_syndrome(DRNIC_AETH_RNR_NAK, eq->path.min_rnr_timer),
 		     psn);
 	eq->resp.nak_seq_sent = true;
 	eq->resp.oos_psn = psn;
@@ -958,7 +958,7 @@ resp_flush(struct engine_qp *eq)
 		wc.status = DRNIC_WC_WR_FLUSH_ERR;
 		wc.opcode = DRNIC_WC_RECV;
 		wc.qp_num = qp->qp_num;
-		wc.src_qp = qp->attr.dest_qp_num;
+		wc.src_qp = eq->path.dest_qp_num;
 		eq->resp.rq_idx++;
 		n++;
 		verbs_wq_retire(&qp->rq, eq->resp.rq_idx);

@@ -298,6 +298,31 @@ qp_apply(struct drnic_qp *qp, const struct drnic_qp_attr *a, int mask, const uin
 		q->en_sqd_async_notify = a->en_sqd_async_notify;
 }
 
+/* The snapshot of @p qp's attributes its engine works from. */
+static void
+qp_path_of(const struct drnic_qp *qp, struct verbs_qp_path *p)
+{
+	const struct drnic_qp_attr *q = &qp->attr;
+
+	memset(p, 0, sizeof(*p));
+	p->ah = q->ah_attr;
+	memcpy(p->dmac, qp->dmac, 6);
+	p->udp_sport = qp->udp_sport;
+	p->pkey_index = q->pkey_index;
+	p->mtu = qp->attr_mtu_bytes;
+	p->dest_qp_num = q->dest_qp_num;
+	p->access_flags = q->qp_access_flags;
+	p->sq_psn = q->sq_psn;
+	p->rq_psn = q->rq_psn;
+	p->timeout = q->timeout;
+	p->retry_cnt = q->retry_cnt;
+	p->rnr_retry = q->rnr_retry;
+	p->min_rnr_timer = q->min_rnr_timer;
+	p->max_rd_atomic = q->max_rd_atomic;
+	p->max_dest_rd_atomic = q->max_dest_rd_atomic;
+	p->en_sqd_async_notify = q->en_sqd_async_notify;
+}
+
 static void
 qp_reset_queues(struct drnic_qp *qp)
 {
@@ -327,6 +352,7 @@ drnic_modify_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int mask)
 	const struct verbs_engine_ops *eops = verbs_engine_ops();
 	unsigned int cur;
 	enum drnic_qp_state next;
+	struct verbs_qp_path path;
 	uint8_t dmac[6] = { 0 };
 	bool resolved = false;
 	int rc;
@@ -365,9 +391,11 @@ drnic_modify_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int mask)
 			resolved = true;
 			continue;  /* the state may have moved meanwhile */
 		}
-		/* Attributes are only read by the engine in states that use them,
-		 * which the state store below publishes. */
+		/* The engine takes the new path before it sees the state
+		 * that uses it. */
 		qp_apply(qp, attr, mask, dmac);
+		qp_path_of(qp, &path);
+		eops->qp_modify(qp, &path);
 		if (atomic_compare_exchange_strong_explicit(&qp->state, &cur, (unsigned int)next,
 							    memory_order_acq_rel,
 							    memory_order_acquire))

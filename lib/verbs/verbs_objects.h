@@ -268,11 +268,13 @@ struct drnic_qp {
 	struct drnic_qp_cap cap;
 	/*
 	 * State: written by modify_qp (application) and by the owning engine
-	 * (to ERR); both with compare-and-swap; read with acquire. Attributes
-	 * below are written only while the engine ignores them (before the
-	 * state that uses them is published with release).
+	 * (to ERR); both with compare-and-swap; read with acquire.
 	 */
 	atomic_uint state;
+	/* The attributes as modify_qp left them, and what it derived from
+	 * them: the application's thread's (query_qp reads them). The engine
+	 * never reads them: modify_qp sends it a snapshot (struct
+	 * verbs_qp_path) before it publishes the new state. */
 	struct drnic_qp_attr attr;
 	uint32_t attr_mtu_bytes;   /* path MTU in bytes */
 	uint8_t dmac[6];           /* resolved destination MAC */
@@ -348,6 +350,32 @@ struct drnic_device {
  * Installed once, before main(), by the engine library. All control-path
  * calls; each returns 0 or a negative errno.
  */
+/*
+ * What the engine uses of a QP's attributes: modify_qp sends it this
+ * snapshot (verbs_engine_ops.qp_modify) each time, before the new state is
+ * published, and the engine applies it between two of its steps. Nothing
+ * the engine reads of a QP's path is written in place by another thread,
+ * and a change made in SQD (a new address vector) takes effect.
+ */
+struct verbs_qp_path {
+	struct drnic_ah_attr ah;    /* destination GID, source GID index, TC, hop limit */
+	uint8_t dmac[6];            /* resolved destination MAC */
+	uint16_t udp_sport;
+	uint16_t pkey_index;
+	uint32_t mtu;               /* path MTU in bytes */
+	uint32_t dest_qp_num;
+	uint32_t access_flags;      /* DRNIC_ACCESS_REMOTE_* the responder allows */
+	uint32_t sq_psn;            /* first PSN sent (taken on entering RTS) */
+	uint32_t rq_psn;            /* first PSN expected (taken on entering RTR) */
+	uint8_t timeout;            /* 4.096 us * 2^timeout; 0: none */
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;          /* 7: for ever */
+	uint8_t min_rnr_timer;      /* what an RNR NAK asks for */
+	uint8_t max_rd_atomic;      /* READ/atomics the requester may have out */
+	uint8_t max_dest_rd_atomic; /* ... the responder takes */
+	uint8_t en_sqd_async_notify;
+};
+
 struct verbs_engine_ops {
 	/* Give the device its engines: fill dev->eng[i] for i < nb_engines. */
 	int (*dev_attach)(struct drnic_device *dev);
@@ -357,6 +385,9 @@ struct verbs_engine_ops {
 	int (*qp_attach)(struct drnic_qp *qp);
 	/* Forget the QP; when this returns no engine touches it any more. */
 	void (*qp_detach)(struct drnic_qp *qp);
+	/* Give the QP's engine its new path; when this returns the engine
+	 * uses it. */
+	void (*qp_modify)(struct drnic_qp *qp, const struct verbs_qp_path *path);
 	/* Wait until every engine of the device has finished the step it was
 	 * in: what it checked before (a key) it checks again afterwards. */
 	void (*dev_fence)(struct drnic_device *dev);

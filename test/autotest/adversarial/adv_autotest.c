@@ -511,6 +511,75 @@ adv_dereg_inflight_read_body(struct adv *x)
 }
 
 /* ------------------------------------------------------------------------ */
+/* 4. A path change takes effect                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Move @p s's QP from RTS through SQD to a new address vector: its GID
+ * @p sgid to @p peer's GID @p dgid; then back to RTS. */
+static int
+adv_move_path(struct rnic_side *s, struct rnic_side *peer, int sgid, int dgid)
+{
+	struct drnic_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = DRNIC_QPS_SQD;
+	TEST_ASSERT_SUCCESS(drnic_modify_qp(s->qp, &a, DRNIC_QP_STATE), "RTS -> SQD");
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.sgid_index = (uint8_t)sgid;
+	TEST_ASSERT_SUCCESS(drnic_query_gid(peer->dev, 1, dgid, &a.ah_attr.grh.dgid), "gid");
+	TEST_ASSERT_SUCCESS(drnic_modify_qp(s->qp, &a, DRNIC_QP_STATE | DRNIC_QP_AV),
+			    "SQD -> SQD with a new address vector");
+	a.qp_state = DRNIC_QPS_RTS;
+	TEST_ASSERT_SUCCESS(drnic_modify_qp(s->qp, &a, DRNIC_QP_STATE), "SQD -> RTS");
+	return TEST_SUCCESS;
+}
+
+/*
+ * SQD -> SQD may load a new address vector (IBA 10.3.1, the SQD state):
+ * both ends move from their IPv4 GIDs to their IPv6 ones. A's next WRITE
+ * leaves from and to the new addresses, B takes it, and a request from A's
+ * old address is now a stranger's.
+ */
+static int
+adv_path_change_body(struct adv *x)
+{
+	struct drnic_wire_pkt old = adv_req(x, DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY);
+	union drnic_gid ga, gb;
+
+	TEST_ASSERT_SUCCESS(drnic_query_gid(x->p.a.dev, 1, 1, &ga), "A's GID 1");
+	TEST_ASSERT_SUCCESS(drnic_query_gid(x->p.b.dev, 1, 1, &gb), "B's GID 1");
+	CHECK(adv_move_path(&x->p.a, &x->p.b, 1, 1));
+	CHECK(adv_move_path(&x->p.b, &x->p.a, 1, 1));
+	adv_tap_reset(x);
+	memset(x->p.a.buf, 0x5A, 256);
+	TEST_ASSERT_SUCCESS(post_rdma(&x->p.a, 61, DRNIC_WR_RDMA_WRITE, x->p.a.buf, 256,
+				      drnic_mr_lkey(x->p.a.mr), (uintptr_t)x->vic,
+				      drnic_mr_rkey(x->vic_mr)), "post WRITE");
+	CHECK(expect_wc(&x->p.a, 61, DRNIC_WC_SUCCESS, "WRITE on the new path"));
+	TEST_ASSERT(adv_vic_is(x, 0x5A, 256), "the WRITE did not land");
+	adv_tap_drain(x);
+	TEST_ASSERT(x->seen_a2b > 0, "the taps saw no frame from A");
+	TEST_ASSERT_EQUAL(x->last_a2b.ip.version, 6, "A sent over IPv%u",
+			  x->last_a2b.ip.version);
+	TEST_ASSERT(memcmp(x->last_a2b.ip.dst, gb.raw, 16) == 0, "not to B's new address");
+	TEST_ASSERT(memcmp(x->last_a2b.ip.src, ga.raw, 16) == 0, "not from A's new address");
+	TEST_ASSERT_EQUAL(adv_qp_stats(&x->p.b).drops[DRNIC_ENGINE_DROP_BAD_ADDR], 0,
+			  "B refused A's frames");
+	/* A's old address is no longer B's peer. */
+	old.bth.psn = adv_qp_stats(&x->p.b).expected_psn;
+	old.reth.va = (uintptr_t)x->vic;
+	old.reth.rkey = drnic_mr_rkey(x->vic_mr);
+	old.reth.dmalen = 64;
+	memset(adv_bytes, 0xEE, 64);
+	CHECK(inject_dropped(x, ADV_B, &old, adv_bytes, 64, DRNIC_ENGINE_DROP_BAD_ADDR,
+				 "WRITE from A's old address"));
+	TEST_ASSERT(adv_vic_is(x, 0x5A, 64), "the stranger's WRITE landed");
+	return TEST_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------ */
 
 static int
 adv_run(enum drnic_progress_mode mode, const char *what, int (*body)(struct adv *x),
@@ -543,6 +612,7 @@ adv_wire_tests(enum drnic_progress_mode mode)
 {
 	static const struct rnic_pair_opts ghost = { .timeout = 10, .retry_cnt = 1 };
 	static const struct rnic_pair_opts burst = { .max_dest_rd_atomic = 4, .max_rd_atomic = 8 };
+	static const struct rnic_pair_opts ipv6 = { .ipv6 = { "fd00::1", "fd00::2" } };
 	static const struct {
 		const char *what;
 		int (*body)(struct adv *x);
@@ -557,6 +627,7 @@ adv_wire_tests(enum drnic_progress_mode mode)
 		{ "READ burst over max_dest_rd_atomic", adv_read_burst_body, &burst },
 		{ "dereg under an in-flight WRITE", adv_dereg_inflight_write_body, NULL },
 		{ "dereg under an in-flight READ", adv_dereg_inflight_read_body, NULL },
+		{ "path change in SQD", adv_path_change_body, &ipv6 },
 	};
 	unsigned int i, failed = 0;
 	int rc;

@@ -75,6 +75,10 @@ adv_tap_frame(struct adv *x, const struct rte_mbuf *m, bool learn)
 	op = drnic_wire_opcode_info(pkt.bth.opcode);
 	if (pkt.bth.dqpn == qb && pkt.bth.opcode == DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY && learn)
 		x->a2b = pkt;
+	if (pkt.bth.dqpn == qb && (op->flags & DRNIC_WIRE_OPF_REQUEST)) {
+		x->seen_a2b++;
+		x->last_a2b = pkt;
+	}
 	if (pkt.bth.dqpn != qa)
 		return;   /* only B's frames to A are counted */
 	if (pkt.bth.opcode == DRNIC_WIRE_OP_RC_ACKNOWLEDGE) {
@@ -131,6 +135,7 @@ adv_tap_reset(struct adv *x)
 	x->seen_naks = 0;
 	x->seen_acks = 0;
 	x->seen_read_byte = false;
+	x->seen_a2b = 0;
 }
 
 int

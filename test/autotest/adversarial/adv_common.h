@@ -50,6 +50,8 @@ struct adv {
 	unsigned int seen_acks;          /* ACKs from B */
 	bool seen_read_byte;             /* a READ response carried read_byte */
 	uint8_t read_byte;
+	unsigned int seen_a2b;           /* requests from A to B's QP */
+	struct drnic_wire_pkt last_a2b;  /* ... the last of them, parsed */
 };
 
 /* Open the pair and the taps, learn the templates (one real WRITE A -> B),

@@ -59,6 +59,8 @@ rnic_side_open(struct rnic_side *s, const char *name, const char *wire, uint8_t 
 	drnic_config_set(&cfg, "mac", v);
 	snprintf(v, sizeof(v), "10.0.0.%u", last);
 	drnic_config_set(&cfg, "ipv4", v);
+	if (o->ipv6[last - 1] != NULL && drnic_config_set(&cfg, "ipv6", o->ipv6[last - 1]) < 0)
+		return -EINVAL;
 	s->dev = drnic_device_open(&cfg);
 	if (s->dev == NULL)
 		return -rte_errno;

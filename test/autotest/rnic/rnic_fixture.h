@@ -48,6 +48,8 @@ struct rnic_pair_opts {
 	uint8_t timeout;            /* default 14 (67 ms) */
 	/* Appended to side A's / B's link_args ("fault_drop=...", "capture=..."); may be NULL. */
 	const char *link_extra[2];
+	/* Side A's / B's IPv6 address (GID index 1, after the IPv4 one); may be NULL. */
+	const char *ipv6[2];
 };
 
 int rnic_pair_open(struct rnic_pair *p, const struct rnic_pair_opts *o);

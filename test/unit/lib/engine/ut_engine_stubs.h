@@ -201,6 +201,16 @@ ut_qp_reset(uint32_t psn)
 	eq->qp = &ut_qp;
 	eq->eng = &ut_eng;
 	eq->mtu = 1024;
+	/* The path modify_qp would have sent the engine. */
+	eq->path.dest_qp_num = ut_qp.attr.dest_qp_num;
+	eq->path.mtu = 1024;
+	eq->path.access_flags = ut_qp.attr.qp_access_flags;
+	eq->path.max_rd_atomic = ut_qp.attr.max_rd_atomic;
+	eq->path.max_dest_rd_atomic = ut_qp.attr.max_dest_rd_atomic;
+	eq->path.timeout = ut_qp.attr.timeout;
+	eq->path.retry_cnt = ut_qp.attr.retry_cnt;
+	eq->path.rnr_retry = ut_qp.attr.rnr_retry;
+	eq->path.min_rnr_timer = ut_qp.attr.min_rnr_timer;
 	eq->req.npsn = psn;
 	eq->req.psn_hi = psn;
 	eq->req_init = true;

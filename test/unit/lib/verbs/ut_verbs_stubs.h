@@ -146,6 +146,19 @@ ut_qp_detach(struct drnic_qp *qp)
 	ut_qp_detached++;
 }
 
+/* The last path modify_qp sent the engine, and the QP's state then. */
+static int ut_qp_modified;
+static struct verbs_qp_path ut_last_path;
+static unsigned int ut_state_at_modify;
+
+static void
+ut_qp_modify(struct drnic_qp *qp, const struct verbs_qp_path *path)
+{
+	ut_qp_modified++;
+	ut_last_path = *path;
+	ut_state_at_modify = atomic_load(&qp->state);
+}
+
 static int ut_fences;
 
 static void
@@ -165,6 +178,7 @@ ut_progress(void)
 static const struct verbs_engine_ops ut_eops = {
 	.qp_attach = ut_qp_attach,
 	.qp_detach = ut_qp_detach,
+	.qp_modify = ut_qp_modify,
 	.dev_fence = ut_dev_fence,
 	.progress = ut_progress,
 };

@@ -589,7 +589,7 @@ test_early_retransmit(void)
 	uint64_t to = 4096ull << 6, deadline;   /* 262 us: its eighth is below 60 us */
 
 	ut_qp.sq_sig_all = 1;
-	ut_qp.attr.timeout = 6;
+	ut_eq.path.timeout = 6;
 	ut_now = 1000000;
 	w1 = ut_post_send(1, DRNIC_WR_SEND, &sge, 1, 0);           /* 10..11 */
 	ut_sent(eq, w1);
@@ -657,7 +657,7 @@ test_early_retransmit(void)
 	ut_qp_reset(40);
 	eq->rec.srtt_ns = 20000;
 	eq->rec.rttvar_ns = 10000;
-	ut_qp.attr.timeout = 10;
+	ut_eq.path.timeout = 10;
 	w1 = ut_post_send(3, DRNIC_WR_SEND, &sge, 1, 0);
 	ut_sent(eq, w1);
 	CU_ASSERT_EQUAL(eq->rec.probe_deadline_ns, ut_now + (4096ull << 10) / 8);
@@ -779,7 +779,7 @@ test_read_go_back(void)
 		rsp[i] = (uint8_t)(i * 5 + 3);
 	ut_now = 7000000;
 	eq->rec.srtt_ns = 80000;
-	ut_qp.attr.timeout = 12;                   /* 16.8 ms: its eighth is 2 ms */
+	ut_eq.path.timeout = 12;                   /* 16.8 ms: its eighth is 2 ms */
 	ra = ut_post_send(1, DRNIC_WR_RDMA_READ, &sa, 1, DRNIC_SEND_SIGNALED);  /* 2000..2005 */
 	ra->remote_addr = 0x10000;
 	rb = ut_post_send(2, DRNIC_WR_RDMA_READ, &sb, 1, DRNIC_SEND_SIGNALED);  /* 2006..2007 */

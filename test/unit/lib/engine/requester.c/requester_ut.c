@@ -178,7 +178,7 @@ test_fence_and_limits(void)
 	struct engine_qp *eq = ut_qp_reset(0);
 	struct drnic_sge sge = { (uintptr_t)src, 64, 1 };
 
-	ut_qp.attr.max_rd_atomic = 1;
+	ut_eq.path.max_rd_atomic = 1;
 	ut_post_send(1, DRNIC_WR_RDMA_READ, &sge, 1, 0);
 	ut_post_send(2, DRNIC_WR_RDMA_READ, &sge, 1, 0);
 	CU_ASSERT_EQUAL(req_step(eq, 32), 1);
@@ -211,7 +211,7 @@ test_local_failures(void)
 	struct verbs_send_wqe *w;
 
 	/* READ with max_rd_atomic 0: LOC_QP_OP_ERR, nothing sent. */
-	ut_qp.attr.max_rd_atomic = 0;
+	ut_eq.path.max_rd_atomic = 0;
 	w = ut_post_send(1, DRNIC_WR_RDMA_READ, &sge, 1, 0);
 	ut_retired = 0;
 	req_step(eq, 32);

@@ -402,14 +402,14 @@ test_write(void)
 	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_ERR);
 	/* The QP does not enable remote writes: an invalid request. */
 	eq = ut_setup_qp(0);
-	ut_qp.attr.qp_access_flags = DRNIC_ACCESS_REMOTE_READ;
+	ut_eq.path.access_flags = DRNIC_ACCESS_REMOTE_READ;
 	rx(eq, &p, payload);
 	CU_ASSERT_EQUAL(ut_copies, 0);
 	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_INVALID_REQ), 0);
 	CU_ASSERT_EQUAL(ut_last_event, DRNIC_EVENT_QP_REQ_ERR);
 	/* Nor remote reads. */
 	eq = ut_setup_qp(0);
-	ut_qp.attr.qp_access_flags = DRNIC_ACCESS_REMOTE_WRITE;
+	ut_eq.path.access_flags = DRNIC_ACCESS_REMOTE_WRITE;
 	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST, 0, 0);
 	p.reth.dmalen = 8;
 	rx(eq, &p, NULL);
@@ -526,7 +526,7 @@ test_atomic(void)
 	CU_ASSERT_EQUAL(v, 77);
 	/* Atomics not enabled on the QP: invalid request, memory untouched. */
 	eq = ut_setup_qp(0);
-	ut_qp.attr.qp_access_flags = DRNIC_ACCESS_REMOTE_WRITE;
+	ut_eq.path.access_flags = DRNIC_ACCESS_REMOTE_WRITE;
 	v = 5;
 	memcpy(mem + 64, &v, 8);
 	p = ut_req(DRNIC_WIRE_OP_RC_FETCH_ADD, 0, 0);
@@ -606,7 +606,7 @@ test_read_replay(void)
 	/* max_dest_rd_atomic 2: a third READ before the first is answered
 	 * is an invalid request; the QP goes to ERR. */
 	eq = ut_setup_qp(0);
-	ut_qp.attr.max_dest_rd_atomic = 2;
+	ut_eq.path.max_dest_rd_atomic = 2;
 	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST, 0, 0);
 	p.reth.va = (uintptr_t)mem;
 	p.reth.dmalen = 8;
@@ -637,7 +637,7 @@ test_atomic_replay_window(void)
 	uint64_t v = 0, orig[16];
 	unsigned int i, k;
 
-	ut_qp.attr.max_dest_rd_atomic = 16;
+	ut_eq.path.max_dest_rd_atomic = 16;
 	memcpy(mem + 64, &v, 8);
 	for (i = 0; i < 16; i++) {
 		p = ut_req(DRNIC_WIRE_OP_RC_FETCH_ADD, 100 + i, 0);
@@ -767,7 +767,7 @@ test_check_order(void)
 	struct drnic_wire_pkt p;
 
 	/* WRITE with immediate, no receive WQE, no remote write: not RNR. */
-	ut_qp.attr.qp_access_flags = DRNIC_ACCESS_REMOTE_READ;
+	ut_eq.path.access_flags = DRNIC_ACCESS_REMOTE_READ;
 	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 0, 8);
 	p.reth.va = (uintptr_t)mem;
 	p.reth.rkey = 0x100;
@@ -808,7 +808,7 @@ test_check_order(void)
 	p.reth.dmalen = 2048;
 	rx(eq, &p, payload);
 	CU_ASSERT_EQUAL(eq->resp.state, RESP_IN_WRITE);
-	ut_qp.attr.qp_access_flags = DRNIC_ACCESS_REMOTE_READ;
+	ut_eq.path.access_flags = DRNIC_ACCESS_REMOTE_READ;
 	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST, 1, 1024);
 	rx(eq, &p, payload + 1024);
 	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_INVALID_REQ), 1);

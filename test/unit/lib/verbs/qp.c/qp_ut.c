@@ -195,6 +195,17 @@ test_modify_path(void)
 	CU_ASSERT_EQUAL(qp->dmac[5], 2);
 	CU_ASSERT_EQUAL(qp->attr_mtu_bytes, 1024);
 	CU_ASSERT(qp->udp_sport >= 0xC000);
+	/* The engine got the path before the state that uses it: RTR's
+	 * snapshot came while the QP was still in RTR. */
+	CU_ASSERT_EQUAL(ut_state_at_modify, DRNIC_QPS_RTR);
+	CU_ASSERT_EQUAL(ut_last_path.dest_qp_num, 0x1234);
+	CU_ASSERT_EQUAL(ut_last_path.rq_psn, 0xABCDEF);
+	CU_ASSERT_EQUAL(ut_last_path.sq_psn, 0x100);
+	CU_ASSERT_EQUAL(ut_last_path.mtu, 1024);
+	CU_ASSERT_EQUAL(ut_last_path.dmac[5], 2);
+	CU_ASSERT_EQUAL(ut_last_path.udp_sport, qp->udp_sport);
+	CU_ASSERT_EQUAL(ut_last_path.min_rnr_timer, 12);
+	CU_ASSERT_EQUAL(ut_last_path.max_rd_atomic, 4);
 	/* RTS -> SQD -> RTS. */
 	a = ut_attr(DRNIC_QPS_SQD);
 	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, DRNIC_QP_STATE), 0);
