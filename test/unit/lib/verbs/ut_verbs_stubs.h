@@ -15,7 +15,7 @@
 #include <rte_malloc.h>
 #include <rte_ring.h>
 
-#include "lib/verbs/verbs_objects.h"
+#include "lib/internal/verbs_objects.h"
 
 int verbs_logtype;
 
