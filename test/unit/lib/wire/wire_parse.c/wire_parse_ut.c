@@ -841,7 +841,7 @@ test_captures(void)
 		"cx_nvme-rdma-25echoTo27.pcap", "cx_nvme-rdma-idle.pcap",
 		"cx_rocev2_test_multiqp.pcap",
 	};
-	struct ut_cap_stats cxs = { 0 }, rxe = { 0 }, bad = { 0 };
+	struct ut_cap_stats cxs = { 0 }, rxe = { 0 }, bad = { 0 }, svc = { 0 };
 	char path[512];
 	unsigned int i;
 
@@ -850,6 +850,7 @@ test_captures(void)
 	for (i = 0; i < RTE_DIM(cx); i++)
 		ut_capture(cx[i], false, &cxs);
 	ut_capture("rxe_linux61_mixed.pcap", false, &rxe);
+	ut_capture("rxe_linux61_services.pcap", false, &svc);
 	ut_capture("bad-icrc/rc-small.pcap", true, &bad);
 	ut_capture("bad-icrc/uc-sg.pcap", true, &bad);
 	printf("\n  %u cx frames, %u rxe frames verified (parsed, ICRC, rebuilt identical: %u + %u);"
@@ -863,6 +864,11 @@ test_captures(void)
 	CU_ASSERT_EQUAL(rxe.roce, 2671);
 	CU_ASSERT_EQUAL(rxe.dropped[DRNIC_WIRE_OK], 2671);
 	CU_ASSERT_EQUAL(rxe.rebuilt, 2671);
+	printf("  %u rxe transport-service frames (UD, UC, SRQ, CM, multicast, atomics) verified,"
+	       " %u rebuilt identical\n", svc.dropped[DRNIC_WIRE_OK], svc.rebuilt);
+	CU_ASSERT_EQUAL(svc.roce, 3289);
+	CU_ASSERT_EQUAL(svc.dropped[DRNIC_WIRE_OK], 3289);
+	CU_ASSERT_EQUAL(svc.rebuilt, 3289);
 	CU_ASSERT_EQUAL(bad.roce, 38);
 	CU_ASSERT_EQUAL(bad.dropped[DRNIC_WIRE_DROP_BAD_ICRC], 38);
 }
