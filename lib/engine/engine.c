@@ -306,7 +306,9 @@ engine_qp_busy(struct engine_qp *eq)
 		return eq->resp.ack_pending ||
 		       (eq->resp.drain_rtx && eq->resp.rtx_head != eq->resp.rtx_tail) ||
 		       verbs_wq_posted(&qp->sq, eq->comp.idx) != 0 ||
-		       verbs_wq_posted(&qp->rq, eq->resp.rq_idx) != 0;
+		       verbs_wq_posted(&qp->rq, eq->resp.rq_idx) != 0 ||
+		       /* on an SRQ: QP_LAST_WQE_REACHED still to raise */
+		       (qp->srq != NULL && !eq->resp.last_wqe_raised);
 	if (eq->resp.ack_pending || eq->resp.rtx_head != eq->resp.rtx_tail)
 		return true;
 	if (!eq->req_init || st != DRNIC_QPS_RTS)

@@ -260,7 +260,8 @@ struct engine_resp {
 	uint32_t msn;
 	uint32_t rq_idx;         /* receive WQE being filled (local consumer) */
 	uint32_t recv_off;       /* bytes written into it */
-	bool recv_taken;         /* rq_idx holds the current SEND */
+	bool recv_taken;         /* a receive WQE holds the current message */
+	bool last_wqe_raised;    /* SRQ: QP_LAST_WQE_REACHED raised (in ERR) */
 	uint64_t wr_va;          /* WRITE: next address */
 	uint32_t wr_rkey;        /* WRITE: its rkey, checked again before every packet */
 	uint32_t wr_resid;       /* WRITE: bytes still expected */
@@ -301,6 +302,12 @@ struct engine_resp {
 	uint8_t nak_last_syn;
 	uint32_t nak_last_psn;
 	bool nak_any;
+	/* A QP on an SRQ: the WQE taken from it for the current message (a
+	 * copy: the SRQ's slot is free as soon as it is taken). */
+	union {
+		struct verbs_recv_wqe w;
+		uint8_t room[sizeof(struct verbs_recv_wqe) + VERBS_MAX_SGE * sizeof(struct drnic_sge)];
+	} srq_wqe;
 };
 
 struct engine;

@@ -199,6 +199,14 @@ static const struct {
 				 DRNIC_WC_LOC_PROT_ERR },
 };
 
+/* The receive WQE the current message fills: the copy taken from the SRQ,
+ * or the QP's own at rq_idx. */
+static inline const struct verbs_recv_wqe *
+resp_recv_wqe(const struct engine_qp *eq)
+{
+	return eq->qp->srq != NULL ? &eq->resp.srq_wqe.w : engine_rq_wqe(eq, eq->resp.rq_idx);
+}
+
 static void resp_complete_recv(struct engine_qp *eq, enum drnic_wc_status status,
 			       enum drnic_wc_opcode op, uint32_t byte_len,
 			       const struct drnic_wire_pkt *pkt, bool imm);
@@ -238,7 +246,7 @@ resp_complete_recv(struct engine_qp *eq, enum drnic_wc_status status, enum drnic
 		   uint32_t byte_len, const struct drnic_wire_pkt *pkt, bool imm)
 {
 	struct drnic_qp *qp = eq->qp;
-	const struct verbs_recv_wqe *w = engine_rq_wqe(eq, eq->resp.rq_idx);
+	const struct verbs_recv_wqe *w = resp_recv_wqe(eq);
 	struct drnic_wc wc;
 
 	memset(&wc, 0, sizeof(wc));
@@ -252,18 +260,36 @@ resp_complete_recv(struct engine_qp *eq, enum drnic_wc_status status, enum drnic
 		wc.imm_data = pkt->imm;
 		wc.wc_flags = DRNIC_WC_WITH_IMM;
 	}
-	eq->resp.rq_idx++;
 	eq->resp.recv_taken = false;
 	eq->resp.recv_off = 0;
-	/* Release: the poster may reuse the slot. */
-	verbs_wq_retire(&qp->rq, eq->resp.rq_idx);
+	if (qp->srq == NULL) {
+		/* Release: the poster may reuse the slot. (An SRQ's was free
+		 * when it was taken.) */
+		eq->resp.rq_idx++;
+		verbs_wq_retire(&qp->rq, eq->resp.rq_idx);
+	}
 	(void)engine_push_cqe(eq, qp->recv_cq, &wc, pkt->bth.se || status != DRNIC_WC_SUCCESS);
 }
 
+/*
+ * A receive WQE for the message arriving: the QP's next one (taken when the
+ * message starts), or one taken now from its SRQ (a copy; kept across a
+ * retransmission of the same packet). False: none posted.
+ */
 static bool
-resp_rq_empty(const struct engine_qp *eq)
+resp_recv_get(struct engine_qp *eq)
 {
-	return verbs_wq_posted(&eq->qp->rq, eq->resp.rq_idx) == 0;
+	struct drnic_srq *srq = eq->qp->srq;
+
+	if (srq == NULL)
+		return verbs_wq_posted(&eq->qp->rq, eq->resp.rq_idx) != 0;
+	if (eq->resp.recv_taken)
+		return true;
+	if (!verbs_srq_take(srq, &eq->resp.srq_wqe.w))
+		return false;
+	eq->resp.recv_taken = true;
+	eq->resp.recv_off = 0;
+	return true;
 }
 
 /* Room for one more new READ/atomic request (max_dest_rd_atomic). */
@@ -362,13 +388,13 @@ resp_chk_op_valid(const struct engine_qp *eq, const struct resp_req *rq)
  * max_dest_rd_atomic allows is an invalid request (IBA 9.7.5.2.8).
  */
 static enum resp_check
-resp_chk_resource(const struct engine_qp *eq, const struct resp_req *rq)
+resp_chk_resource(struct engine_qp *eq, const struct resp_req *rq)
 {
 	uint32_t f = rq->op->flags;
 
 	if ((f & DRNIC_WIRE_OPF_SEND) ? (rq->op->pos & DRNIC_WIRE_POS_FIRST) != 0 :
 	    (f & DRNIC_WIRE_OPF_WRITE) && (f & DRNIC_WIRE_OPF_IMM)) {
-		if (resp_rq_empty(eq))
+		if (!resp_recv_get(eq))
 			return RESP_RNR;
 	} else if ((f & (DRNIC_WIRE_OPF_READ | DRNIC_WIRE_OPF_ATOMIC)) && !resp_rd_room(eq)) {
 		return RESP_ERR_INVALID_REQ;
@@ -394,7 +420,7 @@ resp_chk_length(const struct engine_qp *eq, const struct resp_req *rq)
 	if (f & DRNIC_WIRE_OPF_SEND) {
 		uint32_t off = (pos & DRNIC_WIRE_POS_FIRST) ? 0 : eq->resp.recv_off;
 
-		if (off + len > engine_rq_wqe(eq, eq->resp.rq_idx)->length)
+		if (off + len > resp_recv_wqe(eq)->length)
 			return RESP_ERR_RECV_LEN;
 	} else if (f & DRNIC_WIRE_OPF_WRITE) {
 		uint64_t resid = eq->resp.wr_resid;
@@ -420,6 +446,8 @@ static int
 resp_recv_sge_check(const struct engine_qp *eq, const struct verbs_recv_wqe *w, uint32_t off,
 		    uint32_t len)
 {
+	/* An SRQ's WQEs were posted with its PD's keys. */
+	const struct drnic_pd *pd = eq->qp->srq != NULL ? eq->qp->srq->pd : eq->qp->pd;
 	uint32_t i;
 	uint8_t *va;
 
@@ -430,7 +458,7 @@ resp_recv_sge_check(const struct engine_qp *eq, const struct verbs_recv_wqe *w, 
 			off -= sl;
 			continue;
 		}
-		if (verbs_mr_check(eq->qp->dev, eq->qp->pd, w->sge[i].lkey, w->sge[i].addr, sl,
+		if (verbs_mr_check(eq->qp->dev, pd, w->sge[i].lkey, w->sge[i].addr, sl,
 				   DRNIC_ACCESS_LOCAL_WRITE, &va) < 0)
 			return -EPERM;
 		len -= RTE_MIN(sl - off, len);
@@ -457,8 +485,7 @@ resp_chk_key(const struct engine_qp *eq, const struct resp_req *rq)
 		uint32_t off = (rq->op->pos & DRNIC_WIRE_POS_FIRST) ? 0 : eq->resp.recv_off;
 
 		if (pkt->payload_len > 0 &&
-		    resp_recv_sge_check(eq, engine_rq_wqe(eq, eq->resp.rq_idx), off,
-					pkt->payload_len) < 0)
+		    resp_recv_sge_check(eq, resp_recv_wqe(eq), off, pkt->payload_len) < 0)
 			return RESP_ERR_RECV_PROT;
 	} else if (f & DRNIC_WIRE_OPF_WRITE) {
 		if (rq->op->pos & DRNIC_WIRE_POS_FIRST) {
@@ -486,7 +513,7 @@ static enum resp_check
 resp_exec_send(struct engine_qp *eq, const struct resp_req *rq)
 {
 	const struct drnic_wire_pkt *pkt = rq->pkt;
-	const struct verbs_recv_wqe *w = engine_rq_wqe(eq, eq->resp.rq_idx);
+	const struct verbs_recv_wqe *w = resp_recv_wqe(eq);
 
 	if (rq->op->pos & DRNIC_WIRE_POS_FIRST) {
 		eq->resp.recv_taken = true;
@@ -966,6 +993,23 @@ resp_flush(struct engine_qp *eq)
 	}
 	if (n > 0)
 		verbs_wq_retire(&qp->rq, eq->resp.rq_idx);
+	if (qp->srq != NULL && !eq->resp.last_wqe_raised) {
+		/* On an SRQ only the WQE the QP took completes (flushed); the
+		 * rest stay for the other QPs. Then no WQE of the SRQ will be
+		 * taken by this QP any more: QP_LAST_WQE_REACHED, once. */
+		if (eq->resp.recv_taken) {
+			memset(&wc, 0, sizeof(wc));
+			wc.wr_id = eq->resp.srq_wqe.w.wr_id;
+			wc.status = DRNIC_WC_WR_FLUSH_ERR;
+			wc.opcode = DRNIC_WC_RECV;
+			wc.qp_num = qp->qp_num;
+			wc.src_qp = eq->path.dest_qp_num;
+			n++;
+			(void)engine_push_cqe(eq, qp->recv_cq, &wc, true);
+		}
+		eq->resp.last_wqe_raised = true;
+		verbs_qp_event(qp, DRNIC_EVENT_QP_LAST_WQE_REACHED);
+	}
 	eq->resp.rtx_head = eq->resp.rtx_tail;
 	eq->resp.rd_pending = 0;
 	eq->resp.state = RESP_ERROR;

@@ -1332,7 +1332,7 @@ dibv_fill_device_attr(struct ibv_context *context, struct ibv_device_attr *a)
 	a->max_res_rd_atom = da.max_res_rd_atom;
 	a->max_qp_init_rd_atom = da.max_qp_init_rd_atom;
 	a->atomic_cap = (enum ibv_atomic_cap)da.atomic_cap;
-	a->max_srq = da.max_srq;
+	a->max_srq = 0;   /* the drop-in does not map drnic's SRQs yet (ibv_create_srq) */
 	a->max_pkeys = (uint16_t)da.max_pkeys;
 	a->local_ca_ack_delay = 15;
 	a->phys_port_cnt = da.phys_port_cnt;

@@ -33,6 +33,7 @@ enum handle_kind {
 	HANDLE_QP,
 	HANDLE_COMP_CHANNEL,
 	HANDLE_ASYNC_QUEUE,
+	HANDLE_SRQ,
 	/* The drop-in libibverbs' objects (its wrappers around the above). */
 	HANDLE_IBV_CONTEXT,
 	HANDLE_IBV_PD,
@@ -40,6 +41,7 @@ enum handle_kind {
 	HANDLE_IBV_CQ,
 	HANDLE_IBV_QP,
 	HANDLE_IBV_COMP_CHANNEL,
+	HANDLE_IBV_SRQ,
 };
 
 /*

@@ -12,6 +12,7 @@
  * the function table an engine library installs with verbs_set_engine_ops().
  */
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
@@ -20,7 +21,9 @@
 
 #include <rte_common.h>
 #include <rte_log.h>
+#include <rte_malloc.h>
 #include <rte_ring.h>
+#include <rte_spinlock.h>
 
 #include "drnic_verbs.h"
 #include "cq_engine.h"
@@ -239,11 +242,76 @@ verbs_wq_posted(const struct verbs_wq *wq, uint32_t cons)
 	return atomic_load_explicit(&wq->prod, memory_order_acquire) - cons;
 }
 
+/* Allocate @p wq's ring: @p nwr slots (rounded up to a power of two) of a
+ * @p hdr-byte header and room for @p max_sge SGEs or @p max_inline bytes.
+ * 0 or -ENOMEM. */
+static inline int
+verbs_wq_alloc(struct verbs_wq *wq, uint32_t nwr, uint32_t hdr, uint32_t max_sge,
+	       uint32_t max_inline, int socket)
+{
+	uint32_t area = RTE_MAX(max_sge * (uint32_t)sizeof(struct drnic_sge), max_inline);
+
+	wq->size = rte_align32pow2(nwr);
+	wq->mask = wq->size - 1;
+	wq->stride = RTE_ALIGN_CEIL(hdr + area, 64);
+	wq->max_sge = max_sge;
+	wq->max_inline = max_inline;
+	wq->buf = rte_zmalloc_socket("drnic_wq", (size_t)wq->size * wq->stride,
+				     RTE_CACHE_LINE_SIZE, socket);
+	return wq->buf == NULL ? -ENOMEM : 0;
+}
+
+/* Poster: write the receive WRs of @p wr at rq->prod and publish them
+ * (release). Returns how many were posted, or -EINVAL / -ENOMEM for the
+ * WR *bad_wr names (the ones before it are posted); *bad_wr is NULL when
+ * all were. (post.c) */
+int verbs_rq_post(struct verbs_wq *rq, struct drnic_recv_wr *wr, struct drnic_recv_wr **bad_wr);
+
 /* Engine: retire every WQE before @p cons. Release: the slots may be reused. */
 static inline void
 verbs_wq_retire(struct verbs_wq *wq, uint32_t cons)
 {
 	atomic_store_explicit(&wq->cons, cons, memory_order_release);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Shared receive queues                                                    */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A shared receive queue. Posters (any thread) write WQEs at rq.prod under
+ * post_lock; the engines of the QPs that use it (any number, at once) take
+ * the oldest with verbs_srq_take(), which copies it and moves rq.cons by
+ * compare-and-swap: a slot is the poster's again once cons has passed it.
+ */
+struct drnic_srq {
+	struct drnic_device *dev;
+	struct drnic_pd *pd;
+	void *srq_context;
+	struct drnic_async_queue *async;   /* where its events go */
+	uint32_t max_wr;                   /* rq.size, what query_srq reports */
+	rte_spinlock_t post_lock;
+	atomic_uint limit;                 /* armed limit; 0: not armed */
+	atomic_uint nb_qp;                 /* QPs created with it */
+	atomic_uint events_unacked;        /* async events taken and not acknowledged */
+	struct verbs_wq rq;
+};
+
+/*
+ * Engine: take the oldest WQE of @p srq into @p w (room for rq.max_sge
+ * SGEs). Raises SRQ_LIMIT_REACHED when that leaves fewer WQEs than the
+ * armed limit. Returns false when the SRQ is empty.
+ */
+bool verbs_srq_take(struct drnic_srq *srq, struct verbs_recv_wqe *w);
+
+/* Raise an event about @p srq (any thread). */
+void verbs_srq_event(struct drnic_srq *srq, enum drnic_event_type type);
+
+/* Bytes of a struct verbs_recv_wqe with @p max_sge SGEs. */
+static inline size_t
+verbs_recv_wqe_size(uint32_t max_sge)
+{
+	return sizeof(struct verbs_recv_wqe) + (size_t)max_sge * sizeof(struct drnic_sge);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -280,6 +348,7 @@ struct drnic_qp {
 	uint8_t dmac[6];           /* resolved destination MAC */
 	uint16_t udp_sport;
 	atomic_uint events_unacked;  /* async events taken and not acknowledged */
+	struct drnic_srq *srq;     /* receives come from it (NULL: from rq) */
 	void *eng_priv;            /* engine-private state (engine_qp) */
 	struct verbs_wq sq;
 	struct verbs_wq rq;
@@ -336,6 +405,7 @@ struct drnic_device {
 	uint32_t qp_mask;
 	uint32_t qp_next;          /* next QPN to try */
 	unsigned int nb_qp;
+	unsigned int nb_srq;       /* under lock */
 
 	struct verbs_engine_ref eng[DRNIC_MAX_ENGINES];
 	unsigned int nb_engines;
@@ -346,10 +416,6 @@ struct drnic_device {
 /* Engine hooks                                                             */
 /* ------------------------------------------------------------------------ */
 
-/*
- * Installed once, before main(), by the engine library. All control-path
- * calls; each returns 0 or a negative errno.
- */
 /*
  * What the engine uses of a QP's attributes: modify_qp sends it this
  * snapshot (verbs_engine_ops.qp_modify) each time, before the new state is
@@ -376,6 +442,10 @@ struct verbs_qp_path {
 	uint8_t en_sqd_async_notify;
 };
 
+/*
+ * Installed once, before main(), by the engine library. All control-path
+ * calls; each returns 0 or a negative errno.
+ */
 struct verbs_engine_ops {
 	/* Give the device its engines: fill dev->eng[i] for i < nb_engines. */
 	int (*dev_attach)(struct drnic_device *dev);

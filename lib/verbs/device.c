@@ -387,6 +387,9 @@ drnic_query_device(struct drnic_device *dev, struct drnic_device_attr *a)
 	a->atomic_cap = DRNIC_ATOMIC_GLOB;
 	a->max_pkeys = 1;
 	a->phys_port_cnt = 1;
+	a->max_srq = (int)c->max_qp;
+	a->max_srq_wr = (int)c->max_qp_wr;
+	a->max_srq_sge = (int)c->max_sge;
 	a->max_inline_data = (int)c->max_inline_data;
 	a->nb_engines = dev->nb_engines;
 	a->progress = c->progress;

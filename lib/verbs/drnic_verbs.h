@@ -292,9 +292,11 @@ struct drnic_device_attr {
 	int max_res_rd_atom;
 	int max_qp_init_rd_atom;
 	enum drnic_atomic_cap atomic_cap;
-	int max_srq;             /**< 0: no SRQ */
+	int max_srq;             /**< shared receive queues per device */
 	int max_pkeys;
 	uint8_t phys_port_cnt;   /**< 1 */
+	int max_srq_wr;          /**< WRs an SRQ holds */
+	int max_srq_sge;         /**< SGEs per SRQ receive WR */
 	/* drnic additions */
 	int max_inline_data;
 	unsigned int nb_engines;
@@ -536,7 +538,9 @@ struct drnic_qp_init_attr {
 	void *qp_context;            /**< returned by drnic_qp_context() */
 	struct drnic_cq *send_cq;    /**< required */
 	struct drnic_cq *recv_cq;    /**< required; may equal send_cq */
-	struct drnic_srq *srq;       /**< must be NULL (no SRQ yet) */
+	/** Receives come from this SRQ (cap.max_recv_wr and max_recv_sge are
+	 *  ignored and reported 0); NULL: the QP's own receive queue. */
+	struct drnic_srq *srq;
 	/** Requested capacities; on success the actual ones (rounded up). */
 	struct drnic_qp_cap cap;
 	enum drnic_qp_type qp_type;  /**< DRNIC_QPT_RC */
@@ -748,10 +752,89 @@ int drnic_post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_
  * Allowed in every state but RESET; in ERR they complete with WR_FLUSH_ERR.
  *
  * @return 0; -EINVAL (NULL argument, num_sge < 0 or above max_recv_sge,
- *         checked before the list is read; QP in RESET); -ENOMEM (receive
- *         queue full).
+ *         checked before the list is read; QP in RESET; a QP on an SRQ,
+ *         which has no receive queue: drnic_post_srq_recv()); -ENOMEM
+ *         (receive queue full).
  */
 int drnic_post_recv(struct drnic_qp *qp, struct drnic_recv_wr *wr, struct drnic_recv_wr **bad_wr);
+
+/* ------------------------------------------------------------------------ */
+/* Shared receive queues                                                    */
+/* ------------------------------------------------------------------------ */
+
+/** SRQ attributes (= struct ibv_srq_attr). */
+struct drnic_srq_attr {
+	uint32_t max_wr;      /**< WRs it holds (rounded up on create) */
+	uint32_t max_sge;     /**< SGEs per WR */
+	/** The limit: when fewer WRs than this remain, SRQ_LIMIT_REACHED is
+	 *  raised once and the limit disarms (0: not armed). */
+	uint32_t srq_limit;
+};
+
+/** SRQ creation attributes (= struct ibv_srq_init_attr). */
+struct drnic_srq_init_attr {
+	void *srq_context;    /**< returned by drnic_srq_context() */
+	struct drnic_srq_attr attr;
+	/** Where the SRQ's events go; NULL: the device's queue. */
+	struct drnic_async_queue *async_queue;
+};
+
+/** drnic_modify_srq() mask bits (= enum ibv_srq_attr_mask). */
+enum drnic_srq_attr_mask {
+	DRNIC_SRQ_MAX_WR = 1 << 0,   /**< resize: not supported (-EINVAL) */
+	DRNIC_SRQ_LIMIT = 1 << 1,    /**< arm the limit */
+};
+
+/**
+ * Create a shared receive queue: RC QPs created with it take their receive
+ * WQEs from it, in the order they were posted, whichever QP's message
+ * arrives first. A message that finds it empty is answered with an RNR NAK,
+ * as with an empty receive queue. Receive SGEs are checked against the
+ * SRQ's PD.
+ *
+ * @return the SRQ, or NULL with rte_errno: EINVAL (NULL argument, max_wr 0
+ *         or above max_srq_wr, max_sge above max_srq_sge, srq_limit above
+ *         max_wr), ENOMEM (max_srq reached, no memory).
+ */
+struct drnic_srq *drnic_create_srq(struct drnic_pd *pd, struct drnic_srq_init_attr *attr);
+
+/**
+ * Arm the SRQ's limit (DRNIC_SRQ_LIMIT): SRQ_LIMIT_REACHED is raised once
+ * when fewer than attr->srq_limit WRs remain; 0 disarms.
+ *
+ * @return 0; -EINVAL (NULL or destroyed SRQ, NULL attr, a mask bit other
+ *         than DRNIC_SRQ_LIMIT (resizing is not supported: the device caps
+ *         say so), srq_limit above max_wr).
+ */
+int drnic_modify_srq(struct drnic_srq *srq, struct drnic_srq_attr *attr, int attr_mask);
+
+/**
+ * The SRQ's size, SGEs per WR and armed limit (0: not armed).
+ *
+ * @return 0; -EINVAL (NULL or destroyed SRQ, NULL attr).
+ */
+int drnic_query_srq(struct drnic_srq *srq, struct drnic_srq_attr *attr);
+
+/**
+ * Destroy an SRQ. Its WRs are forgotten (not completed).
+ *
+ * @return 0; -EINVAL (NULL or destroyed already); -EBUSY (a QP uses it, or
+ *         an event about it was taken and not acknowledged).
+ */
+int drnic_destroy_srq(struct drnic_srq *srq);
+
+/**
+ * Post receive work requests to an SRQ, with bad_wr as drnic_post_recv().
+ * Safe from any number of threads at once.
+ *
+ * @return 0; -EINVAL (NULL argument, num_sge < 0 or above max_sge,
+ *         checked before the list is read); -ENOMEM (SRQ full).
+ */
+int drnic_post_srq_recv(struct drnic_srq *srq, struct drnic_recv_wr *wr,
+			struct drnic_recv_wr **bad_wr);
+
+/** The srq_context given at creation. */
+void *drnic_srq_context(const struct drnic_srq *srq);
 
 #ifdef __cplusplus
 }

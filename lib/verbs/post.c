@@ -130,24 +130,12 @@ drnic_post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_send
 }
 
 int
-drnic_post_recv(struct drnic_qp *qp, struct drnic_recv_wr *wr, struct drnic_recv_wr **bad_wr)
+verbs_rq_post(struct verbs_wq *rq, struct drnic_recv_wr *wr, struct drnic_recv_wr **bad_wr)
 {
-	struct verbs_wq *rq;
-	enum drnic_qp_state state;
-	uint32_t prod, cons;
+	uint32_t prod = atomic_load_explicit(&rq->prod, memory_order_relaxed), first = prod;
+	uint32_t cons = rq->cons_seen;
 	int rc = 0, i;
 
-	if (bad_wr != NULL)
-		*bad_wr = wr;
-	if (qp == NULL || wr == NULL || bad_wr == NULL)
-		return -EINVAL;
-	state = verbs_qp_state(qp);
-	if (state == DRNIC_QPS_RESET)
-		return -EINVAL;
-
-	rq = &qp->rq;
-	prod = atomic_load_explicit(&rq->prod, memory_order_relaxed);
-	cons = rq->cons_seen;
 	for (; wr != NULL; wr = wr->next) {
 		struct verbs_recv_wqe *w;
 		uint64_t len = 0;
@@ -180,9 +168,30 @@ drnic_post_recv(struct drnic_qp *qp, struct drnic_recv_wr *wr, struct drnic_recv
 		prod++;
 	}
 	*bad_wr = rc == 0 ? NULL : wr;
-	if (prod != atomic_load_explicit(&rq->prod, memory_order_relaxed)) {
-		/* Release: the WQEs are written before the engine sees prod. */
-		atomic_store_explicit(&rq->prod, prod, memory_order_release);
+	if (prod == first)
+		return rc;
+	/* Release: the WQEs are written before the engine sees prod. */
+	atomic_store_explicit(&rq->prod, prod, memory_order_release);
+	return rc < 0 ? rc : (int)(prod - first);
+}
+
+int
+drnic_post_recv(struct drnic_qp *qp, struct drnic_recv_wr *wr, struct drnic_recv_wr **bad_wr)
+{
+	enum drnic_qp_state state;
+	uint32_t before;
+	int rc;
+
+	if (bad_wr != NULL)
+		*bad_wr = wr;
+	if (qp == NULL || wr == NULL || bad_wr == NULL)
+		return -EINVAL;
+	state = verbs_qp_state(qp);
+	if (state == DRNIC_QPS_RESET || qp->srq != NULL)
+		return -EINVAL;   /* a QP on an SRQ has no receive queue */
+	before = atomic_load_explicit(&qp->rq.prod, memory_order_relaxed);
+	rc = verbs_rq_post(&qp->rq, wr, bad_wr);
+	if (atomic_load_explicit(&qp->rq.prod, memory_order_relaxed) != before) {
 		/* The responder reads the RQ when a message arrives; only a QP
 		 * in error needs the engine now (to flush). */
 		if (verbs_qp_state(qp) == DRNIC_QPS_ERR)
@@ -190,5 +199,5 @@ drnic_post_recv(struct drnic_qp *qp, struct drnic_recv_wr *wr, struct drnic_recv
 		if (qp->dev->cfg.progress == DRNIC_PROGRESS_INLINE)
 			verbs_engine_ops()->progress();
 	}
-	return rc;
+	return rc < 0 ? rc : 0;
 }

@@ -431,30 +431,34 @@ verbs_qp_event(struct drnic_qp *qp, enum drnic_event_type type)
 	(void)async_raise(qp->async, &ev);   /* counted if lost */
 }
 
-/* The QP an event is about, or NULL. */
-static struct drnic_qp *
-qp_of_event(const struct drnic_async_event *ev)
+/* The held count of the object (QP or SRQ) an event is about, or NULL. */
+static atomic_uint *
+qp_event_holder(const struct drnic_async_event *ev)
 {
-	return drnic_event_type_is_qp(ev->event_type) ? ev->element.qp : NULL;
+	if (drnic_event_type_is_qp(ev->event_type))
+		return &((struct drnic_qp *)ev->element.qp)->events_unacked;
+	if (ev->event_type == DRNIC_EVENT_SRQ_LIMIT_REACHED || ev->event_type == DRNIC_EVENT_SRQ_ERR)
+		return &((struct drnic_srq *)ev->element.srq)->events_unacked;
+	return NULL;
 }
 
-/* Taken (under the queue's consumer lock): the QP is held until the ack. */
+/* Taken (under the queue's consumer lock): the object is held until the ack. */
 static void
 qp_event_delivered(const struct drnic_async_event *ev)
 {
-	struct drnic_qp *qp = qp_of_event(ev);
+	atomic_uint *held = qp_event_holder(ev);
 
-	if (qp != NULL)
-		atomic_fetch_add_explicit(&qp->events_unacked, 1, memory_order_relaxed);
+	if (held != NULL)
+		atomic_fetch_add_explicit(held, 1, memory_order_relaxed);
 }
 
 static void
 qp_event_acked(const struct drnic_async_event *ev)
 {
-	struct drnic_qp *qp = qp_of_event(ev);
+	atomic_uint *held = qp_event_holder(ev);
 
-	if (qp != NULL)
-		atomic_fetch_sub_explicit(&qp->events_unacked, 1, memory_order_release);
+	if (held != NULL)
+		atomic_fetch_sub_explicit(held, 1, memory_order_release);
 }
 
 const struct async_hooks verbs_async_hooks = {
@@ -478,27 +482,11 @@ drnic_query_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int attr_mask,
 	init->qp_context = qp->qp_context;
 	init->send_cq = qp->send_cq;
 	init->recv_cq = qp->recv_cq;
+	init->srq = qp->srq;
 	init->cap = qp->cap;
 	init->qp_type = DRNIC_QPT_RC;
 	init->sq_sig_all = qp->sq_sig_all;
 	return 0;
-}
-
-static int
-qp_alloc_wq(struct drnic_qp *qp, struct verbs_wq *wq, uint32_t nwr, uint32_t hdr,
-	    uint32_t max_sge, uint32_t max_inline, int socket)
-{
-	uint32_t area = RTE_MAX(max_sge * (uint32_t)sizeof(struct drnic_sge), max_inline);
-
-	wq->size = rte_align32pow2(nwr);
-	wq->mask = wq->size - 1;
-	wq->stride = RTE_ALIGN_CEIL(hdr + area, 64);
-	wq->max_sge = max_sge;
-	wq->max_inline = max_inline;
-	wq->buf = rte_zmalloc_socket("drnic_wq", (size_t)wq->size * wq->stride,
-				     RTE_CACHE_LINE_SIZE, socket);
-	RTE_SET_USED(qp);
-	return wq->buf == NULL ? -ENOMEM : 0;
 }
 
 /* Allocate a free QPN served by engine @p engine (its link queue: links
@@ -539,12 +527,18 @@ drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 	int rc, socket;
 
 	if (pd == NULL || ia == NULL || ia->send_cq == NULL || ia->recv_cq == NULL ||
-	    ia->srq != NULL || ia->qp_type != DRNIC_QPT_RC) {
+	    ia->qp_type != DRNIC_QPT_RC ||
+	    (ia->srq != NULL && (!handle_live(ia->srq, HANDLE_SRQ) || ia->srq->dev != pd->dev))) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
 	dev = pd->dev;
 	cap = ia->cap;
+	if (ia->srq != NULL) {
+		/* Receives come from the SRQ: no receive queue of its own. */
+		cap.max_recv_wr = 1;
+		cap.max_recv_sge = 0;
+	}
 	if (cap.max_send_wr == 0 || cap.max_recv_wr == 0 ||
 	    cap.max_send_wr > dev->cfg.max_qp_wr || cap.max_recv_wr > dev->cfg.max_qp_wr ||
 	    cap.max_send_sge > dev->cfg.max_sge || cap.max_recv_sge > dev->cfg.max_sge ||
@@ -571,18 +565,21 @@ drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 	qp->send_cq = ia->send_cq;
 	qp->recv_cq = ia->recv_cq;
 	qp->qp_context = ia->qp_context;
+	qp->srq = ia->srq;
 	qp->async = ia->async_queue != NULL ? ia->async_queue : dev->async;
 	qp->sq_sig_all = ia->sq_sig_all != 0;
 	qp->engine = (uint16_t)engine;
-	rc = qp_alloc_wq(qp, &qp->sq, cap.max_send_wr, sizeof(struct verbs_send_wqe),
-			 cap.max_send_sge, cap.max_inline_data, socket);
-	if (rc == 0)
-		rc = qp_alloc_wq(qp, &qp->rq, cap.max_recv_wr, sizeof(struct verbs_recv_wqe),
-				 cap.max_recv_sge, 0, socket);
+	rc = verbs_wq_alloc(&qp->sq, cap.max_send_wr, sizeof(struct verbs_send_wqe),
+			    cap.max_send_sge, cap.max_inline_data, socket);
+	if (rc == 0 && qp->srq == NULL)
+		rc = verbs_wq_alloc(&qp->rq, cap.max_recv_wr, sizeof(struct verbs_recv_wqe),
+				    cap.max_recv_sge, 0, socket);
 	if (rc < 0)
 		goto fail_mem;
 	cap.max_send_wr = qp->sq.size;
 	cap.max_recv_wr = qp->rq.size;
+	if (qp->srq != NULL)
+		cap.max_recv_sge = 0;
 	qp->cap = cap;
 	qp_reset_attr(qp);
 	atomic_store(&qp->state, DRNIC_QPS_RESET);
@@ -621,6 +618,8 @@ drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 	atomic_store_explicit(&dev->qp_tab[qp->qp_num], qp, memory_order_release);
 	dev->nb_qp++;
 	atomic_fetch_add(&pd->refs, 1);
+	if (qp->srq != NULL)
+		atomic_fetch_add(&qp->srq->nb_qp, 1);
 	pthread_mutex_unlock(&dev->lock);
 
 	if (dev->cfg.progress == DRNIC_PROGRESS_INLINE) {
@@ -664,6 +663,8 @@ drnic_destroy_qp(struct drnic_qp *qp)
 	verbs_engine_ops()->qp_detach(qp);
 	dev->nb_qp--;
 	atomic_fetch_sub(&qp->pd->refs, 1);
+	if (qp->srq != NULL)
+		atomic_fetch_sub(&qp->srq->nb_qp, 1);
 	pthread_mutex_unlock(&dev->lock);
 	/* The engine is fenced: events about the QP nobody took yet go. */
 	(void)async_purge(qp->async, qp);

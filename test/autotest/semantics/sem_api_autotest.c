@@ -263,8 +263,8 @@ api_create_qp(struct sem_ctx *c, struct drnic_cq *cq)
 	ia.qp_type = DRNIC_QPT_UD;
 	EXPECT_NULL_ERRNO(drnic_create_qp(c->pd[SEM_SRV], &ia), EINVAL, "UD QP");
 	ia = good;
-	ia.srq = (struct drnic_srq *)&dummy;
-	EXPECT_NULL_ERRNO(drnic_create_qp(c->pd[SEM_SRV], &ia), EINVAL, "an SRQ");
+	ia.srq = (struct drnic_srq *)(void *)&dummy;
+	EXPECT_NULL_ERRNO(drnic_create_qp(c->pd[SEM_SRV], &ia), EINVAL, "not a live SRQ");
 	ia = good;
 	ia.cap.max_send_wr = 0;
 	EXPECT_NULL_ERRNO(drnic_create_qp(c->pd[SEM_SRV], &ia), EINVAL, "max_send_wr 0");

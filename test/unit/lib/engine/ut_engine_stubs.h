@@ -183,6 +183,7 @@ ut_qp_reset(uint32_t psn)
 	ut_qp.attr.qp_access_flags = DRNIC_ACCESS_REMOTE_WRITE | DRNIC_ACCESS_REMOTE_READ |
 				     DRNIC_ACCESS_REMOTE_ATOMIC;
 	ut_qp.sq_sig_all = 0;
+	ut_qp.srq = NULL;
 	ut_qp.send_cq = (struct drnic_cq *)&ut_wc;
 	ut_qp.recv_cq = (struct drnic_cq *)&ut_wc_sol;
 	atomic_store(&ut_qp.state, DRNIC_QPS_RTS);

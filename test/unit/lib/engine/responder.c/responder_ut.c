@@ -68,6 +68,37 @@ drnic_wire_copy_out_verify(const struct rte_mbuf *m, const struct drnic_wire_pkt
 
 static uint8_t payload[4096], mem[16384];
 
+/* The SRQ a test gives the QP: verbs_srq_take() hands out its WQEs in order
+ * (one SGE each). */
+static struct drnic_srq ut_srq;
+static struct {
+	uint64_t wr_id;
+	struct drnic_sge sge;
+} ut_srq_q[8];
+static unsigned int ut_srq_n, ut_srq_taken;
+
+bool
+verbs_srq_take(struct drnic_srq *srq, struct verbs_recv_wqe *w)
+{
+	CU_ASSERT_PTR_EQUAL(srq, &ut_srq);
+	if (ut_srq_taken == ut_srq_n)
+		return false;
+	w->wr_id = ut_srq_q[ut_srq_taken].wr_id;
+	w->num_sge = 1;
+	w->sge[0] = ut_srq_q[ut_srq_taken].sge;
+	w->length = w->sge[0].length;
+	ut_srq_taken++;
+	return true;
+}
+
+static void
+ut_srq_post(uint64_t wr_id, uint64_t addr, uint32_t len)
+{
+	ut_srq_q[ut_srq_n].wr_id = wr_id;
+	ut_srq_q[ut_srq_n].sge = (struct drnic_sge){ addr, len, 1 };
+	ut_srq_n++;
+}
+
 static struct drnic_wire_pkt
 ut_req(uint8_t opcode, uint32_t psn, uint32_t len)
 {
@@ -816,6 +847,107 @@ test_check_order(void)
 	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_ERR);
 }
 
+/*
+ * A QP on an SRQ: a message takes the SRQ's oldest WQE when it starts (a
+ * copy; the QP's own receive queue is not touched), an empty SRQ draws an
+ * RNR NAK, a receive error completes the taken WQE, and entering ERR
+ * flushes only the taken one, then raises QP_LAST_WQE_REACHED once.
+ */
+static void
+test_srq(void)
+{
+	struct engine_qp *eq = ut_setup_qp(0);
+	struct drnic_wire_pkt p;
+
+	memset(&ut_srq, 0, sizeof(ut_srq));
+	ut_srq.pd = ut_qp.pd;
+	ut_qp.srq = &ut_srq;
+	ut_srq_n = ut_srq_taken = 0;
+	/* Empty: RNR, nothing taken. */
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_ONLY, 0, 100);
+	rx(eq, &p, payload);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_RNR_NAK, 3), 0);
+	CU_ASSERT_EQUAL(ut_nwc, 0);
+	/* Two posted: a two-packet SEND takes the first, once. */
+	ut_srq_post(501, (uintptr_t)mem, 4096);
+	ut_srq_post(502, (uintptr_t)mem + 8192, 100);
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_FIRST, 0, 1024);
+	rx(eq, &p, payload);
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_LAST, 1, 500);
+	rx(eq, &p, payload + 1024);
+	CU_ASSERT_EQUAL(ut_srq_taken, 1);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 501);
+	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_SUCCESS);
+	CU_ASSERT_EQUAL(ut_wc[0].byte_len, 1524);
+	CU_ASSERT_EQUAL(memcmp(mem, payload, 1524), 0);
+	CU_ASSERT_EQUAL(atomic_load(&ut_qp.rq.cons), 0);
+	CU_ASSERT_EQUAL(eq->resp.rq_idx, 0);
+	ut_expect_ack(eq, ACK, 1);
+	/* Too long for the second: it completes with LOC_LEN_ERR. */
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_ONLY, 2, 200);
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 2);
+	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 502);
+	CU_ASSERT_EQUAL(ut_wc[1].status, DRNIC_WC_LOC_LEN_ERR);
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_ERR);
+	/* The flush: nothing taken is left; the event, once. */
+	ut_events = 0;
+	CU_ASSERT_EQUAL(resp_flush(eq), 0);
+	CU_ASSERT_EQUAL(ut_events, 1);
+	CU_ASSERT_EQUAL(ut_last_event, DRNIC_EVENT_QP_LAST_WQE_REACHED);
+	CU_ASSERT_EQUAL(resp_flush(eq), 0);
+	CU_ASSERT_EQUAL(ut_events, 1);
+	CU_ASSERT_EQUAL(ut_nwc, 2);
+
+	/* A message cut by an error: its taken WQE is flushed, the rest of
+	 * the SRQ stays for the other QPs. */
+	eq = ut_setup_qp(0);
+	ut_qp.srq = &ut_srq;
+	ut_srq_n = ut_srq_taken = 0;
+	ut_srq_post(601, (uintptr_t)mem, 4096);
+	ut_srq_post(602, (uintptr_t)mem, 4096);
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_FIRST, 0, 1024);
+	rx(eq, &p, payload);
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_MIDDLE, 1, 1000);   /* not a full MTU */
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_ERR);
+	ut_events = 0;
+	CU_ASSERT_EQUAL(resp_flush(eq), 1);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 601);
+	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_WR_FLUSH_ERR);
+	CU_ASSERT_EQUAL(ut_srq_taken, 1);
+	CU_ASSERT_EQUAL(ut_last_event, DRNIC_EVENT_QP_LAST_WQE_REACHED);
+
+	/* WRITE with immediate whose deferred ICRC is bad: the WQE it took
+	 * waits for the retransmission, which completes it. */
+	eq = ut_setup_qp(0);
+	ut_qp.srq = &ut_srq;
+	ut_srq_n = ut_srq_taken = 0;
+	ut_srq_post(701, (uintptr_t)mem, 16);
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_FIRST, 0, 1024);
+	p.reth.va = (uintptr_t)mem + 64;
+	p.reth.rkey = 0x100;
+	p.reth.dmalen = 2048;
+	rx(eq, &p, payload);
+	p = ut_deferred(DRNIC_WIRE_OP_RC_RDMA_WRITE_LAST_WITH_IMMEDIATE, 1, 1024);
+	p.imm = 0x55;
+	ut_icrc_bad = true;
+	rx(eq, &p, payload + 1024);
+	CU_ASSERT_EQUAL(ut_nwc, 0);
+	CU_ASSERT_EQUAL(ut_srq_taken, 1);
+	ut_icrc_bad = false;
+	rx(eq, &p, payload + 1024);
+	CU_ASSERT_EQUAL(ut_srq_taken, 1);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 701);
+	CU_ASSERT_EQUAL(ut_wc[0].opcode, DRNIC_WC_RECV_RDMA_WITH_IMM);
+	CU_ASSERT_EQUAL(ut_wc[0].imm_data, 0x55);
+	CU_ASSERT_EQUAL(ut_wc[0].byte_len, 2048);
+	ut_qp.srq = NULL;
+}
+
 /* Every check and outcome has a name for the logs, each its own. */
 static void
 test_check_names(void)
@@ -840,6 +972,7 @@ main(void)
 	CU_ADD_TEST(s, test_state_names);
 	CU_ADD_TEST(s, test_check_names);
 	CU_ADD_TEST(s, test_check_order);
+	CU_ADD_TEST(s, test_srq);
 	CU_ADD_TEST(s, test_send);
 	CU_ADD_TEST(s, test_psn_and_sequence);
 	CU_ADD_TEST(s, test_recv_errors);

@@ -92,6 +92,11 @@ test_state(void)
 	CU_ASSERT_EQUAL(drnic_post_send(qp, NULL, &bad), -EINVAL);
 	CU_ASSERT_EQUAL(drnic_post_send(qp, &wr, NULL), -EINVAL);
 	CU_ASSERT_EQUAL(drnic_post_recv(qp, &rwr, NULL), -EINVAL);
+	/* A QP on an SRQ has no receive queue: its receives go to the SRQ. */
+	qp->srq = (struct drnic_srq *)(void *)data;
+	CU_ASSERT_EQUAL(drnic_post_recv(qp, &rwr, &rbad), -EINVAL);
+	CU_ASSERT_PTR_EQUAL(rbad, &rwr);
+	qp->srq = NULL;
 	ut_drain();
 }
 

@@ -327,7 +327,7 @@ test_create_errors(void)
 
 	EXPECT_EINVAL(ia.send_cq = NULL);
 	EXPECT_EINVAL(ia.recv_cq = NULL);
-	EXPECT_EINVAL(ia.srq = (struct drnic_srq *)&ia);
+	EXPECT_EINVAL(ia.srq = (struct drnic_srq *)(void *)&ia);
 	EXPECT_EINVAL(ia.qp_type = DRNIC_QPT_UD);
 	EXPECT_EINVAL(ia.cap.max_send_wr = 0);
 	EXPECT_EINVAL(ia.cap.max_recv_wr = 0);
@@ -480,6 +480,42 @@ test_resolve(void)
 	CU_ASSERT_EQUAL(drnic_destroy_qp(qp), 0);
 }
 
+/* A QP on an SRQ: it holds the SRQ, has no receive queue of its own (a
+ * post_recv is -EINVAL: post_ut), and query_qp names the SRQ. The SRQ must be live
+ * and of the QP's device. */
+static void
+test_srq_qp(void)
+{
+	struct drnic_srq srq = { .dev = dev, .pd = &pd };
+	struct drnic_device *other = ut_dev_new(1, 8);
+	struct drnic_qp_init_attr ia = ut_init_attr(), qi;
+	struct drnic_qp_attr q;
+	struct drnic_qp *qp;
+
+	ia.srq = &srq;
+	CU_ASSERT_PTR_NULL(drnic_create_qp(&pd, &ia));      /* not a live SRQ */
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	CU_ASSERT_EQUAL_FATAL(handle_add(&srq, HANDLE_SRQ), 0);
+	srq.dev = other;
+	CU_ASSERT_PTR_NULL(drnic_create_qp(&pd, &ia));      /* another device's */
+	srq.dev = dev;
+	ia = ut_init_attr();
+	ia.srq = &srq;
+	qp = drnic_create_qp(&pd, &ia);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(qp);
+	CU_ASSERT_EQUAL(ia.cap.max_recv_wr, 0);
+	CU_ASSERT_EQUAL(ia.cap.max_recv_sge, 0);
+	CU_ASSERT_PTR_NULL(qp->rq.buf);
+	CU_ASSERT_EQUAL(atomic_load(&srq.nb_qp), 1);
+	ut_to_rts(qp);
+	CU_ASSERT_EQUAL(drnic_query_qp(qp, &q, 0, &qi), 0);
+	CU_ASSERT_PTR_EQUAL(qi.srq, &srq);
+	CU_ASSERT_EQUAL(drnic_destroy_qp(qp), 0);
+	CU_ASSERT_EQUAL(atomic_load(&srq.nb_qp), 0);
+	CU_ASSERT_EQUAL(handle_take(&srq, HANDLE_SRQ), 0);
+	ut_dev_free(other);
+}
+
 int
 main(void)
 {
@@ -494,5 +530,6 @@ main(void)
 	CU_ADD_TEST(s, test_engines);
 	CU_ADD_TEST(s, test_inline_progress_hook);
 	CU_ADD_TEST(s, test_resolve);
+	CU_ADD_TEST(s, test_srq_qp);
 	return ut_run_all();
 }

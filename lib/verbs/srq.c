@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Shared receive queues: creation, the limit, posting from any thread, and
+ * the engines' side, verbs_srq_take(), which any number of engines call at
+ * once for the QPs that share the queue.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+
+#include "handle.h"
+#include "verbs_objects.h"
+
+#define VERBS_SRQ_LOG(level, srq, fmt, ...)                                     \
+	VERBS_LOG(level, "%s: srq %p: " fmt, (srq)->dev->cfg.name, (const void *)(srq), \
+		  ##__VA_ARGS__)
+
+struct drnic_srq *
+drnic_create_srq(struct drnic_pd *pd, struct drnic_srq_init_attr *ia)
+{
+	struct drnic_device *dev;
+	struct drnic_srq *srq;
+	int rc;
+
+	if (pd == NULL || ia == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	dev = pd->dev;
+	if (ia->attr.max_wr == 0 || ia->attr.max_wr > dev->cfg.max_qp_wr ||
+	    ia->attr.max_sge > dev->cfg.max_sge || ia->attr.srq_limit > ia->attr.max_wr) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	srq = rte_zmalloc_socket("drnic_srq", sizeof(*srq), RTE_CACHE_LINE_SIZE,
+				 dev->cfg.socket_id);
+	if (srq == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	srq->dev = dev;
+	srq->pd = pd;
+	srq->srq_context = ia->srq_context;
+	srq->async = ia->async_queue != NULL ? ia->async_queue : dev->async;
+	rte_spinlock_init(&srq->post_lock);
+	atomic_init(&srq->limit, ia->attr.srq_limit);
+	rc = verbs_wq_alloc(&srq->rq, ia->attr.max_wr, sizeof(struct verbs_recv_wqe),
+			    RTE_MAX(ia->attr.max_sge, 1u), 0, dev->cfg.socket_id);
+	if (rc < 0)
+		goto fail_mem;
+	srq->max_wr = srq->rq.size;
+	if (async_get(srq->async) < 0) {
+		rc = -EINVAL;
+		goto fail_mem;
+	}
+	pthread_mutex_lock(&dev->lock);
+	if (dev->nb_srq >= dev->cfg.max_qp) {
+		pthread_mutex_unlock(&dev->lock);
+		rc = -ENOMEM;
+		goto fail_async;
+	}
+	rc = handle_add(srq, HANDLE_SRQ);
+	if (rc < 0) {
+		pthread_mutex_unlock(&dev->lock);
+		goto fail_async;
+	}
+	dev->nb_srq++;
+	atomic_fetch_add(&pd->refs, 1);
+	pthread_mutex_unlock(&dev->lock);
+	ia->attr.max_wr = srq->max_wr;
+	ia->attr.max_sge = srq->rq.max_sge;
+	VERBS_SRQ_LOG(DEBUG, srq, "created (%u WRs, %u SGEs)", srq->max_wr, srq->rq.max_sge);
+	return srq;
+
+fail_async:
+	async_put(srq->async);
+fail_mem:
+	rte_free(srq->rq.buf);
+	rte_free(srq);
+	rte_errno = -rc;
+	return NULL;
+}
+
+int
+drnic_modify_srq(struct drnic_srq *srq, struct drnic_srq_attr *attr, int mask)
+{
+	if (!handle_live(srq, HANDLE_SRQ) || attr == NULL)
+		return -EINVAL;
+	if ((mask & ~DRNIC_SRQ_LIMIT) != 0 || attr->srq_limit > srq->max_wr)
+		return -EINVAL;
+	if (mask & DRNIC_SRQ_LIMIT)
+		atomic_store_explicit(&srq->limit, attr->srq_limit, memory_order_release);
+	return 0;
+}
+
+int
+drnic_query_srq(struct drnic_srq *srq, struct drnic_srq_attr *attr)
+{
+	if (!handle_live(srq, HANDLE_SRQ) || attr == NULL)
+		return -EINVAL;
+	attr->max_wr = srq->max_wr;
+	attr->max_sge = srq->rq.max_sge;
+	attr->srq_limit = atomic_load_explicit(&srq->limit, memory_order_acquire);
+	return 0;
+}
+
+int
+drnic_destroy_srq(struct drnic_srq *srq)
+{
+	struct drnic_device *dev;
+
+	if (handle_take(srq, HANDLE_SRQ) < 0)
+		return -EINVAL;
+	dev = srq->dev;
+	if (atomic_load_explicit(&srq->nb_qp, memory_order_acquire) != 0 ||
+	    atomic_load_explicit(&srq->events_unacked, memory_order_acquire) != 0) {
+		(void)handle_add(srq, HANDLE_SRQ);  /* cannot fail: its slot is free */
+		return -EBUSY;
+	}
+	pthread_mutex_lock(&dev->lock);
+	dev->nb_srq--;
+	atomic_fetch_sub(&srq->pd->refs, 1);
+	pthread_mutex_unlock(&dev->lock);
+	/* No QP uses it: nothing raises events about it any more. */
+	(void)async_purge(srq->async, srq);
+	async_put(srq->async);
+	VERBS_SRQ_LOG(DEBUG, srq, "destroyed");
+	rte_free(srq->rq.buf);
+	rte_free(srq);
+	return 0;
+}
+
+int
+drnic_post_srq_recv(struct drnic_srq *srq, struct drnic_recv_wr *wr,
+		    struct drnic_recv_wr **bad_wr)
+{
+	int rc;
+
+	if (bad_wr != NULL)
+		*bad_wr = wr;
+	if (srq == NULL || wr == NULL || bad_wr == NULL)
+		return -EINVAL;
+	rte_spinlock_lock(&srq->post_lock);
+	rc = verbs_rq_post(&srq->rq, wr, bad_wr);
+	rte_spinlock_unlock(&srq->post_lock);
+	if (rc > 0 && srq->dev->cfg.progress == DRNIC_PROGRESS_INLINE)
+		verbs_engine_ops()->progress();
+	return rc < 0 ? rc : 0;
+}
+
+void *
+drnic_srq_context(const struct drnic_srq *srq)
+{
+	return srq == NULL ? NULL : srq->srq_context;
+}
+
+void
+verbs_srq_event(struct drnic_srq *srq, enum drnic_event_type type)
+{
+	struct drnic_async_event ev = { .event_type = type };
+
+	ev.element.srq = srq;
+	(void)async_raise(srq->async, &ev);   /* counted if lost */
+}
+
+bool
+verbs_srq_take(struct drnic_srq *srq, struct verbs_recv_wqe *w)
+{
+	struct verbs_wq *rq = &srq->rq;
+	uint32_t cons = atomic_load_explicit(&rq->cons, memory_order_acquire);
+	uint32_t prod, limit;
+
+	for (;;) {
+		const struct verbs_recv_wqe *s;
+
+		prod = atomic_load_explicit(&rq->prod, memory_order_acquire);
+		if (prod == cons)
+			return false;
+		/* Copy first: the slot stays the poster's to reuse only after
+		 * cons has passed it, which the exchange below makes ours. */
+		s = verbs_wq_slot(rq, cons);
+		w->wr_id = s->wr_id;
+		w->num_sge = s->num_sge;
+		w->length = s->length;
+		memcpy(w->sge, s->sge, (size_t)RTE_MIN(s->num_sge, rq->max_sge) *
+		       sizeof(w->sge[0]));
+		if (atomic_compare_exchange_weak_explicit(&rq->cons, &cons, cons + 1,
+							  memory_order_acq_rel,
+							  memory_order_acquire))
+			break;
+	}
+	limit = atomic_load_explicit(&srq->limit, memory_order_relaxed);
+	if (limit != 0 && prod - (cons + 1) < limit &&
+	    atomic_compare_exchange_strong_explicit(&srq->limit, &limit, 0,
+						    memory_order_acq_rel, memory_order_relaxed))
+		verbs_srq_event(srq, DRNIC_EVENT_SRQ_LIMIT_REACHED);
+	return true;
+}
