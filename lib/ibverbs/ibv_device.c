@@ -4,7 +4,8 @@
  * contexts, device/port/GID queries, async events and the progress helper.
  *
  * Configuration: DRNIC_CONFIG names an INI file. [device] (and [device.NAME])
- * are drnic_config_load()'s; [eal] and [ibverbs] are read here:
+ * are drnic_config_load()'s, the progress helper's progress_* keys among them
+ * (config/drnic.ini); [eal] and [ibverbs] are read here:
  *
  *   [eal]      lcores = 0            EAL core list (default: every allowed CPU)
  *              file_prefix = NAME    --file-prefix (default: private memory)
@@ -15,22 +16,9 @@
  *              vendor_part_id = 4119 reported part id (4119: ConnectX-5)
  *              hw_ver = 0
  *              port_state = always_active | link
- *              progress_thread = auto | on | off
- *              progress_wait = auto  auto: the helper sleeps until a frame
- *                                    comes when the link can wake it; nap
- *              progress_spin_us = 2  helper: look this long before sleeping
- *              progress_spin_max_us = 200  ... growing up to this while the
- *                                    frames that wake it come soon after it
- *                                    sleeps (progress_spin_us: fixed)
- *              progress_sleep_us = 5 helper: nap length (napping mode)
- *              progress_rt = off     helper SCHED_FIFO: off, on, or auto
- *                                    (on when it sleeps until frames)
- *              progress_quiet_us = 100  sleeping helper: arm the wake-up only
- *                                    after no poll/post for this long (0: always)
- *              progress_slice_us = 100  sleeping helper's scheduler slice (0: kernel's)
- *              progress_linger_us = 8   a poll returning SEND/WRITE completions
- *                                    runs the engine up to this long more
  *              peer_ipv4 = A.B.C.D   destination of AVs without a GRH
+ *              progress_* = ...      still taken here (where they were first),
+ *                                    as [device]'s: drnic_config_set()
  *
  * Environment overrides: DRNIC_VENDOR_ID, DRNIC_VENDOR_PART_ID.
  */
@@ -697,7 +685,7 @@ dibv_helper_main(void *arg)
 }
 
 static void
-dibv_helper_start(struct drnic_device *dev, const struct dibv_settings *s, bool inl)
+dibv_helper_start(struct drnic_device *dev, const struct drnic_progress_opts *s, bool inl)
 {
 	struct sched_param sp = { .sched_priority = 1 };
 	const char *rt_what = "off";
@@ -705,15 +693,15 @@ dibv_helper_start(struct drnic_device *dev, const struct dibv_settings *s, bool 
 
 	if (dibv_helper_on)
 		return;
-	dibv_sleep_us = s->progress_sleep_us ? s->progress_sleep_us : 1;
-	dibv_spin_us = s->progress_spin_us;
-	dibv_spin_max_us = s->progress_spin_max_us;
-	dibv_slice_us = s->progress_slice_us;
-	dibv_quiet_ns = (uint64_t)s->progress_quiet_us * 1000;
+	dibv_sleep_us = s->sleep_us ? s->sleep_us : 1;
+	dibv_spin_us = s->spin_us;
+	dibv_spin_max_us = s->spin_max_us;
+	dibv_slice_us = s->slice_us;
+	dibv_quiet_ns = (uint64_t)s->quiet_us * 1000;
 	dibv_quiet_max_ns = dibv_quiet_ns << DIBV_QUIET_MAX_SHIFT;
 	/* Inline progress only: there the poll runs the engine. */
-	dibv_linger_ns = inl ? (uint64_t)s->progress_linger_us * 1000 : 0;
-	dibv_wait_on = s->progress_wait;
+	dibv_linger_ns = inl ? (uint64_t)s->linger_us * 1000 : 0;
+	dibv_wait_on = s->wait;
 	memset(&dibv_hstats, 0, sizeof(dibv_hstats));
 	if (getenv("DRNIC_IBV_TRACE") != NULL && dibv_tbuf == NULL) {
 		dibv_tbuf = calloc(DIBV_TRACE_MAX, sizeof(*dibv_tbuf));
@@ -732,7 +720,7 @@ dibv_helper_start(struct drnic_device *dev, const struct dibv_settings *s, bool 
 	dibv_harg.wfd = wfd;
 	/* SCHED_FIFO by default only when the helper blocks: a napping
 	 * SCHED_FIFO helper stalled RC transfers on 2 CPUs. */
-	dibv_harg.rt = s->progress_rt == 1 || (s->progress_rt < 0 && wfd >= 0);
+	dibv_harg.rt = s->rt == 1 || (s->rt < 0 && wfd >= 0);
 	atomic_store(&dibv_helper_stop, false);
 	atomic_store(&dibv_helper_state, DIBV_HELPER_AWAKE);
 	rc = EPERM;
@@ -828,11 +816,12 @@ dibv_parse_u32(const char *v, uint32_t *out)
 	return 0;
 }
 
+/* One [ibverbs] key; on -EINVAL, @p why says what is wrong. */
 static int
-dibv_apply_ibverbs_key(struct dibv_settings *s, const char *k, const char *v)
+dibv_apply_ibverbs_key(struct dibv_settings *s, struct drnic_config *cfg, const char *k,
+		       const char *v, char *why, size_t why_len)
 {
-	uint32_t x;
-
+	snprintf(why, why_len, "not a number");
 	if (strcmp(k, "vendor_id") == 0)
 		return dibv_parse_u32(v, &s->vendor_id);
 	if (strcmp(k, "vendor_part_id") == 0)
@@ -840,6 +829,7 @@ dibv_apply_ibverbs_key(struct dibv_settings *s, const char *k, const char *v)
 	if (strcmp(k, "hw_ver") == 0)
 		return dibv_parse_u32(v, &s->hw_ver);
 	if (strcmp(k, "port_state") == 0) {
+		snprintf(why, why_len, "expected always_active or link");
 		if (strcmp(v, "always_active") == 0)
 			s->port_always_active = true;
 		else if (strcmp(v, "link") == 0)
@@ -848,79 +838,23 @@ dibv_apply_ibverbs_key(struct dibv_settings *s, const char *k, const char *v)
 			return -EINVAL;
 		return 0;
 	}
-	if (strcmp(k, "progress_thread") == 0) {
-		if (strcmp(v, "auto") == 0)
-			s->progress_thread = -1;
-		else if (strcmp(v, "on") == 0 || strcmp(v, "1") == 0)
-			s->progress_thread = 1;
-		else if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0)
-			s->progress_thread = 0;
-		else
-			return -EINVAL;
-		return 0;
-	}
-	if (strcmp(k, "progress_sleep_us") == 0) {
-		if (dibv_parse_u32(v, &x) < 0 || x > 1000000)
-			return -EINVAL;
-		s->progress_sleep_us = x;
-		return 0;
-	}
 	if (strcmp(k, "peer_ipv4") == 0) {
+		snprintf(why, why_len, "not an IPv4 address");
 		if (inet_pton(AF_INET, v, &s->peer) != 1)
 			return -EINVAL;
 		s->has_peer = true;
 		return 0;
 	}
-	if (strcmp(k, "progress_rt") == 0) {
-		if (strcmp(v, "auto") == 0)
-			s->progress_rt = -1;
-		else if (strcmp(v, "on") == 0 || strcmp(v, "1") == 0)
-			s->progress_rt = 1;
-		else if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0)
-			s->progress_rt = 0;
-		else
-			return -EINVAL;
-		return 0;
+	/* The helper's keys were [ibverbs]'s before they joined drnic's
+	 * table: the table parses them, here as in [device]. */
+	if (strncmp(k, "progress_", 9) == 0) {
+		int rc = drnic_config_set(cfg, k, v);
+
+		if (rc < 0)
+			(void)drnic_config_check(k, v, why, why_len);
+		return rc;
 	}
-	if (strcmp(k, "progress_wait") == 0) {
-		if (strcmp(v, "auto") == 0)
-			s->progress_wait = true;
-		else if (strcmp(v, "nap") == 0)
-			s->progress_wait = false;
-		else
-			return -EINVAL;
-		return 0;
-	}
-	if (strcmp(k, "progress_linger_us") == 0) {
-		if (dibv_parse_u32(v, &x) < 0 || x > 1000)
-			return -EINVAL;
-		s->progress_linger_us = x;
-		return 0;
-	}
-	if (strcmp(k, "progress_quiet_us") == 0) {
-		if (dibv_parse_u32(v, &x) < 0 || x > 1000000)
-			return -EINVAL;
-		s->progress_quiet_us = x;
-		return 0;
-	}
-	if (strcmp(k, "progress_slice_us") == 0) {
-		if (dibv_parse_u32(v, &x) < 0 || x > 100000)
-			return -EINVAL;
-		s->progress_slice_us = x;
-		return 0;
-	}
-	if (strcmp(k, "progress_spin_us") == 0) {
-		if (dibv_parse_u32(v, &x) < 0 || x > 1000000)
-			return -EINVAL;
-		s->progress_spin_us = x;
-		return 0;
-	}
-	if (strcmp(k, "progress_spin_max_us") == 0) {
-		if (dibv_parse_u32(v, &x) < 0 || x > 1000000)
-			return -EINVAL;
-		s->progress_spin_max_us = x;
-		return 0;
-	}
+	snprintf(why, why_len, "unknown key");
 	return -EINVAL;
 }
 
@@ -951,7 +885,8 @@ dibv_apply_eal_key(struct dibv_eal *e, const char *k, const char *v)
 
 /* Read [eal] and [ibverbs] of @p path. */
 static int
-dibv_load_sections(const char *path, struct dibv_eal *e, struct dibv_settings *s)
+dibv_load_sections(const char *path, struct dibv_eal *e, struct dibv_settings *s,
+		   struct drnic_config *cfg)
 {
 	static const char *const secs[] = { "eal", "ibverbs" };
 	struct rte_cfgfile *f;
@@ -977,11 +912,14 @@ dibv_load_sections(const char *path, struct dibv_eal *e, struct dibv_settings *s
 		}
 		n = rte_cfgfile_section_entries(f, secs[i], ent, n);
 		for (j = 0; j < n && rc == 0; j++) {
+			char why[64] = "unknown key or bad value";
+
 			rc = i == 0 ? dibv_apply_eal_key(e, ent[j].name, ent[j].value) :
-				      dibv_apply_ibverbs_key(s, ent[j].name, ent[j].value);
+				      dibv_apply_ibverbs_key(s, cfg, ent[j].name, ent[j].value,
+							     why, sizeof(why));
 			if (rc < 0)
-				fprintf(stderr, "drnic ibverbs: %s [%s]: bad key or value: %s = %s\n",
-					path, secs[i], ent[j].name, ent[j].value);
+				fprintf(stderr, "drnic ibverbs: %s [%s]: bad key or value: %s = %s (%s)\n",
+					path, secs[i], ent[j].name, ent[j].value, why);
 		}
 		free(ent);
 	}
@@ -1035,15 +973,6 @@ dibv_start(void)
 		.vendor_id = DIBV_DEFAULT_VENDOR_ID,
 		.vendor_part_id = DIBV_DEFAULT_PART_ID,
 		.port_always_active = true,
-		.progress_thread = -1,
-		.progress_sleep_us = 5,
-		.progress_rt = 0,
-		.progress_wait = true,
-		.progress_spin_us = 2,
-		.progress_spin_max_us = 200,
-		.progress_slice_us = 100,
-		.progress_quiet_us = 100,
-		.progress_linger_us = 8,
 	};
 	struct dibv_eal e = { .log_level = RTE_LOG_ERR };
 	struct drnic_env_opts eo = { .name = "drnic-ibverbs" };
@@ -1066,7 +995,7 @@ dibv_start(void)
 				strerror(-rc));
 			return rc;
 		}
-		rc = dibv_load_sections(path, &e, &s);
+		rc = dibv_load_sections(path, &e, &s, &cfg);
 		if (rc < 0)
 			return rc;
 	}
@@ -1208,11 +1137,11 @@ ibv_open_device(struct ibv_device *device)
 		}
 		if (d->cfg.progress == DRNIC_PROGRESS_INLINE) {
 			atomic_store_explicit(&dibv_progress_dev, d->dev, memory_order_release);
-			if (d->set.progress_thread != 0)
-				dibv_helper_start(d->dev, &d->set, true);
-		} else if (d->set.progress_thread == 1) {
+			if (d->cfg.progress_opts.thread != 0)
+				dibv_helper_start(d->dev, &d->cfg.progress_opts, true);
+		} else if (d->cfg.progress_opts.thread == 1) {
 			atomic_store_explicit(&dibv_progress_dev, d->dev, memory_order_release);
-			dibv_helper_start(d->dev, &d->set, false);
+			dibv_helper_start(d->dev, &d->cfg.progress_opts, false);
 		}
 	}
 	d->refs++;

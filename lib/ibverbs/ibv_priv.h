@@ -40,21 +40,13 @@ dibv_handle_undo(void *obj, enum handle_kind kind, int rc)
 	return rc;
 }
 
-/* Device-wide settings that are not drnic_config keys ([ibverbs] section). */
+/* Device-wide settings that are not drnic_config keys ([ibverbs] section;
+ * the progress helper's progress_* are drnic_config's: cfg.progress_opts). */
 struct dibv_settings {
 	uint32_t vendor_id;
 	uint32_t vendor_part_id;
 	uint32_t hw_ver;
 	bool port_always_active;   /* report ACTIVE while the link is down */
-	int progress_thread;       /* -1 auto, 0 off, 1 on */
-	unsigned int progress_sleep_us;
-	int progress_rt;           /* SCHED_FIFO helper: -1 auto (when it blocks), 0, 1 */
-	bool progress_wait;        /* block on the link's receive wake-up when it has one */
-	unsigned int progress_spin_us;  /* keep looking this long before blocking */
-	unsigned int progress_spin_max_us; /* ... growing to this while sleeps are short */
-	unsigned int progress_slice_us; /* helper's scheduler slice (EEVDF), 0: kernel's */
-	unsigned int progress_quiet_us; /* helper arms the wake-up after this long without calls */
-	unsigned int progress_linger_us; /* a poll that completes waits this long for more */
 	/* Destination of AVs without a GRH (is_global 0, e.g. ibv_rc_pingpong
 	 * without -g): RoCE needs one, so the configured peer's IPv4 is used. */
 	bool has_peer;

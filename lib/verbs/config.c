@@ -27,6 +27,8 @@ enum cfg_kind {
 	CFG_MAC,
 	CFG_IPV4,
 	CFG_IPV6,
+	CFG_TRISTATE,             /* auto | on | off (1, 0): -1, 1, 0 at off */
+	CFG_WAIT,                 /* auto | nap */
 };
 
 struct cfg_key {
@@ -60,6 +62,17 @@ static const struct cfg_key cfg_keys[] = {
 	CFG_U("max_pd", max_pd, 1, 1u << 20),
 	CFG_U("max_rd_atomic", max_rd_atomic, 1, VERBS_MAX_RD_ATOMIC),
 	CFG_U("mbufs", nb_mbufs, 1024, 1u << 22),
+	/* The progress helper (lib/progress). */
+	{ "progress_thread", CFG_TRISTATE, offsetof(struct drnic_config, progress_opts.thread),
+	  0, 0 },
+	{ "progress_wait", CFG_WAIT, 0, 0, 0 },
+	{ "progress_rt", CFG_TRISTATE, offsetof(struct drnic_config, progress_opts.rt), 0, 0 },
+	CFG_U("progress_spin_us", progress_opts.spin_us, 0, 1000000),
+	CFG_U("progress_spin_max_us", progress_opts.spin_max_us, 0, 1000000),
+	CFG_U("progress_sleep_us", progress_opts.sleep_us, 0, 1000000),
+	CFG_U("progress_quiet_us", progress_opts.quiet_us, 0, 1000000),
+	CFG_U("progress_slice_us", progress_opts.slice_us, 0, 100000),
+	CFG_U("progress_linger_us", progress_opts.linger_us, 0, 1000),
 };
 
 int
@@ -96,6 +109,11 @@ drnic_config_init(struct drnic_config *cfg)
 	cfg->max_pd = 65536;
 	cfg->max_rd_atomic = VERBS_DEFAULT_RD_ATOMIC;
 	cfg->nb_mbufs = 16384;
+	/* The helper's figures: lib/ibverbs/README.md says where they come from. */
+	cfg->progress_opts = (struct drnic_progress_opts){
+		.thread = -1, .wait = true, .rt = 0, .spin_us = 2, .spin_max_us = 200,
+		.sleep_us = 5, .quiet_us = 100, .slice_us = 100, .linger_us = 8,
+	};
 	return 0;
 }
 
@@ -183,21 +201,26 @@ cfg_parse_addrs(const char *v, int af, void *out, size_t elem, unsigned int *cou
 	return 0;
 }
 
-int
-drnic_config_set(struct drnic_config *cfg, const char *key, const char *value)
+/*
+ * Set @p key to @p value. On -EINVAL, *@p why says what is wrong with it
+ * ("unknown key", "out of range 0..1000", ...) for the error message.
+ */
+static int
+cfg_set(struct drnic_config *cfg, const char *key, const char *value, char *why, size_t why_len)
 {
 	const struct cfg_key *k = NULL;
 	unsigned long u;
 	unsigned int i, n;
 	size_t len;
 
-	if (cfg == NULL || key == NULL || value == NULL)
-		return -EINVAL;
+	snprintf(why, why_len, "bad value");
 	for (i = 0; i < RTE_DIM(cfg_keys); i++)
 		if (strcmp(cfg_keys[i].key, key) == 0)
 			k = &cfg_keys[i];
-	if (k == NULL)
+	if (k == NULL) {
+		snprintf(why, why_len, "unknown key");
 		return -EINVAL;
+	}
 	len = strlen(value);
 
 	switch (k->kind) {
@@ -215,8 +238,14 @@ drnic_config_set(struct drnic_config *cfg, const char *key, const char *value)
 			return -EINVAL;
 		return 0;
 	case CFG_UINT:
-		if (cfg_parse_ulong(value, &u) < 0 || u < k->min || u > k->max)
+		if (cfg_parse_ulong(value, &u) < 0) {
+			snprintf(why, why_len, "not a number");
 			return -EINVAL;
+		}
+		if (u < k->min || u > k->max) {
+			snprintf(why, why_len, "out of range %lu..%lu", k->min, k->max);
+			return -EINVAL;
+		}
 		{
 			unsigned int v = (unsigned int)u;
 
@@ -270,8 +299,60 @@ drnic_config_set(struct drnic_config *cfg, const char *key, const char *value)
 			return -EINVAL;
 		cfg->nb_ipv6 = n;
 		return 0;
+	case CFG_TRISTATE: {
+		int v;
+
+		if (strcmp(value, "auto") == 0) {
+			v = -1;
+		} else if (strcmp(value, "on") == 0 || strcmp(value, "1") == 0) {
+			v = 1;
+		} else if (strcmp(value, "off") == 0 || strcmp(value, "0") == 0) {
+			v = 0;
+		} else {
+			snprintf(why, why_len, "expected auto, on or off");
+			return -EINVAL;
+		}
+		memcpy((uint8_t *)cfg + k->off, &v, sizeof(v));
+		return 0;
+	}
+	case CFG_WAIT:
+		if (strcmp(value, "auto") == 0) {
+			cfg->progress_opts.wait = true;
+		} else if (strcmp(value, "nap") == 0) {
+			cfg->progress_opts.wait = false;
+		} else {
+			snprintf(why, why_len, "expected auto or nap");
+			return -EINVAL;
+		}
+		return 0;
 	}
 	return -EINVAL;
+}
+
+int
+drnic_config_set(struct drnic_config *cfg, const char *key, const char *value)
+{
+	char why[64];
+
+	if (cfg == NULL || key == NULL || value == NULL)
+		return -EINVAL;
+	return cfg_set(cfg, key, value, why, sizeof(why));
+}
+
+int
+drnic_config_check(const char *key, const char *value, char *why, size_t why_len)
+{
+	struct drnic_config scratch;
+	char buf[64];
+
+	if (key == NULL || value == NULL)
+		return -EINVAL;
+	if (why == NULL || why_len == 0) {
+		why = buf;
+		why_len = sizeof(buf);
+	}
+	drnic_config_init(&scratch);
+	return cfg_set(&scratch, key, value, why, why_len);
 }
 
 static int
@@ -291,10 +372,12 @@ cfg_apply_section(struct drnic_config *cfg, struct rte_cfgfile *f, const char *p
 		return -ENOMEM;
 	n = rte_cfgfile_section_entries(f, section, e, n);
 	for (i = 0; i < n && rc == 0; i++) {
-		rc = drnic_config_set(cfg, e[i].name, e[i].value);
+		char why[64];
+
+		rc = cfg_set(cfg, e[i].name, e[i].value, why, sizeof(why));
 		if (rc < 0)
-			VERBS_LOG(ERR, "%s [%s]: bad key or value: %s = %s", path, section,
-				  e[i].name, e[i].value);
+			VERBS_LOG(ERR, "%s [%s]: bad key or value: %s = %s (%s)", path, section,
+				  e[i].name, e[i].value, why);
 	}
 	free(e);
 	return rc;

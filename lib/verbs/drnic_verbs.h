@@ -71,6 +71,27 @@ enum drnic_progress_mode {
 };
 
 /**
+ * Tuning of the progress helper (lib/progress, drnic_progress_start()), keys
+ * progress_* of the configuration table (config/drnic.ini). The defaults are
+ * drnic_config_init()'s; doc in drnic_progress.h and lib/ibverbs/README.md.
+ */
+struct drnic_progress_opts {
+	/** Start a helper thread: -1 auto (in inline mode), 0 off, 1 on. The
+	 * drop-in libibverbs reads it; drnic_progress_start() always starts. */
+	int thread;
+	/** Sleep on the link's receive wake-up when it has one (else nap). */
+	bool wait;
+	/** SCHED_FIFO helper: -1 auto (when it sleeps on the wake-up), 0, 1. */
+	int rt;
+	unsigned int spin_us;      /**< look this long after the last work (0..1000000) */
+	unsigned int spin_max_us;  /**< ... growing to this while sleeps are short */
+	unsigned int sleep_us;     /**< nap length when napping (0..1000000; 0 means 1) */
+	unsigned int quiet_us;     /**< arm only after no application call this long (0: always) */
+	unsigned int slice_us;     /**< helper's scheduler slice, EEVDF (0..100000; 0: kernel's) */
+	unsigned int linger_us;    /**< a poll that completes runs the engine this long more (0..1000) */
+};
+
+/**
  * Configuration of one device. drnic_config_init() fills the embedded
  * default; drnic_config_load() overlays an INI file (config/drnic.ini documents
  * every key); drnic_config_set() overrides one key from code; fields may also
@@ -103,6 +124,7 @@ struct drnic_config {
 	unsigned int max_pd;                 /**< PDs per device */
 	unsigned int max_rd_atomic;          /**< outstanding READ/atomic per QP (1..128) */
 	unsigned int nb_mbufs;               /**< mbufs per engine pool */
+	struct drnic_progress_opts progress_opts; /**< progress_* keys: the helper's tuning */
 };
 
 /**
@@ -131,6 +153,17 @@ int drnic_config_load(struct drnic_config *cfg, const char *path, const char *na
  * @return 0; -EINVAL for a NULL argument, an unknown key or a bad value.
  */
 int drnic_config_set(struct drnic_config *cfg, const char *key, const char *value);
+
+/**
+ * Say whether drnic_config_set() would take @p key = @p value, and if not, why.
+ *
+ * @param why      receives the reason on -EINVAL ("unknown key", "out of range
+ *                 0..1000", "expected auto or nap", ...); may be NULL.
+ * @param why_len  room in @p why.
+ * @return 0 when the key exists and the value is valid; -EINVAL otherwise
+ *         (and for a NULL @p key or @p value).
+ */
+int drnic_config_check(const char *key, const char *value, char *why, size_t why_len);
 
 /* ------------------------------------------------------------------------ */
 /* Enums numerically equal to libibverbs'                                   */

@@ -97,11 +97,34 @@ bad_config bad1 "vendor_part_id = x"
 bad_config bad2 "progress_wait = sometimes"
 bad_config bad3 "progress_spin_max_us = 2000000"
 
-# 6. A value in range is taken.
-printf '[ibverbs]\nprogress_spin_max_us = 50\n' >"$TMP/spin.ini"
-DRNIC_CONFIG="$TMP/spin.ini" ibv timeout 30 ibv_devinfo >"$TMP/spin" 2>&1 &&
-	grep -q "PORT_ACTIVE" "$TMP/spin" && ok "progress_spin_max_us = 50 taken" ||
-	fail "progress_spin_max_us = 50: $(tail -3 "$TMP/spin")"
+# bad_device_config TAG LINE WHY: the same in [device], where the helper's
+# keys belong now (drnic_config_load: one table); the error says why.
+bad_device_config() {
+	local tag=$1 line=$2 why=$3
+	printf '[device]\n%s\n' "$line" >"$TMP/$tag.ini"
+	if DRNIC_CONFIG="$TMP/$tag.ini" ibv timeout 30 ibv_devinfo >"$TMP/$tag" 2>&1; then
+		fail "ibv_devinfo accepted [device] '$line'"
+	else
+		grep -qF "bad key or value: $line ($why)" "$TMP/$tag" &&
+			ok "[device] '$line' refused: $why" || fail "[device] '$line': $(cat "$TMP/$tag")"
+	fi
+}
+bad_device_config bad4 "progress_linger_us = 5000" "out of range 0..1000"
+bad_device_config bad5 "progress_rt = sometimes" "expected auto, on or off"
+bad_config bad6 "progress_spin_us = 2x"
+grep -qF "(not a number)" "$TMP/bad6" && ok "[ibverbs] 'progress_spin_us = 2x': not a number" ||
+	fail "[ibverbs] 'progress_spin_us = 2x' without its reason: $(cat "$TMP/bad6")"
+
+# 6. A value in range is taken, in [ibverbs] (where the keys were first) and
+# in [device]: the helper's figures say so (DRNIC_IBV_DEBUG).
+for sec in ibverbs device; do
+	printf '[%s]\nprogress_spin_max_us = 50\nprogress_sleep_us = 7\n' $sec >"$TMP/spin.ini"
+	DRNIC_IBV_DEBUG=1 DRNIC_CONFIG="$TMP/spin.ini" ibv timeout 30 ibv_devinfo >"$TMP/spin" 2>&1 &&
+		grep -q "PORT_ACTIVE" "$TMP/spin" &&
+		grep -q "progress helper: napping 7 us" "$TMP/spin" &&
+		ok "[$sec] progress_spin_max_us = 50, progress_sleep_us = 7 taken" ||
+		fail "[$sec] progress_sleep_us = 7: $(grep -v '^EAL' "$TMP/spin" | tail -3)"
+done
 
 [ $FAIL = 0 ] && echo PASS || echo FAILED
 exit $FAIL

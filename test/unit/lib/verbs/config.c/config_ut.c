@@ -2,7 +2,9 @@
 /*
  * Unit tests for lib/verbs/config.c: the embedded default, every key's
  * syntax and range, INI sections ([device], [device.NAME]), errors that
- * leave the configuration unchanged, and the shipped config/drnic.ini.
+ * leave the configuration unchanged, the progress helper's progress_* keys
+ * and the reasons given for bad values, and the shipped config/drnic.ini
+ * (valid, documenting every key, with the embedded default's figures).
  */
 #include "lib/verbs/config.c"
 
@@ -92,6 +94,89 @@ test_set(void)
 	CU_ASSERT_EQUAL(drnic_config_set(&c, "mtu", NULL), -EINVAL);
 }
 
+/* The helper's keys: defaults, syntax, ranges, and why a value is refused. */
+static void
+test_progress_keys(void)
+{
+	/* The numbers, each at the top of its range. */
+	static const struct {
+		const char *key, *value;
+		size_t off;
+	} top[] = {
+		{ "progress_spin_us", "1000000", offsetof(struct drnic_config, progress_opts.spin_us) },
+		{ "progress_spin_max_us", "1000000",
+		  offsetof(struct drnic_config, progress_opts.spin_max_us) },
+		{ "progress_sleep_us", "1000000", offsetof(struct drnic_config, progress_opts.sleep_us) },
+		{ "progress_quiet_us", "1000000", offsetof(struct drnic_config, progress_opts.quiet_us) },
+		{ "progress_slice_us", "100000", offsetof(struct drnic_config, progress_opts.slice_us) },
+		{ "progress_linger_us", "1000", offsetof(struct drnic_config, progress_opts.linger_us) },
+	};
+	struct drnic_config c, before;
+	unsigned int i;
+	char why[64];
+
+	drnic_config_init(&c);
+	CU_ASSERT_EQUAL(c.progress_opts.thread, -1);
+	CU_ASSERT_TRUE(c.progress_opts.wait);
+	CU_ASSERT_EQUAL(c.progress_opts.rt, 0);
+	CU_ASSERT_EQUAL(c.progress_opts.spin_us, 2);
+	CU_ASSERT_EQUAL(c.progress_opts.spin_max_us, 200);
+	CU_ASSERT_EQUAL(c.progress_opts.sleep_us, 5);
+	CU_ASSERT_EQUAL(c.progress_opts.quiet_us, 100);
+	CU_ASSERT_EQUAL(c.progress_opts.slice_us, 100);
+	CU_ASSERT_EQUAL(c.progress_opts.linger_us, 8);
+
+	CU_ASSERT_EQUAL(drnic_config_set(&c, "progress_thread", "off"), 0);
+	CU_ASSERT_EQUAL(c.progress_opts.thread, 0);
+	CU_ASSERT_EQUAL(drnic_config_set(&c, "progress_thread", "1"), 0);
+	CU_ASSERT_EQUAL(c.progress_opts.thread, 1);
+	CU_ASSERT_EQUAL(drnic_config_set(&c, "progress_thread", "auto"), 0);
+	CU_ASSERT_EQUAL(c.progress_opts.thread, -1);
+	CU_ASSERT_EQUAL(drnic_config_set(&c, "progress_rt", "on"), 0);
+	CU_ASSERT_EQUAL(c.progress_opts.rt, 1);
+	CU_ASSERT_EQUAL(drnic_config_set(&c, "progress_rt", "0"), 0);
+	CU_ASSERT_EQUAL(c.progress_opts.rt, 0);
+	CU_ASSERT_EQUAL(drnic_config_set(&c, "progress_wait", "nap"), 0);
+	CU_ASSERT_FALSE(c.progress_opts.wait);
+	CU_ASSERT_EQUAL(drnic_config_set(&c, "progress_wait", "auto"), 0);
+	CU_ASSERT_TRUE(c.progress_opts.wait);
+	for (i = 0; i < RTE_DIM(top); i++) {
+		unsigned int v;
+
+		CU_ASSERT_EQUAL(drnic_config_set(&c, top[i].key, top[i].value), 0);
+		memcpy(&v, (const uint8_t *)&c + top[i].off, sizeof(v));
+		CU_ASSERT_EQUAL(v, strtoul(top[i].value, NULL, 0));
+	}
+	/* Refused, nothing changed, and the reason names what is wrong. */
+	before = c;
+	CU_ASSERT_EQUAL(drnic_config_set(&c, "progress_thread", "maybe"), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_config_set(&c, "progress_wait", "sometimes"), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_config_set(&c, "progress_spin_max_us", "1000001"), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_config_set(&c, "progress_slice_us", "100001"), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_config_set(&c, "progress_linger_us", "1001"), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_config_set(&c, "progress_spin_us", "-1"), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_config_set(&c, "progress_quiet_us", "2x"), -EINVAL);
+	CU_ASSERT_EQUAL(memcmp(&c, &before, sizeof(c)), 0);
+	CU_ASSERT_EQUAL(drnic_config_check("progress_wait", "sometimes", why, sizeof(why)),
+			-EINVAL);
+	CU_ASSERT_STRING_EQUAL(why, "expected auto or nap");
+	CU_ASSERT_EQUAL(drnic_config_check("progress_rt", "x", why, sizeof(why)), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(why, "expected auto, on or off");
+	CU_ASSERT_EQUAL(drnic_config_check("progress_spin_max_us", "2000000", why, sizeof(why)),
+			-EINVAL);
+	CU_ASSERT_STRING_EQUAL(why, "out of range 0..1000000");
+	CU_ASSERT_EQUAL(drnic_config_check("progress_linger_us", "8us", why, sizeof(why)), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(why, "not a number");
+	CU_ASSERT_EQUAL(drnic_config_check("progress_nope", "1", why, sizeof(why)), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(why, "unknown key");
+	CU_ASSERT_EQUAL(drnic_config_check("mtu", "100", why, sizeof(why)), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(why, "out of range 576..9216");
+	CU_ASSERT_EQUAL(drnic_config_check("progress_spin_us", "3", why, sizeof(why)), 0);
+	CU_ASSERT_EQUAL(drnic_config_check("progress_spin_us", "3", NULL, 0), 0);
+	CU_ASSERT_EQUAL(drnic_config_check(NULL, "3", why, sizeof(why)), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_config_check("mtu", NULL, why, sizeof(why)), -EINVAL);
+}
+
 static void
 ut_write(const char *path, const char *text)
 {
@@ -158,6 +243,43 @@ test_shipped_file(void)
 	CU_ASSERT_EQUAL(c.mac[5], 0x0a);
 }
 
+/* config/drnic.ini documents every key of the table, and the helper's
+ * figures it shows are the embedded default's. */
+static void
+test_shipped_file_documents(void)
+{
+	static const char suffix[] = "test/unit/lib/verbs/config.c/config_ut.c";
+	struct drnic_config c, def;
+	char path[512], text[16384], pat[64];
+	size_t n = strlen(__FILE__) - strlen(suffix), len;
+	unsigned int i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%.*sconfig/drnic.ini", (int)n, __FILE__);
+	f = fopen(path, "r");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	CU_ASSERT_FATAL(len > 0 && len < sizeof(text) - 1);
+	text[len] = '\0';
+	for (i = 0; i < RTE_DIM(cfg_keys); i++) {
+		bool found;
+
+		/* As a line of its own ("key = "), or commented out ("; key = "). */
+		snprintf(pat, sizeof(pat), "\n%s = ", cfg_keys[i].key);
+		found = strstr(text, pat) != NULL;
+		snprintf(pat, sizeof(pat), "\n; %s = ", cfg_keys[i].key);
+		found = found || strstr(text, pat) != NULL;
+		if (!found)
+			printf("config/drnic.ini does not document '%s'\n", cfg_keys[i].key);
+		CU_ASSERT_TRUE(found);
+	}
+	drnic_config_init(&def);
+	drnic_config_init(&c);
+	CU_ASSERT_EQUAL_FATAL(drnic_config_load(&c, path, NULL), 0);
+	CU_ASSERT_EQUAL(memcmp(&c.progress_opts, &def.progress_opts, sizeof(def.progress_opts)), 0);
+}
+
 int
 main(void)
 {
@@ -169,5 +291,7 @@ main(void)
 	CU_ADD_TEST(s, test_set);
 	CU_ADD_TEST(s, test_load);
 	CU_ADD_TEST(s, test_shipped_file);
+	CU_ADD_TEST(s, test_progress_keys);
+	CU_ADD_TEST(s, test_shipped_file_documents);
 	return ut_run_all();
 }
