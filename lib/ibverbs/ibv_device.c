@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * drnic's libibverbs.so.1: configuration, EAL start, the device list,
- * contexts, device/port/GID queries, async events and the progress helper.
+ * contexts, device/port/GID queries, async events, and starting the progress
+ * helper (lib/progress) for the device.
  *
  * Configuration: DRNIC_CONFIG names an INI file. [device] (and [device.NAME])
  * are drnic_config_load()'s, the progress helper's progress_* keys among them
@@ -23,9 +24,7 @@
  * Environment overrides: DRNIC_VENDOR_ID, DRNIC_VENDOR_PART_ID.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,10 +34,6 @@
 #include <unistd.h>
 #include <endian.h>
 #include <arpa/inet.h>
-#include <sys/eventfd.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 
 #include <rte_branch_prediction.h>
 #include <rte_cfgfile.h>
@@ -47,6 +42,7 @@
 
 #include "drnic_engine.h"
 #include "drnic_env.h"
+#include "drnic_progress.h"
 #include "ibv_priv.h"
 
 #undef ibv_query_port
@@ -77,110 +73,21 @@ dibv_errno(int neg)
 	return e;
 }
 
-static uint64_t
-dibv_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Progress helper                                                          */
 /* ------------------------------------------------------------------------ */
 
 /*
  * In inline progress mode the engine moves only inside drnic calls. Verbs
- * programs do not always make them: perftest's latency tests spin on the
- * last byte of their buffer, a bandwidth server waits on its TCP socket, an
- * event-driven program sleeps in ibv_get_cq_event(). The helper thread runs
- * the engine when the application does not, and is never a second busy
- * spinner. It works in one of two modes:
- *
- * Blocking (progress_wait = auto, when the device's link has a receive
- * wake-up, drnic_link_rx_wait_fd(): ethdev over net_af_packet). The helper
- * runs the engine while it finds work, keeps looking for a while (the spin),
- * then arms the wake-up, looks once more and sleeps in poll() until a frame
- * comes, the application pokes it, or DIBV_WAIT_MS passes. The timeout keeps
- * the engine's timers (retransmit, RNR wait: milliseconds) alive, as the
- * public API does not say when the next one is due.
- *
- * The spin adapts: it starts at progress_spin_us; a sleep that a frame ends
- * within progress_spin_max_us makes the next spin twice that sleep (at most
- * the maximum), a longer sleep or a timeout halves it. A steady stream with
- * gaps of tens of microseconds (a bandwidth server's helper, which does all
- * its engine's work: 16 frames a 64 KiB message, then a gap) then costs no
- * wake-up per burst (on the reference VM the wake-ups took ib_write_bw from
- * a median of 875 to 762 MB/s), and an idle or sparse
- * link is back to sleeping after a few sleeps. The helper spins only while
- * the application makes no calls (see dibv_helper_quiet_nap()), so it does
- * not spin beside an application that spins in drnic.
- *
- * SCHED_FIFO (progress_rt = on, or auto: when blocking; when permitted) is
- * off by default: on the 2-vCPU reference VM a SCHED_FIFO thread's wake-up
- * took 12-33 us against 4-6 us for SCHED_OTHER (the RT wake goes to another
- * CPU: an IPI, or an idle vCPU to wake), and ib_send_lat went from 7.7 to
- * 35.6 us with it. A SCHED_FIFO helper that finds work for DIBV_RT_BUSY_NS
- * without sleeping naps DIBV_RT_BREATH_NS, so it never starves its CPU.
- *
- * Napping (no wake-up, or progress_wait = nap): the helper runs the engine
- * when the application has not for ~2 naps and sleeps progress_sleep_us when
- * there is nothing to do. Its wake-up latency is what perftest's latency
- * tests measure then.
- *
- * The race a sleeper must close: a post while the helper takes its last
- * look. drnic_post_send() runs the engine inline but skips it while the
- * helper runs it; dibv_posted() then looks at the helper's state.
+ * programs do not always make them (perftest's latency tests spin on a byte
+ * of their buffer, a bandwidth server waits on TCP, an event-driven program
+ * sleeps in ibv_get_cq_event()), so the device's first open starts lib/
+ * progress's helper (progress_thread = auto: in inline mode), and the polls
+ * and posts of ibv_verbs.c tell it about themselves (drnic_progress_app_*).
  */
-#define DIBV_WAIT_MS 1
-#define DIBV_RT_BUSY_NS (2 * 1000 * 1000ull)
-#define DIBV_RT_BREATH_NS 20000
 
-enum dibv_helper_state {
-	DIBV_HELPER_AWAKE,    /* looks at the engine again before sleeping */
-	DIBV_HELPER_LAST,     /* armed, taking its last look */
-	DIBV_HELPER_ASLEEP,   /* looked for the last time: sleeping, or about to */
-};
-
-/* What the helper did, for DRNIC_IBV_DEBUG (written by the helper only,
- * read after the join). */
-struct dibv_helper_stats {
-	uint64_t sleeps;      /* poll() calls on the wake-up */
-	uint64_t frames;      /* ... that the link's wake-up ended */
-	uint64_t pokes;       /* ... that the application ended */
-	uint64_t timeouts;    /* ... that ended on DIBV_WAIT_MS */
-	uint64_t last_work;   /* last looks that found work: no sleep */
-	uint64_t handovers;   /* last looks handed over to an application call */
-	uint64_t handover_self; /* ... that the helper took back (the call had left) */
-	uint64_t naps;        /* naps (napping mode, -EAGAIN from arm, RT breaths) */
-	uint64_t quiet_naps;  /* unarmed sleeps while the application was calling */
-	uint64_t spin_grows;  /* sleeps a frame ended soon: the spin grew */
-	uint64_t spin_max_ns; /* the longest spin reached */
-};
-
-static pthread_t dibv_helper;
-static bool dibv_helper_on;
-static atomic_bool dibv_helper_stop;
-static _Atomic uint64_t dibv_last_app_ns;
+/* The device whose engine counters the trace reads; NULL when closed. */
 static struct drnic_device *_Atomic dibv_progress_dev;
-static unsigned int dibv_sleep_us = 5;
-static unsigned int dibv_spin_us = 2;
-static unsigned int dibv_spin_max_us = 200;
-static unsigned int dibv_slice_us;
-static uint64_t dibv_quiet_ns;
-static uint64_t dibv_linger_ns;
-static atomic_bool dibv_quiet_napping;
-static atomic_bool dibv_arm_now;     /* the application asks the helper to arm */
-static void dibv_helper_poke(void);
-static uint64_t dibv_quiet_max_ns;
-static unsigned int dibv_quiet_run;   /* quiet naps in a row (helper only) */
-#define DIBV_QUIET_MIN_NS 2000
-#define DIBV_QUIET_MAX_SHIFT 2      /* quiet naps grow up to 4 x progress_quiet_us */
-static bool dibv_wait_on = true;
-static atomic_int dibv_helper_state = DIBV_HELPER_AWAKE;
-static int dibv_poke_fd = -1;        /* eventfd: wakes a sleeping helper */
-static struct dibv_helper_stats dibv_hstats;
 
 bool
 dibv_debug(void)
@@ -245,6 +152,24 @@ dibv_trace(uint32_t type, uint64_t t0, int n, uint64_t rx0, uint64_t tx0)
 					   (uint32_t)(tx - tx0) };
 }
 
+/* The helper's runs and sleeps (its thread only: one event at a time). A
+ * run's frames are counted from its start; a sleep's are the totals. */
+static void
+dibv_trace_helper(void *arg, enum drnic_progress_trace_event ev, bool begin, int result)
+{
+	static uint64_t t0, rx0, tx0;
+
+	RTE_SET_USED(arg);
+	if (begin) {
+		t0 = dibv_trace_now();
+		rx0 = tx0 = 0;
+		if (ev == DRNIC_PROGRESS_TRACE_RUN)
+			dibv_trace_rxtx(&rx0, &tx0);
+		return;
+	}
+	dibv_trace((uint32_t)ev, t0, result, rx0, tx0);
+}
+
 static void
 dibv_trace_dump(void)
 {
@@ -262,532 +187,50 @@ dibv_trace_dump(void)
 	fclose(f);
 }
 
-/*
- * The application's calls that run the engine (poll, post) are counted in
- * and out. The engine runs in one thread at a time and is skipped by the
- * others, so the helper's last look may be skipped by an application call
- * that had already looked at the link before the frame came; if that call
- * then returns a completion, the application may stop calling (perftest's
- * write_lat goes back to spinning on its buffer) and the frame waits for
- * DIBV_WAIT_MS. So when a call is inside at its last look, the helper hands
- * the last look over: the call runs the engine once more on its way out.
- */
-static _Atomic uint64_t dibv_app_entries;
-static _Atomic uint64_t dibv_app_exits;
-static atomic_bool dibv_handover;
-
-void
-dibv_app_enter(void)
-{
-	atomic_fetch_add_explicit(&dibv_app_entries, 1, memory_order_seq_cst);
-}
-
-void
-dibv_app_leave(void)
-{
-	atomic_store_explicit(&dibv_last_app_ns, dibv_now_ns(), memory_order_relaxed);
-	/* The exit before the hand-over flag; the helper: the flag before
-	 * the exit count (one of us sees the other). */
-	atomic_fetch_add_explicit(&dibv_app_exits, 1, memory_order_seq_cst);
-	if (unlikely(atomic_load_explicit(&dibv_handover, memory_order_seq_cst)) &&
-	    atomic_exchange_explicit(&dibv_handover, false, memory_order_relaxed))
-		dibv_progress_kick();
-}
-
-/*
- * The application is about to block (ibv_req_notify_cq, ibv_get_cq_event):
- * it will not run the engine, so the helper should not wait for it to go
- * quiet (see dibv_helper_quiet_nap()).
- */
-void
-dibv_app_waits(void)
-{
-	atomic_store_explicit(&dibv_arm_now, true, memory_order_seq_cst);
-	if (atomic_load_explicit(&dibv_quiet_napping, memory_order_seq_cst))
-		dibv_helper_poke();
-}
-
-/*
- * A poll returned completions: the application may now leave drnic for a
- * while (perftest's write latency test spins on its buffer). A link may
- * deliver the frames of one burst a few microseconds apart (af_packet over
- * veth: the kernel hands them over one by one), so the ACK that completed
- * the WQE can come alone, the peer's reply that left with it just after:
- * keep running the engine until something more comes, progress_linger_us at
- * most, so that the reply is in when the application looks for it.
- */
-void
-dibv_linger(void)
-{
-	struct drnic_device *d = atomic_load_explicit(&dibv_progress_dev, memory_order_acquire);
-	uint64_t t0;
-
-	if (d == NULL || dibv_linger_ns == 0)
-		return;
-	t0 = dibv_now_ns();
-	do {
-		if (drnic_device_progress(d) > 0)
-			return;
-	} while (dibv_now_ns() - t0 < dibv_linger_ns);
-	/* Nothing came: if the application now waits on its buffer for
-	 * what is late, only the helper can bring it in. */
-	dibv_app_waits();
-}
-
-void
-dibv_progress_kick(void)
-{
-	struct drnic_device *d = atomic_load_explicit(&dibv_progress_dev, memory_order_acquire);
-
-	if (d != NULL)
-		drnic_device_progress(d);
-}
+static bool dibv_helper_on;
 
 static void
-dibv_helper_poke(void)
+dibv_helper_start(struct drnic_device *dev, const struct drnic_progress_opts *o)
 {
-	uint64_t one = 1;
-
-	if (dibv_poke_fd >= 0 && write(dibv_poke_fd, &one, sizeof(one)) < 0)
-		(void)0;  /* EAGAIN: the counter is full, the helper wakes anyway */
-}
-
-/*
- * After a post: make sure the engine sees it although the helper may be
- * going to sleep. The post's doorbell is published before the state is read
- * (fence); the helper publishes its state before its last look (fence too):
- *  - AWAKE: the helper's last look comes after our doorbell: it sees it;
- *  - LAST: our inline run may have been skipped while the helper held the
- *    engine, and its look may have missed the doorbell: run the engine; if
- *    that found nothing (or was skipped again), wake the helper (rare);
- *  - ASLEEP: the helper no longer holds the engine: one more run of ours
- *    does what the skipped one did not (cheap when there is nothing).
- */
-void
-dibv_posted(void)
-{
-	struct drnic_device *d;
-	int st;
-
-	atomic_thread_fence(memory_order_seq_cst);
-	st = atomic_load_explicit(&dibv_helper_state, memory_order_relaxed);
-	if (st == DIBV_HELPER_AWAKE)
-		return;
-	d = atomic_load_explicit(&dibv_progress_dev, memory_order_acquire);
-	if (d == NULL)
-		return;
-	if (drnic_device_progress(d) > 0 || st == DIBV_HELPER_ASLEEP)
-		return;
-	dibv_helper_poke();
-}
-
-static void
-dibv_nap_ns(uint64_t ns)
-{
-	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
-
-	nanosleep(&ts, NULL);
-}
-
-/* Napping mode: the helper before the receive wake-up existed. */
-static void
-dibv_helper_nap_loop(void)
-{
-	uint64_t quiet_ns = (uint64_t)dibv_sleep_us * 2000 + 2000;
-	uint64_t nap_ns = (uint64_t)dibv_sleep_us * 1000;
-	unsigned int idle = 0;
-
-	while (!atomic_load_explicit(&dibv_helper_stop, memory_order_relaxed)) {
-		struct drnic_device *d = atomic_load_explicit(&dibv_progress_dev,
-							      memory_order_acquire);
-		uint64_t now;
-
-		if (d == NULL) {
-			dibv_nap_ns(nap_ns);
-			continue;
-		}
-		now = dibv_now_ns();
-		if (now - atomic_load_explicit(&dibv_last_app_ns, memory_order_relaxed) <
-		    quiet_ns) {
-			/* The application drives the engine itself. */
-			idle = 0;
-			dibv_nap_ns(nap_ns);
-			continue;
-		}
-		if (drnic_device_progress(d) > 0) {
-			idle = 0;
-			continue;
-		}
-		if (++idle < 64)
-			continue;
-		idle = 0;
-		dibv_hstats.naps++;
-		dibv_nap_ns(nap_ns);
-	}
-}
-
-/*
- * While the application calls drnic (polls, posts), it runs the engine
- * itself: a helper sleeping on the receive wake-up would be woken by every
- * frame, for nothing, and that costs the sender (the kernel wakes us in its
- * send path) and the CPU an application spins on (with 2 CPUs and 2
- * spinning processes, the woken helper preempts one of them). So the helper
- * arms the wake-up only once the application has been quiet for
- * progress_quiet_us; until then it sleeps on its timer (and the poke).
- * Returns true after such a sleep.
- */
-static bool
-dibv_helper_quiet_nap(void)
-{
-	uint64_t now = dibv_now_ns();
-	int64_t since = (int64_t)(now - atomic_load_explicit(&dibv_last_app_ns,
-							      memory_order_relaxed));
-	struct pollfd pfd;
-	struct timespec ts;
-	uint64_t ns, tt0 = 0;
-	int n;
-
-	if (since >= (int64_t)dibv_quiet_ns ||
-	    atomic_exchange_explicit(&dibv_arm_now, false, memory_order_seq_cst)) {
-		dibv_quiet_run = 0;
-		return false;
-	}
-	/* The longer the application keeps calling, the longer we sleep
-	 * (each wake-up costs it a preemption on a busy CPU). */
-	ns = dibv_quiet_ns << (dibv_quiet_run < 16 ? dibv_quiet_run : 16);
-	if (ns > dibv_quiet_max_ns)
-		ns = dibv_quiet_max_ns;
-	ns -= (uint64_t)(since > 0 ? since : 0);
-	if (ns < DIBV_QUIET_MIN_NS)
-		ns = DIBV_QUIET_MIN_NS;
-	dibv_quiet_run++;
-	ts.tv_sec = (time_t)(ns / 1000000000ull);
-	ts.tv_nsec = (long)(ns % 1000000000ull);
-	pfd.fd = dibv_poke_fd;
-	pfd.events = POLLIN;
-	pfd.revents = 0;
-	if (dibv_trace_on)
-		tt0 = dibv_trace_now();
-	atomic_store_explicit(&dibv_quiet_napping, true, memory_order_seq_cst);
-	/* An application about to block said so before we looked: go. */
-	if (atomic_load_explicit(&dibv_arm_now, memory_order_seq_cst)) {
-		atomic_store_explicit(&dibv_quiet_napping, false, memory_order_relaxed);
-		return true;
-	}
-	n = ppoll(&pfd, 1, &ts, NULL);
-	atomic_store_explicit(&dibv_quiet_napping, false, memory_order_relaxed);
-	if (dibv_trace_on)
-		dibv_trace(12, tt0, n, 0, 0);
-	dibv_hstats.quiet_naps++;
-	if (n > 0 && (pfd.revents & POLLIN)) {
-		uint64_t v;
-
-		if (read(dibv_poke_fd, &v, sizeof(v)) < 0)
-			(void)0;  /* EAGAIN: another read took it */
-	}
-	return true;
-}
-
-/* Blocking mode on queue 0's receive wake-up @p wfd of @p link. */
-static void
-dibv_helper_wait_loop(struct drnic_link *link, int wfd, bool rt)
-{
-	const uint64_t spin_min_ns = (uint64_t)dibv_spin_us * 1000;
-	const uint64_t spin_max_ns = RTE_MAX((uint64_t)dibv_spin_max_us * 1000, spin_min_ns);
-	uint64_t now = dibv_now_ns(), last_work = now, awake_since = now, spin_ns = spin_min_ns;
-
-	while (!atomic_load_explicit(&dibv_helper_stop, memory_order_relaxed)) {
-		struct drnic_device *d = atomic_load_explicit(&dibv_progress_dev,
-							      memory_order_acquire);
-		struct pollfd pfd[2];
-		struct timespec ts;
-		uint64_t exits, idle_ns, trx = 0, ttx = 0, tt0 = 0;
-		bool inside;
-		int n, work;
-
-		if (d == NULL) {
-			dibv_nap_ns((uint64_t)dibv_sleep_us * 1000);
-			continue;
-		}
-		if (dibv_quiet_ns > 0 && dibv_helper_quiet_nap())
-			continue;
-		if (unlikely(dibv_trace_on)) {
-			tt0 = dibv_trace_now();
-			dibv_trace_rxtx(&trx, &ttx);
-		}
-		if ((work = drnic_device_progress(d)) > 0) {
-			if (dibv_trace_on)
-				dibv_trace(10, tt0, work, trx, ttx);
-			now = dibv_now_ns();
-			last_work = now;
-			if (rt && now - awake_since > DIBV_RT_BUSY_NS) {
-				/* Let the CPU's other threads run. */
-				dibv_hstats.naps++;
-				dibv_nap_ns(DIBV_RT_BREATH_NS);
-				awake_since = dibv_now_ns();
-			}
-			continue;
-		}
-		now = dibv_now_ns();
-		/* Frames of a burst come close together: keep looking a while
-		 * (not when the application polls: it runs the engine). */
-		if (now - last_work < spin_ns &&
-		    now - atomic_load_explicit(&dibv_last_app_ns, memory_order_relaxed) > spin_ns)
-			continue;
-
-		atomic_store_explicit(&dibv_helper_state, DIBV_HELPER_LAST, memory_order_seq_cst);
-		atomic_thread_fence(memory_order_seq_cst);
-		if (drnic_link_rx_wait_arm(link, 0) < 0) {
-			/* -EAGAIN: fault injection holds frames on timers. */
-			atomic_store_explicit(&dibv_helper_state, DIBV_HELPER_AWAKE,
-					      memory_order_seq_cst);
-			dibv_hstats.naps++;
-			dibv_nap_ns((uint64_t)dibv_sleep_us * 1000);
-			last_work = awake_since = dibv_now_ns();
-			continue;
-		}
-		/* The last look, armed: a frame from now on wakes us. */
-		exits = atomic_load_explicit(&dibv_app_exits, memory_order_seq_cst);
-		inside = atomic_load_explicit(&dibv_app_entries, memory_order_seq_cst) != exits;
-		work = drnic_device_progress(d);
-		if (work == 0 && inside) {
-			/* An application call may hold the engine: hand over,
-			 * or look again if it left before it could see that. */
-			atomic_store_explicit(&dibv_handover, true, memory_order_seq_cst);
-			if (atomic_load_explicit(&dibv_app_exits, memory_order_seq_cst) != exits) {
-				dibv_hstats.handover_self++;
-				work = drnic_device_progress(d);
-			} else {
-				dibv_hstats.handovers++;
-			}
-		}
-		if (work > 0) {
-			atomic_store_explicit(&dibv_helper_state, DIBV_HELPER_AWAKE,
-					      memory_order_seq_cst);
-			(void)drnic_link_rx_wait_disarm(link, 0);
-			dibv_hstats.last_work++;
-			last_work = dibv_now_ns();
-			continue;
-		}
-		/* Sleep no longer than the engines may wait: ACKs held for a
-		 * reply to go with, a timer due within the millisecond. */
-		if (drnic_engine_idle_ns(&idle_ns) == 0 && idle_ns == 0) {
-			atomic_store_explicit(&dibv_helper_state, DIBV_HELPER_AWAKE,
-					      memory_order_seq_cst);
-			(void)drnic_link_rx_wait_disarm(link, 0);
-			continue;
-		}
-		if (idle_ns > (uint64_t)DIBV_WAIT_MS * 1000000u)
-			idle_ns = (uint64_t)DIBV_WAIT_MS * 1000000u;
-		ts.tv_sec = 0;
-		ts.tv_nsec = (long)idle_ns;
-		atomic_store_explicit(&dibv_helper_state, DIBV_HELPER_ASLEEP, memory_order_seq_cst);
-		pfd[0].fd = wfd;
-		pfd[0].events = POLLIN;
-		pfd[1].fd = dibv_poke_fd;
-		pfd[1].events = POLLIN;
-		pfd[0].revents = pfd[1].revents = 0;
-		if (dibv_trace_on)
-			tt0 = dibv_trace_now();
-		now = dibv_now_ns();
-		n = ppoll(pfd, 2, &ts, NULL);
-		if (dibv_trace_on)
-			dibv_trace(11, tt0, n > 0 ? (pfd[0].revents & POLLIN ? 1 : 2) : 0, 0, 0);
-		/* Adapt the spin to how soon frames come after we sleep. */
-		if (n > 0 && (pfd[0].revents & POLLIN)) {
-			uint64_t slept = dibv_now_ns() - now;
-
-			if (slept < spin_max_ns) {
-				spin_ns = RTE_MIN(spin_max_ns, RTE_MAX(2 * spin_ns, 2 * slept));
-				dibv_hstats.spin_grows++;
-				if (spin_ns > dibv_hstats.spin_max_ns)
-					dibv_hstats.spin_max_ns = spin_ns;
-			} else {
-				spin_ns = RTE_MAX(spin_min_ns, spin_ns / 2);
-			}
-		} else if (n == 0) {
-			spin_ns = RTE_MAX(spin_min_ns, spin_ns / 2);
-		}
-		atomic_store_explicit(&dibv_helper_state, DIBV_HELPER_AWAKE, memory_order_seq_cst);
-		/* Awake: the helper looks itself. */
-		atomic_store_explicit(&dibv_handover, false, memory_order_relaxed);
-		(void)drnic_link_rx_wait_disarm(link, 0);
-		dibv_hstats.sleeps++;
-		if (n == 0) {
-			dibv_hstats.timeouts++;
-		} else if (n > 0) {
-			if (pfd[1].revents & POLLIN) {
-				uint64_t v;
-
-				dibv_hstats.pokes++;
-				if (read(dibv_poke_fd, &v, sizeof(v)) < 0)
-					(void)0;  /* EAGAIN: another read took it */
-			}
-			if (pfd[0].revents & POLLIN)
-				dibv_hstats.frames++;
-		}
-		last_work = awake_since = dibv_now_ns();
-	}
-}
-
-struct dibv_helper_arg {
-	struct drnic_link *link;
-	int wfd;
-	bool rt;
-};
-
-static struct dibv_helper_arg dibv_harg;
-
-/* sched_setattr(2)'s argument (linux/sched/types.h clashes with sched.h). */
-struct dibv_sched_attr {
-	uint32_t size;
-	uint32_t sched_policy;
-	uint64_t sched_flags;
-	int32_t sched_nice;
-	uint32_t sched_priority;
-	uint64_t sched_runtime;
-	uint64_t sched_deadline;
-	uint64_t sched_period;
-};
-
-static void *
-dibv_helper_main(void *arg)
-{
-	struct dibv_helper_arg *a = arg;
-
-	if (!a->rt && dibv_slice_us > 0 && a->wfd >= 0) {
-		/* A short slice: the kernel's scheduler (EEVDF, Linux >= 6.12)
-		 * lets a waking task with a shorter slice preempt one that
-		 * spins on its CPU; with the default slice a woken helper may
-		 * wait milliseconds behind two spinning applications. Older
-		 * kernels take the value and ignore it (or refuse: EINVAL).
-		 * Not when napping: a helper that wakes every few microseconds
-		 * would preempt the application each time. */
-		struct dibv_sched_attr at = {
-			.size = sizeof(at),
-			.sched_policy = SCHED_OTHER,
-			.sched_runtime = (uint64_t)dibv_slice_us * 1000,
-		};
-
-		errno = 0;
-		at.sched_nice = getpriority(PRIO_PROCESS, 0);  /* keep ours */
-		if (errno != 0)
-			at.sched_nice = 0;
-		(void)syscall(SYS_sched_setattr, 0, &at, 0);
-	}
-	/* Timed sleeps as asked, not up to 50 us late (the default slack). */
-	(void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-	if (a->wfd >= 0)
-		dibv_helper_wait_loop(a->link, a->wfd, a->rt);
-	else
-		dibv_helper_nap_loop();
-	return NULL;
-}
-
-static void
-dibv_helper_start(struct drnic_device *dev, const struct drnic_progress_opts *s, bool inl)
-{
-	struct sched_param sp = { .sched_priority = 1 };
-	const char *rt_what = "off";
-	int wfd = -ENOTSUP, rc;
+	char what[256];
+	int rc;
 
 	if (dibv_helper_on)
 		return;
-	dibv_sleep_us = s->sleep_us ? s->sleep_us : 1;
-	dibv_spin_us = s->spin_us;
-	dibv_spin_max_us = s->spin_max_us;
-	dibv_slice_us = s->slice_us;
-	dibv_quiet_ns = (uint64_t)s->quiet_us * 1000;
-	dibv_quiet_max_ns = dibv_quiet_ns << DIBV_QUIET_MAX_SHIFT;
-	/* Inline progress only: there the poll runs the engine. */
-	dibv_linger_ns = inl ? (uint64_t)s->linger_us * 1000 : 0;
-	dibv_wait_on = s->wait;
-	memset(&dibv_hstats, 0, sizeof(dibv_hstats));
 	if (getenv("DRNIC_IBV_TRACE") != NULL && dibv_tbuf == NULL) {
 		dibv_tbuf = calloc(DIBV_TRACE_MAX, sizeof(*dibv_tbuf));
 		dibv_trace_on = dibv_tbuf != NULL;
 	}
-	dibv_harg.link = drnic_device_link(dev);
-	if (dibv_wait_on && dibv_harg.link != NULL) {
-		/* Queue 0: the ethdev driver receives every frame there. */
-		wfd = drnic_link_rx_wait_fd(dibv_harg.link, 0);
-		if (wfd >= 0) {
-			dibv_poke_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-			if (dibv_poke_fd < 0)
-				wfd = -errno;
-		}
-	}
-	dibv_harg.wfd = wfd;
-	/* SCHED_FIFO by default only when the helper blocks: a napping
-	 * SCHED_FIFO helper stalled RC transfers on 2 CPUs. */
-	dibv_harg.rt = s->rt == 1 || (s->rt < 0 && wfd >= 0);
-	atomic_store(&dibv_helper_stop, false);
-	atomic_store(&dibv_helper_state, DIBV_HELPER_AWAKE);
-	rc = EPERM;
-	if (dibv_harg.rt) {
-		/* Born SCHED_FIFO, or not at all: the thread reads its mode once. */
-		pthread_attr_t at;
-
-		pthread_attr_init(&at);
-		if (pthread_attr_setinheritsched(&at, PTHREAD_EXPLICIT_SCHED) == 0 &&
-		    pthread_attr_setschedpolicy(&at, SCHED_FIFO) == 0 &&
-		    pthread_attr_setschedparam(&at, &sp) == 0)
-			rc = pthread_create(&dibv_helper, &at, dibv_helper_main, &dibv_harg);
-		pthread_attr_destroy(&at);
-		/* Without CAP_SYS_NICE (or RLIMIT_RTPRIO): SCHED_OTHER. */
-		rt_what = rc == 0 ? "SCHED_FIFO" : "refused";
-		dibv_harg.rt = rc == 0;
-	}
-	if (rc != 0)
-		rc = pthread_create(&dibv_helper, NULL, dibv_helper_main, &dibv_harg);
-	if (rc != 0) {
+	(void)drnic_progress_trace_set(dibv_trace_on ? dibv_trace_helper : NULL, NULL);
+	rc = drnic_progress_start(dev, o);
+	if (rc < 0) {
 		fprintf(stderr, "drnic ibverbs: cannot start the progress thread: %s\n",
-			strerror(rc));
-		if (dibv_poke_fd >= 0)
-			close(dibv_poke_fd);
-		dibv_poke_fd = -1;
+			strerror(-rc));
 		return;
 	}
-	pthread_setname_np(dibv_helper, "drnic-progress");
 	dibv_helper_on = true;
-	if (dibv_debug()) {
-		if (wfd >= 0)
-			fprintf(stderr, "drnic ibverbs: progress helper: blocking on the receive wake-up of %s (spin %u..%u us, timeout %d ms, quiet %" PRIu64 " us, slice %u us), realtime %s\n",
-				drnic_link_name(dibv_harg.link), dibv_spin_us,
-				RTE_MAX(dibv_spin_max_us, dibv_spin_us), DIBV_WAIT_MS,
-				dibv_quiet_ns / 1000, dibv_slice_us, rt_what);
-		else
-			fprintf(stderr, "drnic ibverbs: progress helper: napping %u us (%s), realtime %s\n",
-				dibv_sleep_us,
-				!dibv_wait_on ? "progress_wait = nap" :
-				wfd == -ENOTSUP ? "the link has no receive wake-up" : strerror(-wfd),
-				rt_what);
-	}
+	if (dibv_debug() && drnic_progress_describe(what, sizeof(what)) > 0)
+		fprintf(stderr, "drnic ibverbs: progress helper: %s\n", what);
 }
 
 static void
 dibv_helper_stop_join(void)
 {
+	struct drnic_progress_stats s;
+
 	if (!dibv_helper_on)
 		return;
-	atomic_store(&dibv_helper_stop, true);
-	dibv_helper_poke();
-	pthread_join(dibv_helper, NULL);
+	(void)drnic_progress_stop();
 	dibv_helper_on = false;
 	dibv_trace_dump();
-	if (dibv_poke_fd >= 0)
-		close(dibv_poke_fd);
-	dibv_poke_fd = -1;
-	if (dibv_debug())
+	if (dibv_debug() && drnic_progress_stats_get(&s) == 0)
 		fprintf(stderr, "drnic ibverbs: progress helper: %" PRIu64 " sleeps (%" PRIu64
 			" ended by frames, %" PRIu64 " by posts, %" PRIu64 " timeouts), %" PRIu64
 			" last looks with work, %" PRIu64 " handed over (%" PRIu64
 			" taken back), %" PRIu64 " naps, %" PRIu64 " quiet naps, spin grown %" PRIu64
 			" times (longest %" PRIu64 " us)\n",
-			dibv_hstats.sleeps, dibv_hstats.frames, dibv_hstats.pokes,
-			dibv_hstats.timeouts, dibv_hstats.last_work, dibv_hstats.handovers,
-			dibv_hstats.handover_self, dibv_hstats.naps, dibv_hstats.quiet_naps,
-			dibv_hstats.spin_grows, dibv_hstats.spin_max_ns / 1000);
+			s.sleeps, s.frames, s.pokes, s.timeouts, s.last_work, s.handovers,
+			s.handover_self, s.naps, s.quiet_naps, s.spin_grows, s.spin_max_ns / 1000);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1138,10 +581,10 @@ ibv_open_device(struct ibv_device *device)
 		if (d->cfg.progress == DRNIC_PROGRESS_INLINE) {
 			atomic_store_explicit(&dibv_progress_dev, d->dev, memory_order_release);
 			if (d->cfg.progress_opts.thread != 0)
-				dibv_helper_start(d->dev, &d->cfg.progress_opts, true);
+				dibv_helper_start(d->dev, &d->cfg.progress_opts);
 		} else if (d->cfg.progress_opts.thread == 1) {
 			atomic_store_explicit(&dibv_progress_dev, d->dev, memory_order_release);
-			dibv_helper_start(d->dev, &d->cfg.progress_opts, false);
+			dibv_helper_start(d->dev, &d->cfg.progress_opts);
 		}
 	}
 	d->refs++;

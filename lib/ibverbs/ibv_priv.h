@@ -140,14 +140,6 @@ dibv_qp_of(struct ibv_qp *qp)
 
 /* ibv_device.c */
 int dibv_errno(int neg);                   /* -E -> E, sets errno */
-/* Around the application's calls that run the engine inline (poll, post):
- * the progress helper knows when one may hold the engine (ibv_device.c). */
-void dibv_app_enter(void);
-void dibv_app_leave(void);
-void dibv_progress_kick(void);             /* make sure someone progresses */
-void dibv_posted(void);                    /* after a post: nobody may sleep on it */
-void dibv_app_waits(void);                 /* the application is about to block */
-void dibv_linger(void);                    /* a poll returned completions an ACK brought */
 /* DRNIC_IBV_TRACE (debug) */
 extern bool dibv_trace_on;
 /* DRNIC_IBV_DEBUG is set (and not "0"): counters and helper figures on stderr. */

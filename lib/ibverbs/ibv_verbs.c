@@ -13,6 +13,7 @@
 #include <rte_errno.h>
 
 #include "drnic_engine.h"
+#include "drnic_progress.h"
 #include "ibv_priv.h"
 
 #undef ibv_reg_mr
@@ -236,7 +237,7 @@ dibv_cq_unlink(struct dibv_cq *cq)
 }
 
 /* Completions an ACK brought (SEND, RDMA WRITE): the peer's answer to what
- * completed may be on its way right behind that ACK (see dibv_linger()).
+ * completed may be on its way right behind that ACK (see drnic_progress_linger()).
  * Not READ / atomic responses (they carry the answer) nor receives. */
 static bool
 dibv_acked(const struct ibv_wc *wc, int n)
@@ -261,11 +262,11 @@ dibv_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 		dibv_trace_rxtx(&rx, &tx);
 	}
 	/* struct drnic_wc is struct ibv_wc (test/unit/lib/cq/verbs_abi). */
-	dibv_app_enter();
+	drnic_progress_app_enter();
 	n = drnic_cq_poll(dibv_cq_of(cq)->dcq, num_entries, (struct drnic_wc *)(void *)wc);
 	if (n > 0 && dibv_acked(wc, n))
-		dibv_linger();
-	dibv_app_leave();
+		drnic_progress_linger();
+	drnic_progress_app_leave();
 	if (unlikely(dibv_trace_on)) {
 		uint64_t rx1, tx1;
 
@@ -281,7 +282,7 @@ dibv_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
 	int rc = drnic_cq_req_notify(dibv_cq_of(cq)->dcq, solicited_only);
 
-	dibv_app_waits();
+	drnic_progress_app_waits();
 
 	return rc < 0 ? -rc : 0;
 }
@@ -293,11 +294,11 @@ dibv_cqx_fill(struct dibv_cq *c)
 	if (c->buf_i >= c->buf_n) {
 		int n;
 
-		dibv_app_enter();
+		drnic_progress_app_enter();
 		n = drnic_cq_poll(c->dcq, (int)RTE_DIM(c->buf), c->buf);
 		if (n > 0 && dibv_acked((const struct ibv_wc *)(const void *)c->buf, n))
-			dibv_linger();
-		dibv_app_leave();
+			drnic_progress_linger();
+		drnic_progress_app_leave();
 		if (n <= 0) {
 			c->buf_n = c->buf_i = 0;
 			return n < 0 ? EINVAL : ENOENT;
@@ -559,7 +560,7 @@ ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq
 		errno = EINVAL;
 		return -1;
 	}
-	dibv_app_waits();
+	drnic_progress_app_waits();
 	rc = drnic_get_cq_event(ch->dch, &dcq, &ctx);
 	if (rc < 0) {
 		errno = -rc;
@@ -962,7 +963,7 @@ dibv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **b
 		dibv_trace_rxtx(&rx, &tx);
 	}
 
-	dibv_app_enter();
+	drnic_progress_app_enter();
 	while (wr != NULL) {
 		struct drnic_send_wr *dbad = NULL;
 		int n = 0, i;
@@ -982,20 +983,20 @@ dibv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **b
 				for (i = 0; i < n && &d[i] != dbad; i++)
 					;
 				*bad = i < n ? src[i] : src[0];
-				dibv_posted();
-				dibv_app_leave();
+				drnic_progress_posted();
+				drnic_progress_app_leave();
 				return -r;
 			}
 		}
 		if (rc != 0) {
 			*bad = wr;
-			dibv_posted();
-			dibv_app_leave();
+			drnic_progress_posted();
+			drnic_progress_app_leave();
 			return rc;
 		}
 	}
-	dibv_posted();
-	dibv_app_leave();
+	drnic_progress_posted();
+	drnic_progress_app_leave();
 	if (unlikely(dibv_trace_on))
 		dibv_trace(2, t0, 0, rx, tx);
 	return 0;
@@ -1007,10 +1008,10 @@ dibv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **b
 	int rc;
 
 	/* struct drnic_recv_wr is struct ibv_recv_wr. */
-	dibv_app_enter();
+	drnic_progress_app_enter();
 	rc = drnic_post_recv(dibv_qp_of(qp)->dqp, (struct drnic_recv_wr *)(void *)wr,
 			     (struct drnic_recv_wr **)(void *)bad);
-	dibv_app_leave();
+	drnic_progress_app_leave();
 	return rc < 0 ? -rc : 0;
 }
 
@@ -1039,11 +1040,11 @@ dibv_wr_flush(struct dibv_qp *q)
 		return 0;
 	for (i = 0; i < q->batch_n; i++)
 		q->batch[i].wr.next = i + 1 < q->batch_n ? &q->batch[i + 1].wr : NULL;
-	dibv_app_enter();
+	drnic_progress_app_enter();
 	rc = drnic_post_send(q->dqp, &q->batch[0].wr, &bad);
 	q->batch_n = 0;
-	dibv_posted();
-	dibv_app_leave();
+	drnic_progress_posted();
+	drnic_progress_app_leave();
 	return rc < 0 ? -rc : 0;
 }
 
