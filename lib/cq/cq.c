@@ -755,6 +755,12 @@ drnic_cq_poll(struct drnic_cq *cq, int num_entries, struct drnic_wc *wc)
 	return n;
 }
 
+struct drnic_comp_channel *
+drnic_cq_channel(const struct drnic_cq *cq)
+{
+	return cq != NULL ? cq->channel : NULL;
+}
+
 int
 drnic_cq_req_notify(struct drnic_cq *cq, int solicited_only)
 {

@@ -222,6 +222,13 @@ int drnic_cq_destroy(struct drnic_cq *cq);
 int drnic_cq_poll(struct drnic_cq *cq, int num_entries, struct drnic_wc *wc);
 
 /**
+ * The completion channel the CQ was created with (drnic_cq_attr::channel).
+ *
+ * @return the channel; NULL when @p cq is NULL or has no channel.
+ */
+struct drnic_comp_channel *drnic_cq_channel(const struct drnic_cq *cq);
+
+/**
  * Arm the CQ: the next completion added to it (with @p solicited_only: the
  * next solicited completion or the next completion with an error status)
  * produces one completion event on the CQ's channel. An armed CQ stays armed

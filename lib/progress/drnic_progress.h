@@ -31,6 +31,9 @@
  * works, but a frame that arrives while the application holds the engine may
  * wait for the helper's timeout (a millisecond) instead of being run at once.
  *
+ * drnic_progress_cq_wait() is the one-call form for a thread that waits for
+ * completions: it polls for a bounded time, then arms the CQ and sleeps.
+ *
  * One helper per process (the engines of inline mode are the process's).
  */
 
@@ -80,6 +83,10 @@ struct drnic_progress_stats {
 	uint64_t quiet_naps;    /**< unarmed sleeps while the application was calling */
 	uint64_t spin_grows;    /**< sleeps a frame ended soon: the spin grew */
 	uint64_t spin_max_ns;   /**< the longest spin reached */
+	uint64_t waits;         /**< drnic_progress_cq_wait() calls */
+	uint64_t wait_sleeps;   /**< ... sleeps in them (after arming the CQ) */
+	uint64_t wait_events;   /**< ... sleeps a completion event ended */
+	uint64_t wait_timeouts; /**< ... calls that returned 0 at their timeout */
 };
 
 /**
@@ -187,6 +194,38 @@ void drnic_progress_app_waits(void);
  * drnic_progress_app_waits() does.
  */
 void drnic_progress_linger(void);
+
+/**
+ * Wait for completions on @p cq: poll while busy, sleep while idle, in one
+ * call. Polls (running the engine inline when @p dev is in inline mode) for
+ * at most the spin (progress_spin_us of the running helper's options, else
+ * drnic_config_init()'s 2 us), then arms the CQ (drnic_cq_req_notify()), polls
+ * once more so that a completion that came meanwhile is not missed, and
+ * sleeps on the CQ's completion channel. In inline mode without a helper
+ * it also runs the engine: it sleeps on the link's receive wake-up as the
+ * helper does (arm, last look, sleep until a frame, the engine's next timer
+ * or the timeout), or naps progress_sleep_us (5 us without a helper) at a
+ * time without one.
+ *
+ * The wait takes the channel's events and acknowledges them: give the CQ a
+ * channel of its own (events of another CQ on it would be lost to that CQ's
+ * waiter). Only one thread may poll a CQ at a time.
+ *
+ * @param dev         the device of the CQ's QPs.
+ * @param cq          a CQ created with a completion channel.
+ * @param wc          room for @p num_entries completions.
+ * @param num_entries at least 1.
+ * @param timeout_ms  how long to wait at most; 0: poll once; -1: no limit.
+ * @return the number of completions written to @p wc (1..num_entries);
+ *         0 when @p timeout_ms passed without one;
+ *         -EINVAL for a NULL argument, @p num_entries < 1,
+ *         @p timeout_ms < -1, or a CQ without a completion channel;
+ *         -EOVERFLOW when the CQ is in error (it overflowed);
+ *         -EINTR when a signal interrupted the sleep;
+ *         the errno of drnic_query_device() for a device not open.
+ */
+int drnic_progress_cq_wait(struct drnic_device *dev, struct drnic_cq *cq, struct drnic_wc *wc,
+			   int num_entries, int timeout_ms);
 
 #ifdef __cplusplus
 }

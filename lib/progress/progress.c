@@ -80,6 +80,9 @@ RTE_LOG_REGISTER_SUFFIX(progress_logtype, progress, NOTICE);
 #define PROGRESS_QUIET_MIN_NS 2000
 #define PROGRESS_QUIET_MAX_SHIFT 2   /* quiet naps grow up to 4 x progress_quiet_us */
 #define PROGRESS_NAP_IDLE_RUNS 64    /* napping: empty runs before a nap */
+/* drnic_progress_cq_wait() without a helper: drnic_config_init()'s figures. */
+#define PROGRESS_DEFAULT_SPIN_NS 2000
+#define PROGRESS_DEFAULT_SLEEP_NS 5000
 
 static const char *const progress_state_names[DRNIC_PROGRESS_STATE_COUNT] = {
 	[DRNIC_PROGRESS_STATE_STOPPED] = "stopped",
@@ -138,8 +141,12 @@ static const struct progress_ops progress_sys_ops = {
 struct progress_counters {
 	_Atomic uint64_t sleeps, frames, pokes, timeouts, last_work, handovers, handover_self,
 		naps, quiet_naps, spin_grows, spin_max_ns;
+	/* drnic_progress_cq_wait(), from any thread */
+	_Atomic uint64_t waits, wait_sleeps, wait_events, wait_timeouts;
 };
 
+#define PROGRESS_COUNT_MT(p, f) \
+	atomic_fetch_add_explicit(&(p)->cnt.f, 1, memory_order_relaxed)
 #define PROGRESS_COUNT(p, f) \
 	atomic_store_explicit(&(p)->cnt.f, atomic_load_explicit(&(p)->cnt.f, \
 				memory_order_relaxed) + 1, memory_order_relaxed)
@@ -778,6 +785,10 @@ drnic_progress_stats_get(struct drnic_progress_stats *stats)
 	stats->quiet_naps = atomic_load_explicit(&c->quiet_naps, memory_order_relaxed);
 	stats->spin_grows = atomic_load_explicit(&c->spin_grows, memory_order_relaxed);
 	stats->spin_max_ns = atomic_load_explicit(&c->spin_max_ns, memory_order_relaxed);
+	stats->waits = atomic_load_explicit(&c->waits, memory_order_relaxed);
+	stats->wait_sleeps = atomic_load_explicit(&c->wait_sleeps, memory_order_relaxed);
+	stats->wait_events = atomic_load_explicit(&c->wait_events, memory_order_relaxed);
+	stats->wait_timeouts = atomic_load_explicit(&c->wait_timeouts, memory_order_relaxed);
 	return 0;
 }
 
@@ -800,4 +811,148 @@ drnic_progress_describe(char *buf, size_t size)
 			!p->opts.wait ? "progress_wait = nap" :
 			p->wfd == -ENOTSUP ? "the link has no receive wake-up" : strerror(-p->wfd),
 			p->rt_what);
+}
+
+/* ------------------------------------------------------------------------ */
+/* One call: poll while busy, sleep while idle                              */
+/* ------------------------------------------------------------------------ */
+
+/* A poll of the waiting thread, announced to the helper like the drop-in's. */
+static int
+progress_cq_poll(struct drnic_cq *cq, struct drnic_wc *wc, int num_entries)
+{
+	int n;
+
+	drnic_progress_app_enter();
+	n = drnic_cq_poll(cq, num_entries, wc);
+	drnic_progress_app_leave();
+	return n;
+}
+
+/* Take the channel's events (all of them: the channel is this CQ's) and
+ * acknowledge them. Returns true when one was @p cq's: it is disarmed. */
+static bool
+progress_cq_events(struct drnic_comp_channel *ch, struct drnic_cq *cq)
+{
+	struct drnic_cq *ecq;
+	bool ours = false;
+
+	while (drnic_try_get_cq_event(ch, &ecq, NULL) == 0) {
+		drnic_ack_cq_events(ecq, 1);
+		ours = ours || ecq == cq;
+	}
+	return ours;
+}
+
+int
+drnic_progress_cq_wait(struct drnic_device *dev, struct drnic_cq *cq, struct drnic_wc *wc,
+		       int num_entries, int timeout_ms)
+{
+	struct progress *p = &progress;
+	const struct progress_ops *o = p->ops;
+	struct drnic_comp_channel *ch;
+	struct drnic_device_attr da;
+	struct drnic_link *link = NULL;
+	uint64_t t0, now, deadline, spin_ns;
+	bool engine_is_ours, armed = false;
+	int n, rc, wfd = -ENOTSUP;
+
+	if (dev == NULL || cq == NULL || wc == NULL || num_entries < 1 || timeout_ms < -1)
+		return -EINVAL;
+	ch = drnic_cq_channel(cq);
+	if (ch == NULL)
+		return -EINVAL;
+	rc = drnic_query_device(dev, &da);
+	if (rc < 0)
+		return rc;
+	PROGRESS_COUNT_MT(p, waits);
+	/* Inline mode without a helper: nobody runs the engine while we
+	 * sleep, so the sleep must be the helper's (wake-up or naps). */
+	engine_is_ours = da.progress == DRNIC_PROGRESS_INLINE &&
+			 atomic_load_explicit(&p->dev, memory_order_acquire) == NULL;
+	spin_ns = p->on ? p->spin_min_ns : PROGRESS_DEFAULT_SPIN_NS;
+	t0 = o->now_ns();
+	deadline = timeout_ms < 0 ? UINT64_MAX : t0 + (uint64_t)timeout_ms * 1000000u;
+
+	/* Busy: poll for the spin. */
+	for (;;) {
+		n = progress_cq_poll(cq, wc, num_entries);
+		if (n != 0)
+			return n;
+		now = o->now_ns();
+		if (now >= deadline)
+			goto timeout;
+		if (now - t0 >= spin_ns)
+			break;
+	}
+	if (engine_is_ours) {
+		link = drnic_device_link(dev);
+		if (link != NULL)
+			wfd = drnic_link_rx_wait_fd(link, 0);
+	}
+	for (;;) {
+		struct pollfd pfd[2];
+		struct timespec ts;
+		uint64_t sleep_ns, idle_ns;
+		bool link_armed = false;
+
+		if (!armed) {
+			/* Arm, then look once more: a completion added
+			 * before the arm is in the CQ, one after fires the
+			 * channel (cq.c: "Notification"). */
+			rc = drnic_cq_req_notify(cq, 0);
+			if (rc < 0)
+				return rc;
+			armed = true;
+			drnic_progress_app_waits();      /* a helper arms at once */
+		}
+		/* The link's wake-up too, before the last look, as the helper. */
+		if (wfd >= 0)
+			link_armed = o->arm(link, 0) == 0;
+		n = progress_cq_poll(cq, wc, num_entries);
+		now = o->now_ns();
+		if (n != 0 || now >= deadline) {
+			if (link_armed)
+				(void)o->disarm(link, 0);
+			if (n != 0)
+				return n;
+			goto timeout;
+		}
+		sleep_ns = deadline - now;
+		if (link_armed) {
+			/* Until a frame or the engine's next timer (1 ms). */
+			if (o->idle_ns(&idle_ns) == 0 && idle_ns == 0) {
+				(void)o->disarm(link, 0);
+				continue;
+			}
+			sleep_ns = RTE_MIN(sleep_ns,
+					   RTE_MIN(idle_ns, (uint64_t)PROGRESS_WAIT_MS * 1000000u));
+		} else if (engine_is_ours) {
+			/* No wake-up: nap, and run the engine in between. */
+			sleep_ns = RTE_MIN(sleep_ns, p->on ? p->sleep_ns : PROGRESS_DEFAULT_SLEEP_NS);
+		}
+		pfd[0].fd = drnic_comp_channel_fd(ch);
+		pfd[0].events = POLLIN;
+		pfd[1].fd = wfd;
+		pfd[1].events = POLLIN;
+		pfd[0].revents = pfd[1].revents = 0;
+		ts.tv_sec = (time_t)(sleep_ns / 1000000000ull);
+		ts.tv_nsec = (long)(sleep_ns % 1000000000ull);
+		PROGRESS_COUNT_MT(p, wait_sleeps);
+		/* No limit but the caller's, and the caller's is none: NULL. */
+		n = o->ppoll(pfd, link_armed ? 2 : 1,
+			     deadline == UINT64_MAX && !engine_is_ours ? NULL : &ts);
+		rc = n < 0 ? -errno : 0;
+		if (link_armed)
+			(void)o->disarm(link, 0);
+		if (rc < 0)
+			return rc;
+		if (n > 0 && (pfd[0].revents & POLLIN) && progress_cq_events(ch, cq)) {
+			PROGRESS_COUNT_MT(p, wait_events);
+			armed = false;
+		}
+	}
+timeout:
+	PROGRESS_COUNT_MT(p, wait_timeouts);
+	return 0;
 }

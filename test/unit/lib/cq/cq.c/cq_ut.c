@@ -365,6 +365,8 @@ test_overflow_burst_and_undelivered_err(void)
 
 	for (i = 0; i < 8; i++)
 		in[i] = ut_wc((uint64_t)i);
+	CU_ASSERT_PTR_EQUAL(drnic_cq_channel(cq), ch);
+	CU_ASSERT_PTR_NULL(drnic_cq_channel(NULL));
 	CU_ASSERT_EQUAL(drnic_cq_req_notify(cq, 0), 0);
 	CU_ASSERT_EQUAL(cq_push_burst(cq, in, 8, false), 5);
 	CU_ASSERT_TRUE(cq_in_error(cq));

@@ -85,6 +85,79 @@ drnic_device_link(struct drnic_device *dev)
 	return UT_LINK;
 }
 
+/* A fake CQ for drnic_progress_cq_wait(): its completions appear at
+ * scripted times of the fake clock; arming it is recorded. */
+static int ut_cq_obj, ut_ch_obj;
+#define UT_CQ ((struct drnic_cq *)(void *)&ut_cq_obj)
+#define UT_CH ((struct drnic_comp_channel *)(void *)&ut_ch_obj)
+static struct {
+	uint64_t ready_at;      /* a completion is there from this time on */
+	bool ready_on_arm;      /* ... or from the arm on (it came meanwhile) */
+	bool armed;
+	unsigned int polls, notifies, events;
+	bool no_channel;
+} fcq;
+
+struct drnic_comp_channel *
+drnic_cq_channel(const struct drnic_cq *cq)
+{
+	return cq == UT_CQ && !fcq.no_channel ? UT_CH : NULL;
+}
+
+int
+drnic_comp_channel_fd(const struct drnic_comp_channel *ch)
+{
+	return ch == UT_CH ? 101 : -EINVAL;
+}
+
+int
+drnic_try_get_cq_event(struct drnic_comp_channel *ch, struct drnic_cq **cq, void **ctx)
+{
+	RTE_SET_USED(ctx);
+	if (ch != UT_CH || fcq.events == 0)
+		return -EAGAIN;
+	fcq.events--;
+	*cq = UT_CQ;
+	return 0;
+}
+
+void
+drnic_ack_cq_events(struct drnic_cq *cq, unsigned int n)
+{
+	CU_ASSERT_PTR_EQUAL(cq, UT_CQ);
+	CU_ASSERT_EQUAL(n, 1);
+}
+
+static uint64_t fake_now(void);
+static void fake_poll_cost(void);
+
+int
+drnic_cq_poll(struct drnic_cq *cq, int n, struct drnic_wc *wc)
+{
+	CU_ASSERT_PTR_EQUAL(cq, UT_CQ);
+	CU_ASSERT(n >= 1);
+	fcq.polls++;
+	fake_poll_cost();                                /* a poll runs the engine */
+	if (fake_now() < fcq.ready_at)
+		return 0;
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = 42;
+	fcq.ready_at = UINT64_MAX;
+	return 1;
+}
+
+int
+drnic_cq_req_notify(struct drnic_cq *cq, int solicited_only)
+{
+	CU_ASSERT_PTR_EQUAL(cq, UT_CQ);
+	CU_ASSERT_EQUAL(solicited_only, 0);
+	fcq.notifies++;
+	fcq.armed = true;
+	if (fcq.ready_on_arm)
+		fcq.ready_at = fake_now();
+	return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The fake world                                                           */
 /* ------------------------------------------------------------------------ */
@@ -114,6 +187,7 @@ static struct {
 	unsigned int ppolls;
 	nfds_t pp_nfds;
 	uint64_t pp_timeout;
+	uint64_t pp_timeout_max;    /* the longest since it was last cleared */
 	int state_at_ppoll;
 	void (*during_ppoll)(void);
 	/* naps */
@@ -126,6 +200,12 @@ static uint64_t
 fake_now(void)
 {
 	return w.now;
+}
+
+static void
+fake_poll_cost(void)
+{
+	w.now += w.run_ns;
 }
 
 static void
@@ -146,6 +226,7 @@ fake_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts)
 	w.ppolls++;
 	w.pp_nfds = n;
 	w.pp_timeout = t;
+	w.pp_timeout_max = RTE_MAX(w.pp_timeout_max, t);
 	w.state_at_ppoll = atomic_load(&progress.state);
 	if (w.during_ppoll != NULL)
 		w.during_ppoll();
@@ -727,6 +808,111 @@ test_start_stop(void)
 	CU_ASSERT_EQUAL(drnic_progress_stop(), 0);
 }
 
+/* drnic_progress_cq_wait() on the fake clock (inline mode, no helper, a
+ * link with a wake-up): it polls for the spin, arms the CQ, looks once more,
+ * sleeps on the channel and the link until a frame or the engine's timer,
+ * returns the completion, or 0 at its timeout. */
+static void
+test_cq_wait(void)
+{
+	struct progress *p = &progress;
+	struct drnic_wc wc[4];
+	struct drnic_progress_stats st;
+
+	reset();
+	atomic_store(&p->dev, NULL);                     /* no helper */
+	stub_wait_fd = 100;
+	memset(&fcq, 0, sizeof(fcq));
+	/* Argument errors. */
+	CU_ASSERT_EQUAL(drnic_progress_cq_wait(NULL, UT_CQ, wc, 4, 0), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_progress_cq_wait(UT_DEV, NULL, wc, 4, 0), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_progress_cq_wait(UT_DEV, UT_CQ, NULL, 4, 0), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_progress_cq_wait(UT_DEV, UT_CQ, wc, 0, 0), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_progress_cq_wait(UT_DEV, UT_CQ, wc, 4, -2), -EINVAL);
+	fcq.no_channel = true;
+	CU_ASSERT_EQUAL(drnic_progress_cq_wait(UT_DEV, UT_CQ, wc, 4, 10), -EINVAL);
+	fcq.no_channel = false;
+	CU_ASSERT_EQUAL(fcq.polls, 0);
+
+	/* Busy: a completion within the spin is returned without arming. */
+	fcq.ready_at = w.now + 1000;
+	CU_ASSERT_EQUAL(drnic_progress_cq_wait(UT_DEV, UT_CQ, wc, 4, 10), 1);
+	CU_ASSERT_EQUAL(wc[0].wr_id, 42);
+	CU_ASSERT_EQUAL(fcq.notifies, 0);
+	CU_ASSERT_EQUAL(w.ppolls, 0);
+
+	/* It came between the spin's last poll and the arm: the look after
+	 * arming finds it, no sleep (the lost wake-up that must not be). */
+	fcq.ready_at = UINT64_MAX;
+	fcq.ready_on_arm = true;
+	CU_ASSERT_EQUAL(drnic_progress_cq_wait(UT_DEV, UT_CQ, wc, 4, 10), 1);
+	CU_ASSERT_EQUAL(fcq.notifies, 1);
+	CU_ASSERT_EQUAL(w.ppolls, 0);
+	CU_ASSERT_EQUAL(w.arms, 1);                      /* armed before the look... */
+	CU_ASSERT_EQUAL(w.disarms, 1);                   /* ... and disarmed */
+	fcq.ready_on_arm = false;
+
+	/* Nothing comes: it spins 2 us, then sleeps on the channel and the link
+	 * in 1 ms pieces (the engine's timers), and returns 0 at 10 ms. */
+	fcq.polls = 0;
+	w.ppolls = 0;
+	w.pp_ret = 0;
+	w.idle = UINT64_MAX;
+	w.now = T0 * 2;
+	w.pp_timeout_max = 0;
+	CU_ASSERT_EQUAL(drnic_progress_cq_wait(UT_DEV, UT_CQ, wc, 4, 10), 0);
+	CU_ASSERT_EQUAL(w.pp_timeout_max, 1000000);
+	CU_ASSERT(w.now >= T0 * 2 + 10000000);
+	CU_ASSERT(w.now < T0 * 2 + 10000000 + 1000000);
+	CU_ASSERT_EQUAL(w.pp_nfds, 2);
+	CU_ASSERT_EQUAL(w.ppolls, 10);
+	CU_ASSERT(fcq.polls >= 2000 / 100);              /* the spin's polls */
+	CU_ASSERT_EQUAL(drnic_progress_stats_get(&st), 0);
+	CU_ASSERT_EQUAL(st.wait_timeouts, 1);
+	CU_ASSERT_EQUAL(st.wait_sleeps, 10);
+	/* Each sleep was bounded by the engine's next timer. */
+	w.idle = 30000;
+	w.ppolls = 0;
+	w.pp_timeout_max = 0;
+	CU_ASSERT_EQUAL(drnic_progress_cq_wait(UT_DEV, UT_CQ, wc, 4, 1), 0);
+	CU_ASSERT_EQUAL(w.pp_timeout_max, 30000);
+	CU_ASSERT(w.ppolls >= 30);
+
+	/* A completion event ends a sleep: re-armed, the poll returns it. */
+	w.idle = UINT64_MAX;
+	w.ppolls = 0;
+	fcq.notifies = 0;
+	w.pp_ret = 1;
+	w.pp_rev[0] = POLLIN;
+	w.pp_slept = 50000;
+	fcq.events = 1;
+	fcq.ready_at = w.now + 20000;                    /* during the first sleep */
+	CU_ASSERT_EQUAL(drnic_progress_cq_wait(UT_DEV, UT_CQ, wc, 4, -1), 1);
+	CU_ASSERT_EQUAL(w.ppolls, 1);
+	CU_ASSERT_EQUAL(fcq.events, 0);                  /* taken and acknowledged */
+	CU_ASSERT_EQUAL(drnic_progress_stats_get(&st), 0);
+	CU_ASSERT_EQUAL(st.wait_events, 1);
+
+	/* No wake-up on the link: naps of 5 us between runs. */
+	stub_wait_fd = -ENOTSUP;
+	w.pp_ret = 0;
+	w.pp_rev[0] = 0;
+	w.pp_slept = 0;
+	w.ppolls = 0;
+	w.pp_timeout_max = 0;
+	CU_ASSERT_EQUAL(drnic_progress_cq_wait(UT_DEV, UT_CQ, wc, 4, 1), 0);
+	CU_ASSERT_EQUAL(w.pp_nfds, 1);
+	CU_ASSERT_EQUAL(w.pp_timeout_max, 5000);
+	CU_ASSERT(w.ppolls >= 190);
+	/* timeout 0: one look, no sleep. */
+	w.ppolls = 0;
+	fcq.polls = 0;
+	CU_ASSERT_EQUAL(drnic_progress_cq_wait(UT_DEV, UT_CQ, wc, 4, 0), 0);
+	CU_ASSERT_EQUAL(fcq.polls, 1);
+	CU_ASSERT_EQUAL(w.ppolls, 0);
+	stub_wait_fd = -ENOTSUP;
+}
+
 int
 main(void)
 {
@@ -744,5 +930,6 @@ main(void)
 	CU_ADD_TEST(s, test_nap_mode);
 	CU_ADD_TEST(s, test_linger);
 	CU_ADD_TEST(s, test_start_stop);
+	CU_ADD_TEST(s, test_cq_wait);
 	return ut_run_all();
 }
