@@ -68,6 +68,12 @@ rnic_side_open(struct rnic_side *s, const char *name, const char *wire, uint8_t 
 	ca.cqe = o->cq_depth ? o->cq_depth : 4096;
 	ca.socket_id = -1;
 	ca.async_queue = drnic_device_async_queue(s->dev);
+	if (o->channel) {
+		s->ch = drnic_create_comp_channel();
+		if (s->ch == NULL)
+			return -ENOMEM;
+		ca.channel = s->ch;
+	}
 	s->cq = drnic_cq_create(&ca);
 	if (s->pd == NULL || s->cq == NULL)
 		return -ENOMEM;
@@ -184,6 +190,8 @@ rnic_side_close(struct rnic_side *s)
 	drnic_free(s->buf);
 	if (s->cq != NULL)
 		drnic_cq_destroy(s->cq);
+	if (s->ch != NULL)
+		drnic_destroy_comp_channel(s->ch);
 	if (s->pd != NULL)
 		drnic_dealloc_pd(s->pd);
 	if (s->dev != NULL) {

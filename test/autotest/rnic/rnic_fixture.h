@@ -18,6 +18,7 @@ struct rnic_side {
 	struct drnic_device *dev;
 	struct drnic_pd *pd;
 	struct drnic_cq *cq;
+	struct drnic_comp_channel *ch;  /* the CQ's, with rnic_pair_opts.channel */
 	struct drnic_qp *qp;
 	uint8_t *buf;
 	struct drnic_mr *mr;
@@ -43,6 +44,7 @@ struct rnic_pair_opts {
 	uint8_t max_dest_rd_atomic; /* default 16 */
 	uint8_t retry_cnt;          /* default 7 */
 	bool zero_rd_atomic;
+	bool channel;               /* each side's CQ gets a completion channel */
 	unsigned int engines;       /* default 1 (inline mode only for more) */
 	int rnr_retry;              /* 0 means 7; -1 means 0 */
 	uint8_t timeout;            /* default 14 (67 ms) */
