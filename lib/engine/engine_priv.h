@@ -433,25 +433,42 @@ struct engine {
 	TAILQ_ENTRY(engine) next;
 };
 
-/* engine.c */
+/* engine.c: the loop, the clock, the inline engines */
 int engine_run_once(struct engine *eng);
-void engine_qp_activate(struct engine_qp *eq);
+int engine_main(void *arg);
+int engine_progress_all(void);
 uint64_t engine_now_ns(struct engine *eng);
+void engine_clock_init(struct engine_clock *clock);
+int engine_inline_add(struct engine *eng);
+void engine_inline_del(struct engine *eng);
+
+/* engine_tx.c: transmit staging */
 struct rte_mbuf *engine_pkt_alloc(struct engine *eng);
 void engine_port_tx(struct engine_port *p, struct rte_mbuf *m);
-uint16_t engine_port_room(const struct engine_port *p);
+int engine_port_flush(struct engine *eng, struct engine_port *p);
+void engine_qp_build_template(struct engine_qp *eq);
+int engine_qp_tx(struct engine_qp *eq, const struct drnic_wire_pkt *pkt);
+
+/* engine_sched.c: the active list, doorbells, QP steps */
+void engine_qp_activate(struct engine_qp *eq);
 int engine_push_cqe(struct engine_qp *eq, struct drnic_cq *cq, const struct drnic_wc *wc,
 		    bool solicited);
 void engine_qp_error(struct engine_qp *eq);
-void engine_qp_build_template(struct engine_qp *eq);
-int engine_qp_tx(struct engine_qp *eq, const struct drnic_wire_pkt *pkt);
-void req_rewind(struct engine_qp *eq, uint32_t idx);
-void req_rewind_psn(struct engine_qp *eq, uint32_t idx, uint32_t psn);
-void req_skip_acked(struct engine_qp *eq, uint32_t psn);
-int resp_send_ack(struct engine_qp *eq);
+unsigned int engine_doorbells(struct engine *eng, unsigned int max);
+unsigned int engine_timers_run(struct engine *eng);
+int engine_port_step(struct engine *eng, struct engine_port *p);
+
+/* engine_rx.c: receive */
+int engine_rx(struct engine *eng);
+
+/* engine_ctl.c: control messages, engine objects, lib/verbs hooks */
+void engine_ctrl_handle(struct engine *eng, struct engine_ctrl *c);
 
 /* requester.c */
 int req_step(struct engine_qp *eq, int budget);
+void req_rewind(struct engine_qp *eq, uint32_t idx);
+void req_rewind_psn(struct engine_qp *eq, uint32_t idx, uint32_t psn);
+void req_skip_acked(struct engine_qp *eq, uint32_t psn);
 extern const char *const req_state_names[REQ_STATE_MAX];
 
 /* recovery.c */
@@ -477,7 +494,104 @@ void resp_setup(struct engine_qp *eq, uint32_t epsn);
 void resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *pkt);
 int resp_step(struct engine_qp *eq, int budget);
 int resp_flush(struct engine_qp *eq);
+int resp_send_ack(struct engine_qp *eq);
 extern const char *const resp_state_names[RESP_STATE_MAX];
+
+/*
+ * Hot-path helpers of more than one engine file (the step, receive, the
+ * loop's idle check), inline as they were in one file.
+ */
+
+/* The QP stops lingering (it worked, or leaves the active list). */
+static inline void
+engine_qp_unlinger(struct engine_qp *eq)
+{
+	if (eq->linger > 0) {
+		eq->linger = 0;
+		eq->eng->nb_linger--;
+	}
+}
+
+/* Frames port @p p can still stage (engine_tx.c's staging; inline: the
+ * step asks before each QP's turn, the machines before each frame). */
+static inline uint16_t
+engine_port_room(const struct engine_port *p)
+{
+	return (uint16_t)(RTE_DIM(p->tx) - p->tx_n);
+}
+
+/* Catch up with state changes made by modify_qp (engine thread). */
+static inline void
+engine_qp_sync(struct engine_qp *eq)
+{
+	struct drnic_qp *qp = eq->qp;
+	enum drnic_qp_state st;
+
+	/* Once both sides are set up there is nothing left to do (they are
+	 * never set up again). */
+	if (likely(eq->req_init && eq->resp_init))
+		return;
+	st = verbs_qp_state(qp);
+	if (st == DRNIC_QPS_ERR || st == DRNIC_QPS_RESET || st == DRNIC_QPS_INIT)
+		return;
+	if (!eq->resp_init) {
+		resp_setup(eq, eq->path.rq_psn);
+		engine_qp_build_template(eq);
+		eq->resp_init = true;
+	}
+	if (!eq->req_init && st != DRNIC_QPS_RTR) {
+		eq->req.npsn = eq->path.sq_psn;
+		eq->req.psn_hi = eq->req.npsn;
+		eq->req.state = REQ_IDLE;
+		comp_setup(eq);
+		rec_setup(eq);
+		eq->req_init = true;
+	}
+}
+
+/* Is there anything for the QP to do without a new event? */
+static inline bool
+engine_qp_busy(struct engine_qp *eq)
+{
+	struct drnic_qp *qp = eq->qp;
+	enum drnic_qp_state st = verbs_qp_state(qp);
+
+	if (st == DRNIC_QPS_ERR)
+		return eq->resp.ack_pending ||
+		       (eq->resp.drain_rtx && eq->resp.rtx_head != eq->resp.rtx_tail) ||
+		       verbs_wq_posted(&qp->sq, eq->comp.idx) != 0 ||
+		       verbs_wq_posted(&qp->rq, eq->resp.rq_idx) != 0 ||
+		       /* on an SRQ: QP_LAST_WQE_REACHED still to raise */
+		       (qp->srq != NULL && !eq->resp.last_wqe_raised);
+	if (eq->resp.ack_pending || eq->resp.rtx_head != eq->resp.rtx_tail)
+		return true;
+	if (!eq->req_init || st != DRNIC_QPS_RTS)
+		return false;
+	/* A QP that waits for an ACK, a retransmit timeout or the end of an
+	 * RNR wait is not busy: the timer wheel or the ACK wakes it. */
+	switch (eq->req.state) {
+	case REQ_SENDING:
+		return true;
+	case REQ_IDLE:
+		return atomic_load_explicit(&qp->sq.prod, memory_order_acquire) != eq->req.idx;
+	default:
+		return false;  /* woken by the completer */
+	}
+}
+
+/* The next deadline an idle QP waits for, or 0. */
+static inline uint64_t
+engine_qp_deadline(const struct engine_qp *eq)
+{
+	uint64_t d = eq->rec.retry_deadline_ns;
+
+	if (eq->rec.probe_deadline_ns != 0 && (d == 0 || eq->rec.probe_deadline_ns < d))
+		d = eq->rec.probe_deadline_ns;
+
+	if (eq->req.state == REQ_WAIT_RNR && (d == 0 || eq->rec.rnr_deadline_ns < d))
+		d = eq->rec.rnr_deadline_ns;
+	return d;
+}
 
 /* Count a dropped packet on the QP and its engine. */
 static inline void

@@ -80,13 +80,6 @@ engine_qp_activate(struct engine_qp *eq)
 	RTE_SET_USED(eq);
 	ut_activated++;
 }
-
-uint16_t
-engine_port_room(const struct engine_port *p)
-{
-	RTE_SET_USED(p);
-	return 32;
-}
 #endif
 
 #ifdef UT_ENGINE_QP_ERROR_STUB
@@ -201,6 +194,7 @@ ut_qp_reset(uint32_t psn)
 	eq->resp.rtx_mask = RTE_DIM(ut_rtx) - 1;
 	eq->qp = &ut_qp;
 	eq->eng = &ut_eng;
+	eq->port = &ut_eng.port[0];     /* empty: room for a whole staging */
 	eq->mtu = 1024;
 	/* The path modify_qp would have sent the engine. */
 	eq->path.dest_qp_num = ut_qp.attr.dest_qp_num;

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Scheduling: which QP runs when. Owns each port's active list
+ * (engine_port::active, engine_qp::on_active, active_next), lingering
+ * (engine_qp::linger, engine::nb_linger), the QPs' timers in the wheel
+ * (engine_qp::tmr) and the engine's side of the doorbell (the doorbell ring
+ * and the send queue's VERBS_DB_* flag).
+ *
+ * A QP gets on the active list by a doorbell (a post that found it idle),
+ * its timer, or its own machines (engine_qp_activate()); each step gives
+ * every active QP of a port one turn (engine_port_step()), after which a
+ * QP still busy goes to the tail, one that just worked may linger, and an
+ * idle one leaves the list, closing the race with a concurrent post.
+ */
+#include "engine_priv.h"
+
+/* ------------------------------------------------------------------------ */
+/* QPs: activation, errors, completions                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Put a QP on the active list (engine thread). */
+void
+engine_qp_activate(struct engine_qp *eq)
+{
+	if (eq->on_active)
+		return;
+	eq->on_active = true;
+	atomic_store_explicit(&eq->qp->sq.db, VERBS_DB_QUEUED, memory_order_relaxed);
+	TAILQ_INSERT_TAIL(&eq->port->active, eq, active_next);
+}
+
+/* An idle QP on the active list: may it stay (RTS, within the limits)? */
+static inline bool
+engine_qp_linger(struct engine_qp *eq)
+{
+	if (verbs_qp_state(eq->qp) != DRNIC_QPS_RTS)
+		return false;
+	if (eq->linger == 0) {
+		if (eq->eng->nb_linger >= ENGINE_LINGER_MAX)
+			return false;
+		eq->eng->nb_linger++;
+	} else if (eq->linger >= ENGINE_LINGER_STEPS) {
+		return false;
+	}
+	eq->linger++;
+	return true;
+}
+
+/* The QP goes to ERR (engine-detected error); flushing follows. */
+void
+engine_qp_error(struct engine_qp *eq)
+{
+	(void)verbs_qp_set_error(eq->qp);
+	engine_qp_activate(eq);
+}
+
+/* A CQ overflowed: every QP of this engine using it goes to ERR. */
+static void
+engine_cq_overflow(struct engine *eng, struct drnic_cq *cq)
+{
+	struct engine_qp *eq;
+
+	TAILQ_FOREACH(eq, &eng->all, all_next) {
+		if (eq->qp->send_cq != cq && eq->qp->recv_cq != cq)
+			continue;
+		if (verbs_qp_set_error(eq->qp)) {
+			verbs_qp_event(eq->qp, DRNIC_EVENT_QP_FATAL);
+			ENGINE_QP_LOG(WARNING, eq, "CQ overflow: QP to ERR");
+		}
+		engine_qp_activate(eq);
+	}
+}
+
+int
+engine_push_cqe(struct engine_qp *eq, struct drnic_cq *cq, const struct drnic_wc *wc,
+		bool solicited)
+{
+	int rc = cq_push(cq, wc, solicited);
+
+	if (likely(rc == 0)) {
+		eq->eng->stats.cqes++;
+		return 0;
+	}
+	if (rc == -EOVERFLOW)
+		engine_cq_overflow(eq->eng, cq);
+	return rc;
+}
+
+/* Timer wheel callback: the QP's deadline came; its step looks at it. */
+static void
+engine_qp_timer_fire(struct engine_timer *t, void *arg)
+{
+	struct engine_qp *eq = container_of(t, struct engine_qp, tmr);
+
+	RTE_SET_USED(arg);
+	engine_qp_activate(eq);
+}
+
+/* The QPs whose deadline came go on the active list; returns how many. */
+unsigned int
+engine_timers_run(struct engine *eng)
+{
+	unsigned int fired = timer_wheel_run(&eng->wheel, engine_now_ns(eng),
+					     engine_qp_timer_fire, eng);
+
+	eng->stats.timers += fired;
+	return fired;
+}
+
+static int
+engine_qp_step(struct engine_qp *eq, uint16_t room)
+{
+	enum drnic_qp_state st;
+	int work = 0, budget = RTE_MIN((int)room, ENGINE_QP_BUDGET);
+
+	engine_qp_sync(eq);
+	st = verbs_qp_state(eq->qp);
+	if (st == DRNIC_QPS_ERR) {
+		/* A request the responder refused moved the QP here: the
+		 * responses owed for the requests before it go first, then
+		 * the NAK (resp_step sends both, in that order). */
+		if (eq->resp.drain_rtx && eq->resp.rtx_head != eq->resp.rtx_tail)
+			return resp_step(eq, budget);
+		eq->resp.drain_rtx = false;
+		work += resp_send_ack(eq);  /* the NAK that explains the error */
+		work += comp_flush(eq);
+		work += resp_flush(eq);
+		return work;
+	}
+	if (eq->resp_init) {
+		int n = resp_step(eq, budget);
+
+		work += n;
+		budget -= n;
+	}
+	if (st != DRNIC_QPS_SQD) {
+		eq->sqd_notified = false;
+	} else if (!eq->sqd_notified && eq->comp.idx == eq->req.idx && eq->req.off == 0) {
+		/* Nothing in flight any more: the send queue is drained. */
+		eq->sqd_notified = true;
+		if (eq->path.en_sqd_async_notify)
+			verbs_qp_event(eq->qp, DRNIC_EVENT_SQ_DRAINED);
+	}
+	if (eq->req_init && (st == DRNIC_QPS_RTS || st == DRNIC_QPS_SQD)) {
+		if ((eq->rec.retry_deadline_ns | eq->rec.probe_deadline_ns) != 0 &&
+		    !eq->eng->rx_backlog) {
+			uint64_t now = engine_now_ns(eq->eng);
+
+			if (eq->rec.retry_deadline_ns != 0 && now >= eq->rec.retry_deadline_ns) {
+				rec_timeout(eq);
+				work++;
+			} else if (eq->rec.probe_deadline_ns != 0 &&
+				   now >= eq->rec.probe_deadline_ns) {
+				rec_probe(eq);
+				work++;
+			}
+		}
+		if (budget > 0)
+			work += req_step(eq, budget);
+	}
+	return work;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Doorbells and the active list                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Take every queued doorbell onto the active list (at most @p max, rounded
+ * up to a burst). */
+unsigned int
+engine_doorbells(struct engine *eng, unsigned int max)
+{
+	struct drnic_qp *qps[ENGINE_BURST];
+	unsigned int n, i, total = 0;
+
+	while (total < max &&
+	       (n = rte_ring_sc_dequeue_burst(eng->doorbell, (void **)qps, ENGINE_BURST, NULL)) > 0) {
+		for (i = 0; i < n; i++) {
+			struct engine_qp *eq = qps[i]->eng_priv;
+
+			if (eq != NULL)
+				engine_qp_activate(eq);
+		}
+		total += n;
+	}
+	eng->stats.doorbells += total;
+	return total;
+}
+
+/* One turn of each active QP of port @p p (see engine_run_once()). */
+int
+engine_port_step(struct engine *eng, struct engine_port *p)
+{
+	struct engine_qp *eq, *tmp, *last = TAILQ_LAST(&p->active, engine_qp_list);
+	int work = 0;
+
+	for (eq = TAILQ_FIRST(&p->active); eq != NULL; eq = tmp) {
+		bool end = eq == last;
+		uint16_t room = engine_port_room(p);
+		int step;
+
+		if (room == 0)
+			break;
+		tmp = TAILQ_NEXT(eq, active_next);
+		step = engine_qp_step(eq, room);
+		if (step > 0) {
+			work += step;
+			engine_qp_unlinger(eq);
+		}
+		if (engine_qp_busy(eq)) {
+			if (end)
+				break;
+			TAILQ_REMOVE(&p->active, eq, active_next);
+			TAILQ_INSERT_TAIL(&p->active, eq, active_next);
+			continue;
+		}
+		if (engine_qp_linger(eq)) {
+			if (end)
+				break;
+			continue;
+		}
+		/* Idle: leave the list, then look again (a poster may have
+		 * posted after our check and seen the flag still set). */
+		engine_qp_unlinger(eq);
+		TAILQ_REMOVE(&p->active, eq, active_next);
+		eq->on_active = false;
+		atomic_store_explicit(&eq->qp->sq.db, VERBS_DB_IDLE, memory_order_seq_cst);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (engine_qp_busy(eq) &&
+		    atomic_exchange_explicit(&eq->qp->sq.db, VERBS_DB_QUEUED, memory_order_seq_cst) ==
+		    VERBS_DB_IDLE) {
+			eq->on_active = true;
+			TAILQ_INSERT_TAIL(&p->active, eq, active_next);
+		} else {
+			uint64_t d = engine_qp_deadline(eq);
+
+			/* Waits for a deadline: sleep in the wheel. */
+			if (d != 0)
+				timer_arm(&eng->wheel, &eq->tmr, d);
+		}
+		if (end)
+			break;
+	}
+	return work;
+}

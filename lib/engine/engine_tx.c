@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Transmit staging: the frames an engine builds and where they wait before
+ * they leave. Owns engine::mcache (transmit mbufs taken from the pool a
+ * burst at a time), each port's staging (engine_port::tx, tx_n, tx_data,
+ * hold_until_ns) and the QP's frame template (engine_qp::tmpl, mtu).
+ *
+ * The machines stage frames with engine_qp_tx() while engine_port_room()
+ * says there is room; the loop flushes each port once per step
+ * (engine_port_flush()). A flush of ACKs alone on a link where each burst
+ * is a system call is held up to ENGINE_ACK_HOLD_NS, for data to go with.
+ */
+#include <string.h>
+
+#include "engine_priv.h"
+
+/* ------------------------------------------------------------------------ */
+/* Packets                                                                  */
+/* ------------------------------------------------------------------------ */
+
+struct rte_mbuf *
+engine_pkt_alloc(struct engine *eng)
+{
+	struct rte_mbuf *m;
+
+	if (likely(eng->mcache_n > 0))
+		return eng->mcache[--eng->mcache_n];
+	if (likely(rte_pktmbuf_alloc_bulk(eng->pool, eng->mcache, ENGINE_BURST) == 0)) {
+		eng->mcache_n = ENGINE_BURST - 1;
+		return eng->mcache[ENGINE_BURST - 1];
+	}
+	/* Fewer than a burst left in the pool: one at a time, as before. */
+	m = rte_pktmbuf_alloc(eng->pool);
+	if (unlikely(m == NULL))
+		eng->stats.nomem++;
+	return m;
+}
+
+/* Stage a frame; the caller checked engine_port_room(). */
+void
+engine_port_tx(struct engine_port *p, struct rte_mbuf *m)
+{
+	p->tx[p->tx_n++] = m;
+}
+
+/*
+ * Send what port @p p has staged (engine thread). Frames of ACKs alone wait
+ * (see engine_port::hold_until_ns): the first flush that finds them arms
+ * the hold and sends nothing; the first one at or past hold_until_ns, or
+ * after a data frame was staged, sends them all. What the link refuses
+ * stays staged, first in line. Returns the frames sent.
+ */
+int
+engine_port_flush(struct engine *eng, struct engine_port *p)
+{
+	uint16_t sent;
+
+	if (p->tx_n == 0)
+		return 0;
+	if (!p->tx_data && p->tx_n < ENGINE_BURST && p->link->tx_hold_acks) {
+		/* Only ACKs, and a burst costs a system call: they wait a
+		 * while for data to go with. */
+		uint64_t now = engine_now_ns(eng);
+
+		if (p->hold_until_ns == 0) {
+			p->hold_until_ns = now + ENGINE_ACK_HOLD_NS;
+			return 0;
+		}
+		if (now < p->hold_until_ns)
+			return 0;
+	}
+	sent = link_tx_burst(p->link, p->queue, p->tx, p->tx_n);
+	eng->stats.tx_packets += sent;
+	if (sent < p->tx_n)
+		memmove(p->tx, p->tx + sent, (p->tx_n - sent) * sizeof(p->tx[0]));
+	p->tx_n = (uint16_t)(p->tx_n - sent);
+	p->hold_until_ns = 0;
+	p->tx_data = p->tx_n > 0;        /* what the link refused goes first */
+	return sent;
+}
+
+/* The QP's frame template (addresses, ports, P_Key, dest QPN) from its
+ * path (engine thread: when the QP is set up and on each modify). */
+void
+engine_qp_build_template(struct engine_qp *eq)
+{
+	const struct drnic_device *dev = eq->qp->dev;
+	const struct drnic_ah_attr *ah = &eq->path.ah;
+	struct drnic_wire_pkt *p = &eq->tmpl;
+	unsigned int sgid = ah->grh.sgid_index;
+
+	drnic_wire_pkt_init(p);
+	memcpy(p->eth.src, dev->link->mac, 6);   /* ethdev links use the port's MAC */
+	memcpy(p->eth.dst, eq->path.dmac, 6);
+	if (sgid < dev->nb_gids && dev->gid_is_v4[sgid]) {
+		p->ip.version = 4;
+		memcpy(p->ip.src, &dev->gid[sgid].raw[12], 4);
+		memcpy(p->ip.dst, &ah->grh.dgid.raw[12], 4);
+	} else {
+		p->ip.version = 6;
+		memcpy(p->ip.src, dev->gid[sgid < dev->nb_gids ? sgid : 0].raw, 16);
+		memcpy(p->ip.dst, ah->grh.dgid.raw, 16);
+		p->ip.flow_label = ah->grh.flow_label;
+	}
+	p->ip.tos = ah->grh.traffic_class;
+	p->ip.ttl = ah->grh.hop_limit != 0 ? ah->grh.hop_limit : 64;
+	p->udp.sport = eq->path.udp_sport;
+	p->bth.pkey = verbs_pkey_entry(eq->path.pkey_index);
+	p->bth.dqpn = eq->path.dest_qp_num;
+	eq->mtu = eq->path.mtu;
+}
+
+/* Build a frame from @p pkt and stage it on the QP's port. */
+int
+engine_qp_tx(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
+{
+	struct rte_mbuf *m = engine_pkt_alloc(eq->eng);
+	int rc;
+
+	if (unlikely(m == NULL))
+		return -ENOMEM;
+	rc = drnic_wire_build(m, pkt);
+	if (unlikely(rc < 0)) {
+		rte_pktmbuf_free(m);
+		if (rc == -ENOMEM)
+			eq->eng->stats.nomem++;
+		return rc;
+	}
+	engine_port_tx(eq->port, m);
+	if (pkt->bth.opcode != DRNIC_WIRE_OP_RC_ACKNOWLEDGE)
+		eq->port->tx_data = true;
+	eq->stats.tx_packets++;
+	return 0;
+}
