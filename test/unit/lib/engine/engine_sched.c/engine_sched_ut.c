@@ -113,10 +113,16 @@ comp_flush(struct engine_qp *eq)
 	return 0;
 }
 
+/* The responder's flush: on an SRQ it raises QP_LAST_WQE_REACHED once, as
+ * responder.c's does. */
+static unsigned int ut_resp_flushes;
+
 int
 resp_flush(struct engine_qp *eq)
 {
-	RTE_SET_USED(eq);
+	ut_resp_flushes++;
+	if (eq->qp->srq != NULL)
+		eq->resp.last_wqe_raised = true;
 	return 0;
 }
 
@@ -236,6 +242,7 @@ ut_reset(void)
 		ut_sent[i] = 0;
 	}
 	ut_norder = 0;
+	ut_resp_flushes = 0;
 	ut_timeouts = ut_events = 0;
 	ut_cqe_rc_overflow = 0;
 	ut_before_idle = ut_after_fence = NULL;
@@ -371,6 +378,39 @@ test_race_post_after_leaving(void)
 	CU_ASSERT_EQUAL(rte_ring_count(ut_ring), 1);
 	CU_ASSERT_EQUAL(ut_steps_until_sent(p, 0, 3), 1);
 	CU_ASSERT_EQUAL(ut_eng.stats.doorbells, 2);
+}
+
+/* A QP on an SRQ moved to ERR while the engine leaves it idle: the
+ * modify's doorbell saw the flag QUEUED and rang nothing. The re-check
+ * must keep it (its flush, which raises QP_LAST_WQE_REACHED, is owed), and
+ * the next step flushes it; then it may leave. */
+static void
+ut_to_err_qp0(void)
+{
+	atomic_store(&ut_qp[0].state, DRNIC_QPS_ERR);
+	verbs_qp_doorbell(&ut_qp[0]);
+}
+
+static void
+test_race_srq_qp_to_err(void)
+{
+	static struct drnic_srq srq;
+	struct engine_port *p = ut_race_setup();
+
+	ut_qp[0].srq = &srq;
+	ut_eq[0].comp.idx = ut_eq[0].req.idx;             /* its WQE completed */
+	ut_before_idle = ut_to_err_qp0;
+	ut_step(p);
+	CU_ASSERT_PTR_NULL(ut_before_idle);               /* the hook ran */
+	CU_ASSERT_EQUAL(rte_ring_count(ut_ring), 0);      /* no doorbell rang */
+	CU_ASSERT_EQUAL(ut_on_list(p, 0), 1);
+	ut_step(p);
+	CU_ASSERT_EQUAL(ut_resp_flushes, 1);
+	CU_ASSERT_TRUE(ut_eq[0].resp.last_wqe_raised);
+	ut_step(p);
+	CU_ASSERT_EQUAL(ut_on_list(p, 0), 0);
+	CU_ASSERT_EQUAL(atomic_load(&ut_qp[0].sq.db), VERBS_DB_IDLE);
+	ut_qp[0].srq = NULL;
 }
 
 /* A doorbell for a QP deleted since it rang is ignored, and counted. */
@@ -566,6 +606,7 @@ main(void)
 	CU_ADD_TEST(s, test_race_post_before_idle_store);
 	CU_ADD_TEST(s, test_race_post_after_idle_store);
 	CU_ADD_TEST(s, test_race_post_after_leaving);
+	CU_ADD_TEST(s, test_race_srq_qp_to_err);
 	CU_ADD_TEST(s, test_doorbell_of_deleted_qp);
 	CU_ADD_TEST(s, test_linger_steps);
 	CU_ADD_TEST(s, test_linger_post_without_doorbell);
