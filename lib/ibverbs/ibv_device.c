@@ -704,7 +704,9 @@ dibv_fill_device_attr(struct ibv_context *context, struct ibv_device_attr *a)
 	a->max_res_rd_atom = da.max_res_rd_atom;
 	a->max_qp_init_rd_atom = da.max_qp_init_rd_atom;
 	a->atomic_cap = (enum ibv_atomic_cap)da.atomic_cap;
-	a->max_srq = 0;   /* the drop-in does not map drnic's SRQs yet (ibv_create_srq) */
+	a->max_srq = da.max_srq;
+	a->max_srq_wr = da.max_srq_wr;
+	a->max_srq_sge = da.max_srq_sge;
 	a->max_pkeys = (uint16_t)da.max_pkeys;
 	a->local_ca_ack_delay = 15;
 	a->phys_port_cnt = da.phys_port_cnt;
@@ -958,9 +960,13 @@ ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 		break;
 	}
 	case DRNIC_EVENT_SRQ_ERR:
-	case DRNIC_EVENT_SRQ_LIMIT_REACHED:
-		event->element.srq = NULL;
+	case DRNIC_EVENT_SRQ_LIMIT_REACHED: {
+		struct dibv_srq *s = ev.element.srq != NULL ?
+				     drnic_srq_context((struct drnic_srq *)ev.element.srq) : NULL;
+
+		event->element.srq = s != NULL ? &s->srq : NULL;
 		break;
+	}
 	default:
 		event->element.port_num = (int)ev.element.port_num;
 		break;

@@ -119,6 +119,11 @@ struct dibv_ah {
 	struct ibv_ah ah;
 };
 
+struct dibv_srq {
+	struct ibv_srq srq;
+	struct drnic_srq *dsrq;
+};
+
 static inline struct dibv_context *
 dibv_ctx(struct ibv_context *c)
 {
@@ -136,6 +141,12 @@ static inline struct dibv_qp *
 dibv_qp_of(struct ibv_qp *qp)
 {
 	return (struct dibv_qp *)(void *)qp;
+}
+
+static inline struct dibv_srq *
+dibv_srq_of(struct ibv_srq *srq)
+{
+	return (struct dibv_srq *)(void *)srq;
 }
 
 /* ibv_device.c */

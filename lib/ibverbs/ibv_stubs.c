@@ -220,35 +220,6 @@ ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr *att
 	return EOPNOTSUPP;
 }
 
-DIBV_EXPORT struct ibv_srq *
-ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_init_attr)
-{
-	(void)pd, (void)srq_init_attr;
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-DIBV_EXPORT int
-ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, int srq_attr_mask)
-{
-	(void)srq, (void)srq_attr, (void)srq_attr_mask;
-	return EOPNOTSUPP;
-}
-
-DIBV_EXPORT int
-ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr)
-{
-	(void)srq, (void)srq_attr;
-	return EOPNOTSUPP;
-}
-
-DIBV_EXPORT int
-ibv_destroy_srq(struct ibv_srq *srq)
-{
-	(void)srq;
-	return EOPNOTSUPP;
-}
-
 DIBV_EXPORT int
 ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {

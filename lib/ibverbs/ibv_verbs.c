@@ -648,8 +648,12 @@ dibv_qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (ia->srq != NULL || ia->qp_type != IBV_QPT_RC) {
+	if (ia->qp_type != IBV_QPT_RC) {
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (ia->srq != NULL && handle_live(dibv_srq_of(ia->srq), HANDLE_IBV_SRQ) == false) {
+		errno = EINVAL;
 		return NULL;
 	}
 	q = calloc(1, sizeof(*q));
@@ -662,6 +666,7 @@ dibv_qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 	a.recv_cq = dibv_cq_of(ia->recv_cq)->dcq;
 	a.qp_type = DRNIC_QPT_RC;
 	a.sq_sig_all = ia->sq_sig_all;
+	a.srq = ia->srq != NULL ? dibv_srq_of(ia->srq)->dsrq : NULL;
 	a.async_queue = dibv_ctx(pd->context)->async;
 	/* drnic wants at least one of each; verbs allows zero. */
 	a.cap.max_send_wr = ia->cap.max_send_wr ? ia->cap.max_send_wr : 1;
@@ -707,7 +712,7 @@ dibv_qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 	qp->pd = pd;
 	qp->send_cq = ia->send_cq;
 	qp->recv_cq = ia->recv_cq;
-	qp->srq = NULL;
+	qp->srq = ia->srq;
 	qp->qp_num = drnic_qp_num(q->dqp);
 	qp->handle = qp->qp_num;
 	qp->state = IBV_QPS_RESET;
@@ -1018,9 +1023,113 @@ dibv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **b
 static int
 dibv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
-	(void)srq;
-	*bad = wr;
-	return EOPNOTSUPP;
+	int rc;
+
+	/* struct drnic_recv_wr is struct ibv_recv_wr. */
+	drnic_progress_app_enter();
+	rc = drnic_post_srq_recv(dibv_srq_of(srq)->dsrq, (struct drnic_recv_wr *)(void *)wr,
+				 (struct drnic_recv_wr **)(void *)bad);
+	drnic_progress_app_leave();
+	return rc < 0 ? -rc : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Shared receive queues                                                    */
+/* ------------------------------------------------------------------------ */
+
+DIBV_EXPORT struct ibv_srq *
+ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *ia)
+{
+	struct drnic_srq_init_attr a = { 0 };
+	struct dibv_srq *s;
+
+	if (pd == NULL || ia == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (s == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	a.srq_context = s;
+	a.attr.max_wr = ia->attr.max_wr;
+	a.attr.max_sge = ia->attr.max_sge ? ia->attr.max_sge : 1;
+	a.attr.srq_limit = ia->attr.srq_limit;
+	a.async_queue = dibv_ctx(pd->context)->async;
+	s->dsrq = drnic_create_srq(((struct dibv_pd *)(void *)pd)->dpd, &a);
+	if (s->dsrq == NULL) {
+		errno = rte_errno ? rte_errno : EINVAL;
+		free(s);
+		return NULL;
+	}
+	ia->attr.max_wr = a.attr.max_wr;
+	ia->attr.max_sge = a.attr.max_sge;
+	s->srq.context = pd->context;
+	s->srq.srq_context = ia->srq_context;
+	s->srq.pd = pd;
+	pthread_mutex_init(&s->srq.mutex, NULL);
+	pthread_cond_init(&s->srq.cond, NULL);
+	if (handle_add(s, HANDLE_IBV_SRQ) < 0) {
+		drnic_destroy_srq(s->dsrq);
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return &s->srq;
+}
+
+DIBV_EXPORT int
+ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+{
+	struct drnic_srq_attr a = { 0 };
+	struct dibv_srq *s = dibv_srq_of(srq);
+	int rc;
+
+	if (!handle_live(s, HANDLE_IBV_SRQ) || attr == NULL)
+		return DIBV_ERR(EINVAL);
+	/* Resizing (IBV_SRQ_MAX_WR) is not offered: the device caps do not
+	 * claim IBV_DEVICE_SRQ_RESIZE. */
+	if (mask & ~IBV_SRQ_LIMIT)
+		return DIBV_ERR(EINVAL);
+	a.srq_limit = attr->srq_limit;
+	rc = drnic_modify_srq(s->dsrq, &a, mask & IBV_SRQ_LIMIT ? DRNIC_SRQ_LIMIT : 0);
+	return rc < 0 ? dibv_errno(rc) : 0;
+}
+
+DIBV_EXPORT int
+ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct drnic_srq_attr a;
+	struct dibv_srq *s = dibv_srq_of(srq);
+	int rc;
+
+	if (!handle_live(s, HANDLE_IBV_SRQ) || attr == NULL)
+		return DIBV_ERR(EINVAL);
+	rc = drnic_query_srq(s->dsrq, &a);
+	if (rc < 0)
+		return dibv_errno(rc);
+	attr->max_wr = a.max_wr;
+	attr->max_sge = a.max_sge;
+	attr->srq_limit = a.srq_limit;
+	return 0;
+}
+
+DIBV_EXPORT int
+ibv_destroy_srq(struct ibv_srq *srq)
+{
+	struct dibv_srq *s = dibv_srq_of(srq);
+	int rc;
+
+	if (handle_take(s, HANDLE_IBV_SRQ) < 0)
+		return DIBV_ERR(EINVAL);
+	rc = drnic_destroy_srq(s->dsrq);
+	if (rc < 0)
+		return dibv_handle_undo(s, HANDLE_IBV_SRQ, dibv_errno(rc));
+	pthread_mutex_destroy(&srq->mutex);
+	pthread_cond_destroy(&srq->cond);
+	free(s);
+	return 0;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -258,6 +258,35 @@ check_double_destroy(struct check_env *e)
 		return;
 	}
 	CHECK_TWICE(ibv_destroy_qp(qp), "ibv_destroy_qp");
+	/* An SRQ: held by its QP (EBUSY), then destroyed once. */
+	{
+		struct ibv_srq_init_attr sa = { .attr = { .max_wr = 10, .max_sge = 1 } };
+		struct ibv_srq_attr q;
+		struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+
+		CHECK(srq != NULL && sa.attr.max_wr >= 10, "ibv_create_srq: %s",
+		      srq == NULL ? strerror(errno) : "ok");
+		if (srq != NULL) {
+			ia.srq = srq;
+			qp = ibv_create_qp(pd, &ia);
+			ia.srq = NULL;
+			CHECK(qp != NULL && qp->srq == srq, "a QP on the SRQ: %s",
+			      qp == NULL ? strerror(errno) : "ok");
+			rc = ibv_destroy_srq(srq);
+			CHECK(rc == EBUSY, "ibv_destroy_srq with a QP on it: %s", strerror(rc));
+			q.max_wr = 64;
+			rc = ibv_modify_srq(srq, &q, IBV_SRQ_MAX_WR);
+			CHECK(rc == EINVAL, "ibv_modify_srq(MAX_WR), no SRQ_RESIZE cap: %s",
+			      strerror(rc));
+			q.srq_limit = 3;
+			rc = ibv_modify_srq(srq, &q, IBV_SRQ_LIMIT);
+			CHECK(rc == 0 && ibv_query_srq(srq, &q) == 0 && q.srq_limit == 3,
+			      "arm the limit, query it: %s", strerror(rc));
+			if (qp != NULL)
+				ibv_destroy_qp(qp);
+			CHECK_TWICE(ibv_destroy_srq(srq), "ibv_destroy_srq");
+		}
+	}
 	CHECK_TWICE(ibv_dereg_mr(mr), "ibv_dereg_mr");
 	CHECK_TWICE(ibv_destroy_cq(cq), "ibv_destroy_cq");
 	CHECK_TWICE(ibv_dealloc_pd(pd), "ibv_dealloc_pd");

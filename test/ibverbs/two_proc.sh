@@ -82,11 +82,12 @@ pair() {
 	return 0
 }
 
-# ibv_rc_pingpong prints "N iters in S seconds = U usec/iter" on both sides.
-rc_pingpong() {
-	local name=$1 n=$2
-	shift 2
-	pair "$name" ibv_rc_pingpong -n "$n" "$@" || return
+# ibverbs-utils' pingpongs print "N iters in S seconds = U usec/iter" on
+# both sides (ibv_srq_pingpong too, for all its QPs together).
+pingpong() {
+	local prog=$1 name=$2 n=$3
+	shift 3
+	pair "$name" "$prog" -n "$n" "$@" || return
 	local f
 	for f in "$LAST_S" "$LAST_C"; do
 		grep -qE "^$n iters in [0-9.]+ seconds = [0-9.]+ usec/iter" "$f" ||
@@ -139,10 +140,14 @@ helper_spins() {
 export DRNIC_IBV_DEBUG=1
 N=200
 [ "$QUICK" = quick ] && N=50
-rc_pingpong rc.default 1000 -g 0
-rc_pingpong rc.nogid 200          # AV without GRH: [ibverbs] peer_ipv4
-rc_pingpong rc.size 100 -g 0 -s 65536
-rc_pingpong rc.events 200 -g 0 -e
+pingpong ibv_rc_pingpong rc.default 1000 -g 0
+pingpong ibv_rc_pingpong rc.nogid 200          # AV without GRH: [ibverbs] peer_ipv4
+pingpong ibv_rc_pingpong rc.size 100 -g 0 -s 65536
+pingpong ibv_rc_pingpong rc.events 200 -g 0 -e
+# SRQ: 16 RC QPs sharing one SRQ on each side (4096-byte SENDs), with
+# --chk (the receiver checks every byte), and with completion events.
+pingpong ibv_srq_pingpong srq.default 200 -g 0 -c
+pingpong ibv_srq_pingpong srq.events 100 -g 0 -e
 
 for mode in unknown connectx; do
 	if [ $mode = connectx ]; then
@@ -164,6 +169,7 @@ for mode in unknown connectx; do
 	perf "$mode.write_lat.all" ib_write_lat -n 20 -a
 	perf "$mode.write_bw.D" ib_write_bw -D 1 -s 4096
 	perf "$mode.send_lat.e" ib_send_lat -n $N -e
+	perf "$mode.send_bw.srq" ib_send_bw -n $N --use-srq
 done
 
 [ $FAIL = 0 ] && echo PASS || echo FAILED
