@@ -185,23 +185,22 @@ comp_scatter(const struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_
 }
 
 /*
- * READ response @p psn is not the one expected. When it is well past the
- * missing one (not merely reordered), ask for the rest of the READ from the
- * missing PSN, once per gap, without going back: later requests are not
- * affected. A lost re-read is recovered by the retransmit timer.
+ * Ask again for what READ or atomic @p w is missing, from PSN @p from (an
+ * atomic: its saved result), once per missing PSN, without going back:
+ * later requests are not resent. Counted as a retransmission and a loss.
  */
 static void
-comp_read_gap(struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t psn)
+comp_rerequest(struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t from)
 {
 	struct drnic_wire_pkt pkt;
-	uint32_t from;
 
-	from = engine_read_partial(w) ? w->rd_next : w->first_psn;
-	if (drnic_psn_diff(psn, from) < ENGINE_READ_GAP ||
-	    (eq->comp.reread_sent && eq->comp.reread_psn == from) ||
+	if ((eq->comp.reread_sent && eq->comp.reread_psn == from) ||
 	    engine_port_room(eq->port) == 0)
 		return;
-	engine_read_request(eq, w, from, &pkt);
+	if (w->opcode == DRNIC_WR_RDMA_READ)
+		engine_read_request(eq, w, from, &pkt);
+	else
+		engine_atomic_request(eq, w, &pkt);
 	if (engine_qp_tx(eq, &pkt) < 0)
 		return;
 	eq->comp.reread_sent = true;
@@ -211,19 +210,31 @@ comp_read_gap(struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t psn
 }
 
 /*
+ * READ response @p psn is not the one expected. When it is well past the
+ * missing one (not merely reordered), ask for the rest of the READ from the
+ * missing PSN. A lost re-read is recovered by the retransmit timer.
+ */
+static void
+comp_read_gap(struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t psn)
+{
+	uint32_t from = engine_read_partial(w) ? w->rd_next : w->first_psn;
+
+	if (drnic_psn_diff(psn, from) >= ENGINE_READ_GAP)
+		comp_rerequest(eq, w, from);
+}
+
+/*
  * A response for PSN @p psn arrived: the responder answers in order, so
- * every READ or atomic before that PSN was answered before it. One still
- * waiting for (part of) its response lost it (an implied NAK): ask for it
- * again at once (an atomic is answered from the responder's saved result,
- * a READ from the first PSN missing), once per PSN, without going back:
- * later requests are not resent. A lost re-request is recovered by the
- * early retransmit or the retransmit timer.
+ * every READ or atomic before that PSN was answered before it. The oldest
+ * one still waiting for (part of) its response lost it (an implied NAK):
+ * ask for it again at once (a READ whose response is partly here, for the
+ * rest after the gap). A lost re-request is recovered by the early
+ * retransmit or the retransmit timer.
  */
 static void
 comp_implied_nak(struct engine_qp *eq, uint32_t psn)
 {
-	struct drnic_wire_pkt pkt;
-	uint32_t i, from;
+	uint32_t i;
 
 	for (i = eq->comp.idx; i != eq->req.idx; i++) {
 		const struct verbs_send_wqe *w = engine_sq_wqe(eq, i);
@@ -232,27 +243,10 @@ comp_implied_nak(struct engine_qp *eq, uint32_t psn)
 			return;
 		if (!engine_wqe_is_rd_atomic(w) || w->state != WQE_SENT)
 			continue;
-		/* A READ whose response is partly here lost the rest of it
-		 * (its tail, or the rest after a gap): ask for the rest, once
-		 * per missing PSN. */
-		from = engine_read_partial(w) ? w->rd_next : w->first_psn;
-		if ((eq->comp.reread_sent && eq->comp.reread_psn == from) ||
-		    engine_port_room(eq->port) == 0)
-			return;
-		if (w->opcode == DRNIC_WR_RDMA_READ)
-			engine_read_request(eq, w, from, &pkt);
-		else
-			engine_atomic_request(eq, w, &pkt);
-		if (engine_qp_tx(eq, &pkt) < 0)
-			return;
-		eq->comp.reread_sent = true;
-		eq->comp.reread_psn = from;
-		eq->stats.retransmits++;
-		rec_loss(eq, false);
+		comp_rerequest(eq, w, engine_read_partial(w) ? w->rd_next : w->first_psn);
 		return;
 	}
 }
-
 
 /* One response on its way through the completer's states. */
 struct comp_resp {
