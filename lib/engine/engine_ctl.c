@@ -66,95 +66,123 @@ engine_find_port(struct engine *eng, const struct drnic_device *dev, uint16_t qu
 	return NULL;
 }
 
+/* A port: queue @p queue of @p dev's link. */
+static int
+engine_ctl_port_add(struct engine *eng, struct drnic_device *dev, uint16_t queue)
+{
+	struct engine_port *p;
+
+	if (eng->nb_ports == ENGINE_MAX_PORTS)
+		return -ENOSPC;
+	p = &eng->port[eng->nb_ports];
+	memset(p, 0, sizeof(*p));
+	TAILQ_INIT(&p->active);
+	p->dev = dev;
+	p->link = dev->link;
+	p->queue = queue;
+	p->up = (int8_t)link_is_up(p->link);
+	eng->nb_ports++;
+	return 0;
+}
+
+/* The port of @p dev's queue @p queue goes (its QPs have gone). */
+static void
+engine_ctl_port_del(struct engine *eng, const struct drnic_device *dev, uint16_t queue)
+{
+	struct engine_qp_list moved;
+	struct engine_port *p, *last;
+	struct engine_qp *eq;
+	unsigned int i;
+
+	for (i = 0; i < eng->nb_ports; i++) {
+		p = &eng->port[i];
+		if (p->dev != dev || p->queue != queue)
+			continue;
+		/* Frames still staged (ACKs held for a step among them) get
+		 * one try before they are counted lost. */
+		p->tx_data = true;
+		(void)engine_port_flush(eng, p);
+		if (p->tx_n > 0)
+			link_drop(p->link, p->queue, DRNIC_LINK_DROP_TX_ERROR, p->tx, p->tx_n);
+		/* QPs keep pointers into port[]: none is left on it. The last
+		 * port moves into its slot, its active list with it (the
+		 * list's head moves: relink). */
+		last = &eng->port[eng->nb_ports - 1];
+		TAILQ_INIT(&moved);
+		TAILQ_CONCAT(&moved, &last->active, active_next);
+		*p = *last;
+		TAILQ_INIT(&p->active);
+		TAILQ_CONCAT(&p->active, &moved, active_next);
+		eng->nb_ports--;
+		TAILQ_FOREACH(eq, &eng->all, all_next)
+			if (eq->port == last)
+				eq->port = p;
+		return;
+	}
+}
+
+/* QP @p eq joins the engine, on @p queue's port of its device. */
+static int
+engine_ctl_qp_add(struct engine *eng, struct engine_qp *eq, uint16_t queue)
+{
+	eq->port = engine_find_port(eng, eq->qp->dev, queue);
+	if (eq->port == NULL)
+		return -ENODEV;
+	TAILQ_INSERT_TAIL(&eng->all, eq, all_next);
+	eng->nb_qp++;
+	return 0;
+}
+
+/* QP @p eq leaves the engine: nothing of the engine names it afterwards. */
+static void
+engine_ctl_qp_del(struct engine *eng, struct engine_qp *eq)
+{
+	/* Doorbells rung before the delete may still name the QP. */
+	eq->qp->eng_priv = NULL;
+	engine_doorbells(eng, UINT32_MAX);
+	if (eq->on_active) {
+		engine_qp_unlinger(eq);
+		TAILQ_REMOVE(&eq->port->active, eq, active_next);
+	}
+	timer_cancel(&eng->wheel, &eq->tmr);
+	TAILQ_REMOVE(&eng->all, eq, all_next);
+	eng->nb_qp--;
+}
+
+/* modify_qp's snapshot, between two steps: a frame built from now on
+ * follows the new path, and only the new peer reaches the QP. */
+static void
+engine_ctl_qp_modify(const struct engine_qp_modify *mod)
+{
+	struct engine_qp *eq = mod->eq;
+
+	eq->path = *mod->path;
+	if (eq->resp_init)
+		engine_qp_build_template(eq);
+}
+
 /* Handle control message @p c between two steps (engine thread) and
  * answer it (c->done). */
 void
 engine_ctrl_handle(struct engine *eng, struct engine_ctrl *c)
 {
-	struct engine_qp_list moved;
-	struct engine_qp *eq;
-	struct drnic_device *dev;
-	struct engine_port *p;
-	unsigned int i;
-
 	c->rc = 0;
 	switch (c->type) {
 	case ENGINE_CTRL_PORT_ADD:
-		dev = c->arg;
-		if (eng->nb_ports == ENGINE_MAX_PORTS) {
-			c->rc = -ENOSPC;
-			break;
-		}
-		p = &eng->port[eng->nb_ports];
-		memset(p, 0, sizeof(*p));
-		TAILQ_INIT(&p->active);
-		p->dev = dev;
-		p->link = dev->link;
-		p->queue = c->queue;
-		p->up = (int8_t)link_is_up(p->link);
-		eng->nb_ports++;
+		c->rc = engine_ctl_port_add(eng, c->arg, c->queue);
 		break;
 	case ENGINE_CTRL_PORT_DEL:
-		dev = c->arg;
-		for (i = 0; i < eng->nb_ports; i++) {
-			p = &eng->port[i];
-			if (p->dev != dev || p->queue != c->queue)
-				continue;
-			/* Frames still staged (ACKs held for a step among
-			 * them) get one try before they are counted lost. */
-			p->tx_data = true;
-			(void)engine_port_flush(eng, p);
-			if (p->tx_n > 0)
-				link_drop(p->link, p->queue, DRNIC_LINK_DROP_TX_ERROR, p->tx, p->tx_n);
-			/* QPs keep pointers into port[]: none is left on it.
-			 * The last port moves into its slot, its active list
-			 * with it (the list's head moves: relink). */
-			TAILQ_INIT(&moved);
-			TAILQ_CONCAT(&moved, &eng->port[eng->nb_ports - 1].active, active_next);
-			eng->port[i] = eng->port[eng->nb_ports - 1];
-			TAILQ_INIT(&eng->port[i].active);
-			TAILQ_CONCAT(&eng->port[i].active, &moved, active_next);
-			eng->nb_ports--;
-			TAILQ_FOREACH(eq, &eng->all, all_next)
-				if (eq->port == &eng->port[eng->nb_ports])
-					eq->port = &eng->port[i];
-			break;
-		}
+		engine_ctl_port_del(eng, c->arg, c->queue);
 		break;
 	case ENGINE_CTRL_QP_ADD:
-		eq = c->arg;
-		eq->port = engine_find_port(eng, eq->qp->dev, c->queue);
-		if (eq->port == NULL) {
-			c->rc = -ENODEV;
-			break;
-		}
-		TAILQ_INSERT_TAIL(&eng->all, eq, all_next);
-		eng->nb_qp++;
+		c->rc = engine_ctl_qp_add(eng, c->arg, c->queue);
 		break;
 	case ENGINE_CTRL_QP_DEL:
-		eq = c->arg;
-		/* Doorbells rung before the delete may still name the QP. */
-		eq->qp->eng_priv = NULL;
-		engine_doorbells(eng, UINT32_MAX);
-		if (eq->on_active) {
-			engine_qp_unlinger(eq);
-			TAILQ_REMOVE(&eq->port->active, eq, active_next);
-		}
-		timer_cancel(&eng->wheel, &eq->tmr);
-		TAILQ_REMOVE(&eng->all, eq, all_next);
-		eng->nb_qp--;
+		engine_ctl_qp_del(eng, c->arg);
 		break;
-	case ENGINE_CTRL_QP_MODIFY: {
-		const struct engine_qp_modify *mod = c->arg;
-
-		/* Between two steps: a frame built from now on follows the
-		 * new path, and only the new peer reaches the QP. */
-		eq = mod->eq;
-		eq->path = *mod->path;
-		if (eq->resp_init)
-			engine_qp_build_template(eq);
+	case ENGINE_CTRL_QP_MODIFY:
+		engine_ctl_qp_modify(c->arg);
 		break;
-	}
 	case ENGINE_CTRL_FENCE:
 		break;
 	}
