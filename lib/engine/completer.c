@@ -622,6 +622,15 @@ comp_go_back(struct engine_qp *eq)
 	req_resume(eq, true);
 }
 
+/* UC: nothing answers a request. The requester says a WQE's last packet,
+ * PSN @p psn, has left: it is complete, as if acknowledged. */
+void
+comp_unanswered_sent(struct engine_qp *eq, uint32_t psn)
+{
+	comp_ack_upto(eq, psn);
+	comp_retire(eq);
+}
+
 /* The oldest unretired WQE ends with @p status (recovery's retries are
  * used up); nothing after it is sent. */
 void

@@ -31,7 +31,9 @@ enum drnic_engine_drop {
 	DRNIC_ENGINE_DROP_GHOST_RESP,     /**< response for a PSN never sent (or nothing outstanding) */
 	DRNIC_ENGINE_DROP_BAD_RESP,       /**< response that matches no WQE */
 	DRNIC_ENGINE_DROP_RNR,            /**< SEND without a receive WQE (RNR NAK) */
-	DRNIC_ENGINE_DROP_NOT_REQUEST,    /**< opcode neither RC request nor response */
+	/** An opcode the QP's transport does not take: neither RC nor UC, or
+	 * UC to an RC QP, RC to a UC QP (counted by the engine only). */
+	DRNIC_ENGINE_DROP_NOT_REQUEST,
 	DRNIC_ENGINE_DROP_STALE_NAK,      /**< PSN-sequence NAK already answered by a go-back */
 	/** Source or destination IP, or the IP version, is not the QP's
 	 * address vector's (a stranger, or not addressed to this QP). */
@@ -41,6 +43,9 @@ enum drnic_engine_drop {
 	DRNIC_ENGINE_DROP_BAD_VLAN,       /**< VLAN tag on a port without that VLAN */
 	/** Response for a PSN already acknowledged (a duplicate): nothing to do. */
 	DRNIC_ENGINE_DROP_DUP_RESP,
+	/** UC: a packet of a message being dropped whole (a PSN gap, no
+	 * receive WQE, a request the QP refuses); UC never NAKs. */
+	DRNIC_ENGINE_DROP_UC_MSG,
 	DRNIC_ENGINE_DROP_MAX,
 };
 

@@ -262,6 +262,7 @@ struct engine_resp {
 	uint32_t recv_off;       /* bytes written into it */
 	bool recv_taken;         /* a receive WQE holds the current message */
 	bool last_wqe_raised;    /* SRQ: QP_LAST_WQE_REACHED raised (in ERR) */
+	bool uc_drop;            /* UC: dropping until a FIRST or ONLY */
 	uint64_t wr_va;          /* WRITE: next address */
 	uint32_t wr_rkey;        /* WRITE: its rkey, checked again before every packet */
 	uint32_t wr_resid;       /* WRITE: bytes still expected */
@@ -487,6 +488,7 @@ int comp_flush(struct engine_qp *eq);
 void comp_setup(struct engine_qp *eq);
 void comp_go_back(struct engine_qp *eq);
 void comp_fail_oldest(struct engine_qp *eq, enum drnic_wc_status status);
+void comp_unanswered_sent(struct engine_qp *eq, uint32_t psn);
 extern const char *const comp_state_names[COMP_STATE_MAX];
 
 /* responder.c */

@@ -90,6 +90,7 @@ engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, 
 	struct engine_qp *eq[ENGINE_BURST];
 	bool parsed[ENGINE_BURST];
 	bool is_req[ENGINE_BURST];   /* a request (responder), else a response */
+	bool uc[ENGINE_BURST];       /* a UC request, else RC */
 	struct drnic_device *dev = p->dev;
 	uint16_t j;
 
@@ -108,10 +109,11 @@ engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, 
 			continue;
 		}
 		oi = drnic_wire_opcode_info(pkt[j].bth.opcode);
-		if (unlikely(oi->transport != DRNIC_WIRE_TR_RC)) {
+		if (unlikely(oi->transport != DRNIC_WIRE_TR_RC && oi->transport != DRNIC_WIRE_TR_UC)) {
 			eng->stats.drops[DRNIC_ENGINE_DROP_NOT_REQUEST]++;
 			continue;
 		}
+		uc[j] = oi->transport == DRNIC_WIRE_TR_UC;
 		is_req[j] = (oi->flags & DRNIC_WIRE_OPF_REQUEST) != 0;
 		rte_prefetch0(&dev->qp_tab[pkt[j].bth.dqpn & dev->qp_mask]);
 		parsed[j] = true;
@@ -152,6 +154,12 @@ engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, 
 		if (unlikely(e == NULL || e->eng != eng)) {
 			if (engine_pkt_verify(eng, m[j], &pkt[j]))
 				eng->stats.drops[DRNIC_ENGINE_DROP_WRONG_ENGINE]++;
+			continue;
+		}
+		/* A UC QP takes UC requests, an RC QP RC ones. */
+		if (unlikely(uc[j] != (qp[j]->type == DRNIC_QPT_UC))) {
+			if (engine_pkt_verify(eng, m[j], &pkt[j]))
+				eng->stats.drops[DRNIC_ENGINE_DROP_NOT_REQUEST]++;
 			continue;
 		}
 		e->stats.rx_packets++;

@@ -27,6 +27,7 @@ static const char *const engine_drop_names[DRNIC_ENGINE_DROP_MAX] = {
 	[DRNIC_ENGINE_DROP_BAD_PKEY] = "bad_pkey",
 	[DRNIC_ENGINE_DROP_BAD_VLAN] = "bad_vlan",
 	[DRNIC_ENGINE_DROP_DUP_RESP] = "dup_resp",
+	[DRNIC_ENGINE_DROP_UC_MSG] = "uc_msg",
 };
 
 const char *

@@ -151,6 +151,7 @@ enum resp_check {
 	RESP_OUT_OF_SEQ,         /* beyond a gap: a PSN-sequence NAK, once */
 	RESP_RNR,                /* no receive WQE: an RNR NAK */
 	RESP_BAD_ICRC,           /* a deferred ICRC was bad: a wire drop, nothing moves */
+	RESP_UC_DROP,            /* UC: the message is dropped whole, silently */
 	/* Errors (IBA 9.7.5.2): a NAK and the QP to ERR (resp_fatal()). */
 	RESP_ERR_INVALID_REQ,    /* malformed, out of sequence, too long, not allowed */
 	RESP_ERR_REMOTE_ACCESS,  /* a key, bounds or MR access check failed */
@@ -173,6 +174,7 @@ static const char *const resp_check_names[RESP_CHECK_MAX] = {
 	[RESP_OUT_OF_SEQ] = "OUT_OF_SEQ",
 	[RESP_RNR] = "RNR",
 	[RESP_BAD_ICRC] = "BAD_ICRC",
+	[RESP_UC_DROP] = "UC_DROP",
 	[RESP_ERR_INVALID_REQ] = "ERR_INVALID_REQ",
 	[RESP_ERR_REMOTE_ACCESS] = "ERR_REMOTE_ACCESS",
 	[RESP_ERR_RECV_LEN] = "ERR_RECV_LEN",
@@ -226,7 +228,8 @@ resp_fatal(struct engine_qp *eq, enum resp_check err, uint32_t psn,
 	uint8_t code = resp_err_tab[err].nak;
 
 	RTE_ASSERT(err >= RESP_ERR_INVALID_REQ && err < RESP_CHECK_MAX);
-	resp_owe_nak_now(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, code), psn);
+	if (eq->qp->type != DRNIC_QPT_UC)   /* UC answers nothing */
+		resp_owe_nak_now(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, code), psn);
 	eq->resp.drain_rtx = eq->resp.rtx_head != eq->resp.rtx_tail;
 	eq->resp.state = RESP_ERROR;
 	if (verbs_qp_set_error(eq->qp))
@@ -320,10 +323,57 @@ resp_chk_qp_state(const struct engine_qp *eq)
 	return RESP_CHK_PSN;
 }
 
+/* UC: the message in progress is given up. A SEND's receive WQE is not
+ * completed: the next message fills it; a WRITE's other bytes never land. */
+static void
+resp_uc_abandon(struct engine_qp *eq)
+{
+	eq->resp.state = RESP_IDLE;
+	eq->resp.recv_off = 0;
+	if (eq->qp->srq == NULL)
+		eq->resp.recv_taken = false;   /* rq_idx stays: used again */
+}
+
+/*
+ * UC's answer to what the checks decided: no NAK and no QP error for a
+ * request it cannot take (an operation it does not enable, a bad key, no
+ * receive WQE): the message is dropped whole. A receive WQE the message
+ * overflows or cannot write still completes in error (and the QP goes to
+ * ERR), as on RC.
+ */
 static enum resp_check
-resp_chk_psn(const struct engine_qp *eq, const struct resp_req *rq)
+resp_uc_outcome(enum resp_check s)
+{
+	switch (s) {
+	case RESP_ERR_INVALID_REQ:
+	case RESP_ERR_REMOTE_ACCESS:
+	case RESP_RNR:
+	case RESP_DUPLICATE:
+	case RESP_OUT_OF_SEQ:
+		return RESP_UC_DROP;
+	default:
+		return s;
+	}
+}
+
+static enum resp_check
+resp_chk_psn(struct engine_qp *eq, const struct resp_req *rq)
 {
 	int32_t d = drnic_psn_diff(rq->pkt->bth.psn, eq->resp.epsn);
+
+	if (eq->qp->type == DRNIC_QPT_UC) {
+		/* UC (IBA 9.7.5.1.2): nothing is resent. After a gap, or while
+		 * a message is being dropped, only a FIRST or ONLY is taken:
+		 * it starts a new message at its PSN. */
+		if (d == 0 && !eq->resp.uc_drop)
+			return RESP_CHK_OP_SEQ;
+		if (!(rq->op->pos & DRNIC_WIRE_POS_FIRST))
+			return RESP_UC_DROP;
+		resp_uc_abandon(eq);
+		eq->resp.uc_drop = false;
+		eq->resp.epsn = rq->pkt->bth.psn;
+		return RESP_CHK_OP_SEQ;
+	}
 
 	if (d < 0)
 		return RESP_DUPLICATE;
@@ -674,7 +724,8 @@ resp_execute(struct engine_qp *eq, const struct resp_req *rq)
 	eq->resp.nak_seq_sent = false;
 	if (rq->op->pos & DRNIC_WIRE_POS_LAST)
 		eq->resp.msn = (eq->resp.msn + 1) & DRNIC_MSN_MASK;
-	if (pkt->bth.ackreq && (f & (DRNIC_WIRE_OPF_SEND | DRNIC_WIRE_OPF_WRITE)))
+	if (pkt->bth.ackreq && (f & (DRNIC_WIRE_OPF_SEND | DRNIC_WIRE_OPF_WRITE)) &&
+	    eq->qp->type != DRNIC_QPT_UC)
 		resp_owe_ack(eq, pkt->bth.psn);
 	return RESP_EXECUTE;
 }
@@ -820,11 +871,16 @@ resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 			break;
 		}
 	}
+	if (eq->qp->type == DRNIC_QPT_UC)
+		s = resp_uc_outcome(s);
 	if (pkt->icrc_deferred && (s != RESP_EXECUTE || !(rq.op->flags & DRNIC_WIRE_OPF_WRITE)) &&
 	    drnic_wire_icrc_check(m, pkt) != 0)
 		s = RESP_BAD_ICRC;
-	if (s == RESP_EXECUTE)
+	if (s == RESP_EXECUTE) {
 		s = resp_execute(eq, &rq);
+		if (eq->qp->type == DRNIC_QPT_UC)
+			s = resp_uc_outcome(s);
+	}
 	switch (s) {
 	case RESP_EXECUTE:
 		break;
@@ -844,6 +900,11 @@ resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 		break;
 	case RESP_RNR:
 		resp_rnr(eq, pkt->bth.psn);
+		break;
+	case RESP_UC_DROP:
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_UC_MSG);
+		eq->resp.uc_drop = true;
+		resp_uc_abandon(eq);
 		break;
 	default:
 		resp_fatal(eq, s, pkt->bth.psn, pkt);

@@ -332,7 +332,7 @@ struct drnic_qp {
 	uint32_t qp_num;
 	uint16_t engine;           /* index in dev->eng[] */
 	uint8_t sq_sig_all;
-	uint8_t pad;
+	uint8_t type;              /* enum drnic_qp_type: RC or UC */
 	struct drnic_qp_cap cap;
 	/*
 	 * State: written by modify_qp (application) and by the owning engine
@@ -562,7 +562,8 @@ void verbs_device_event(struct drnic_device *dev, const struct drnic_async_event
 extern const struct async_hooks verbs_async_hooks;
 
 /* QP state machine (qp.c), exposed for unit tests and the engine. */
-int verbs_qp_check_modify(enum drnic_qp_state cur, enum drnic_qp_state next, int mask);
+int verbs_qp_check_modify(enum drnic_qp_type type, enum drnic_qp_state cur,
+			  enum drnic_qp_state next, int mask);
 const char *verbs_qp_state_name(unsigned int state);
 
 #ifdef __cplusplus

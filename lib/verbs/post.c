@@ -21,6 +21,9 @@ post_check_send(const struct drnic_qp *qp, const struct drnic_send_wr *wr, uint6
 	if ((unsigned int)wr->opcode >= VERBS_WR_OPCODE_MAX)
 		return -EINVAL;
 	op = verbs_wr_info((uint8_t)wr->opcode);
+	/* UC: SEND and RDMA WRITE (with immediate) only. */
+	if (qp->type == DRNIC_QPT_UC && (op->flags & VERBS_WR_RD_ATOMIC))
+		return -EINVAL;
 	/* The count before the list: never read past what the caller has. As
 	 * mlx5, max_send_sge bounds inline data's buffers too. */
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge ||

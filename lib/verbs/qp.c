@@ -105,11 +105,18 @@ static const struct qp_transition qp_transitions[QPS_N][QPS_N] = {
 /* Mask bits drnic knows (others are rejected). */
 #define QP_MASK_KNOWN ((DRNIC_QP_DEST_QPN << 1) - 1)
 
+/* Attributes of a reliable connection only: a UC QP neither requires nor
+ * takes them (ibv_modify_qp(3)'s table for UC). */
+#define QP_MASK_RC_ONLY (DRNIC_QP_MAX_DEST_RD_ATOMIC | DRNIC_QP_MIN_RNR_TIMER | \
+			 DRNIC_QP_TIMEOUT | DRNIC_QP_RETRY_CNT | DRNIC_QP_RNR_RETRY | \
+			 DRNIC_QP_MAX_QP_RD_ATOMIC)
+
 int
-verbs_qp_check_modify(enum drnic_qp_state cur, enum drnic_qp_state next, int mask)
+verbs_qp_check_modify(enum drnic_qp_type type, enum drnic_qp_state cur,
+		      enum drnic_qp_state next, int mask)
 {
 	const struct qp_transition *t;
-	int attrs;
+	int attrs, req, opt;
 
 	if ((unsigned int)cur >= QPS_N || (unsigned int)next >= QPS_N)
 		return -EINVAL;
@@ -118,10 +125,16 @@ verbs_qp_check_modify(enum drnic_qp_state cur, enum drnic_qp_state next, int mas
 	t = &qp_transitions[cur][next];
 	if (!t->valid)
 		return -EINVAL;
+	req = t->req;
+	opt = t->opt;
+	if (type == DRNIC_QPT_UC) {
+		req &= ~QP_MASK_RC_ONLY;
+		opt &= ~QP_MASK_RC_ONLY;
+	}
 	attrs = mask & ~DRNIC_QP_STATE;
-	if ((attrs & t->req) != t->req)
+	if ((attrs & req) != req)
 		return -EINVAL;
-	if ((attrs & ~(t->req | t->opt | DRNIC_QP_CUR_STATE)) != 0)
+	if ((attrs & ~(req | opt | DRNIC_QP_CUR_STATE)) != 0)
 		return -EINVAL;
 	return 0;
 }
@@ -364,7 +377,8 @@ drnic_modify_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int mask)
 		next = (mask & DRNIC_QP_STATE) ? attr->qp_state : (enum drnic_qp_state)cur;
 		if ((mask & DRNIC_QP_CUR_STATE) && attr->cur_qp_state != (enum drnic_qp_state)cur)
 			return -EINVAL;
-		rc = verbs_qp_check_modify((enum drnic_qp_state)cur, next, mask);
+		rc = verbs_qp_check_modify((enum drnic_qp_type)qp->type,
+					   (enum drnic_qp_state)cur, next, mask);
 		if (rc < 0)
 			return rc;
 		rc = qp_check_values(qp, attr, mask);
@@ -484,7 +498,7 @@ drnic_query_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int attr_mask,
 	init->recv_cq = qp->recv_cq;
 	init->srq = qp->srq;
 	init->cap = qp->cap;
-	init->qp_type = DRNIC_QPT_RC;
+	init->qp_type = (enum drnic_qp_type)qp->type;
 	init->sq_sig_all = qp->sq_sig_all;
 	return 0;
 }
@@ -527,7 +541,7 @@ drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 	int rc, socket;
 
 	if (pd == NULL || ia == NULL || ia->send_cq == NULL || ia->recv_cq == NULL ||
-	    ia->qp_type != DRNIC_QPT_RC ||
+	    (ia->qp_type != DRNIC_QPT_RC && ia->qp_type != DRNIC_QPT_UC) ||
 	    (ia->srq != NULL && (!handle_live(ia->srq, HANDLE_SRQ) || ia->srq->dev != pd->dev))) {
 		rte_errno = EINVAL;
 		return NULL;
@@ -566,6 +580,7 @@ drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 	qp->recv_cq = ia->recv_cq;
 	qp->qp_context = ia->qp_context;
 	qp->srq = ia->srq;
+	qp->type = (uint8_t)ia->qp_type;
 	qp->async = ia->async_queue != NULL ? ia->async_queue : dev->async;
 	qp->sq_sig_all = ia->sq_sig_all != 0;
 	qp->engine = (uint16_t)engine;

@@ -79,7 +79,7 @@ rnic_side_open(struct rnic_side *s, const char *name, const char *wire, uint8_t 
 		return -ENOMEM;
 	qa.send_cq = s->cq;
 	qa.recv_cq = s->cq;
-	qa.qp_type = DRNIC_QPT_RC;
+	qa.qp_type = o->qp_type != 0 ? o->qp_type : DRNIC_QPT_RC;
 	qa.sq_sig_all = o->sq_sig_all;
 	qa.cap.max_send_wr = o->max_wr ? o->max_wr : 256;
 	qa.cap.max_recv_wr = o->max_wr ? o->max_wr : 256;
@@ -104,6 +104,7 @@ rnic_qp_connect(struct rnic_side *x, struct rnic_side *y, const struct rnic_pair
 {
 	struct drnic_qp_attr a;
 	uint8_t rd = o->zero_rd_atomic ? 0 : (o->max_rd_atomic ? o->max_rd_atomic : 16);
+	bool uc = o->qp_type == DRNIC_QPT_UC;
 	int rc;
 
 	memset(&a, 0, sizeof(a));
@@ -129,8 +130,8 @@ rnic_qp_connect(struct rnic_side *x, struct rnic_side *y, const struct rnic_pair
 	a.ah_attr.grh.hop_limit = 64;
 	drnic_query_gid(y->dev, 1, 0, &a.ah_attr.grh.dgid);
 	rc = drnic_modify_qp(x->qp, &a, DRNIC_QP_STATE | DRNIC_QP_AV | DRNIC_QP_PATH_MTU |
-			     DRNIC_QP_DEST_QPN | DRNIC_QP_RQ_PSN | DRNIC_QP_MAX_DEST_RD_ATOMIC |
-			     DRNIC_QP_MIN_RNR_TIMER);
+			     DRNIC_QP_DEST_QPN | DRNIC_QP_RQ_PSN |
+			     (uc ? 0 : DRNIC_QP_MAX_DEST_RD_ATOMIC | DRNIC_QP_MIN_RNR_TIMER));
 	if (rc < 0)
 		return rc;
 	memset(&a, 0, sizeof(a));
@@ -140,6 +141,8 @@ rnic_qp_connect(struct rnic_side *x, struct rnic_side *y, const struct rnic_pair
 	a.retry_cnt = o->retry_cnt ? o->retry_cnt : 7;
 	a.rnr_retry = o->rnr_retry == 0 ? 7 : (o->rnr_retry < 0 ? 0 : (uint8_t)o->rnr_retry);
 	a.max_rd_atomic = rd;
+	if (uc)   /* UC: no timeout, retries or READ/atomics */
+		return drnic_modify_qp(x->qp, &a, DRNIC_QP_STATE | DRNIC_QP_SQ_PSN);
 	return drnic_modify_qp(x->qp, &a, DRNIC_QP_STATE | DRNIC_QP_SQ_PSN | DRNIC_QP_TIMEOUT |
 			       DRNIC_QP_RETRY_CNT | DRNIC_QP_RNR_RETRY | DRNIC_QP_MAX_QP_RD_ATOMIC);
 }

@@ -52,6 +52,7 @@ struct rnic_pair_opts {
 	const char *link_extra[2];
 	/* Side A's / B's IPv6 address (GID index 1, after the IPv4 one); may be NULL. */
 	const char *ipv6[2];
+	enum drnic_qp_type qp_type;  /* 0: RC; or DRNIC_QPT_UC */
 };
 
 int rnic_pair_open(struct rnic_pair *p, const struct rnic_pair_opts *o);

@@ -177,6 +177,7 @@ ut_qp_reset(uint32_t psn)
 				     DRNIC_ACCESS_REMOTE_ATOMIC;
 	ut_qp.sq_sig_all = 0;
 	ut_qp.srq = NULL;
+	ut_qp.type = DRNIC_QPT_RC;
 	ut_qp.send_cq = (struct drnic_cq *)&ut_wc;
 	ut_qp.recv_cq = (struct drnic_cq *)&ut_wc_sol;
 	atomic_store(&ut_qp.state, DRNIC_QPS_RTS);

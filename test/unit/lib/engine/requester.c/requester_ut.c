@@ -39,6 +39,19 @@ comp_fail_oldest(struct engine_qp *eq, enum drnic_wc_status status)
 	CU_FAIL("comp_fail_oldest() called");
 }
 
+/* UC: the requester reports each WQE whose last packet has left. */
+static uint32_t ut_unanswered[8];
+static unsigned int ut_nunanswered;
+
+void
+comp_unanswered_sent(struct engine_qp *eq, uint32_t psn)
+{
+	RTE_SET_USED(eq);
+	if (ut_nunanswered < RTE_DIM(ut_unanswered))
+		ut_unanswered[ut_nunanswered] = psn;
+	ut_nunanswered++;
+}
+
 static uint8_t src[8192];
 
 static void
@@ -89,6 +102,38 @@ test_send_segments(void)
 	CU_ASSERT_EQUAL(eq->req.state, REQ_IDLE);
 	CU_ASSERT_NOT_EQUAL(eq->rec.retry_deadline_ns, 0);   /* the timer runs */
 	CU_ASSERT_EQUAL(req_step(eq, 32), 0);            /* nothing more */
+}
+
+/* UC: the same segments with UC's opcodes, no AckReq, no timer; each WQE
+ * is complete when its last packet has left. */
+static void
+test_uc(void)
+{
+	struct engine_qp *eq = ut_qp_reset(100);
+	struct drnic_sge sge = { (uintptr_t)src, 2500, 1 }, one = { (uintptr_t)src, 8, 1 };
+	struct verbs_send_wqe *w;
+
+	ut_qp.type = DRNIC_QPT_UC;
+	eq->path.timeout = 0;
+	ut_nunanswered = 0;
+	ut_post_send(1, DRNIC_WR_SEND_WITH_IMM, &sge, 1, 0);
+	w = ut_post_send(2, DRNIC_WR_RDMA_WRITE, &one, 1, 0);
+	w->remote_addr = 0xABC000;
+	w->rkey = 0x777;
+	CU_ASSERT_EQUAL(req_step(eq, 32), 4);
+	CU_ASSERT_EQUAL_FATAL(ut_ntx, 4);
+	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.opcode, DRNIC_WIRE_OP_UC_SEND_FIRST);
+	CU_ASSERT_EQUAL(ut_tx[1].pkt.bth.opcode, DRNIC_WIRE_OP_UC_SEND_MIDDLE);
+	CU_ASSERT_EQUAL(ut_tx[2].pkt.bth.opcode, DRNIC_WIRE_OP_UC_SEND_LAST_WITH_IMMEDIATE);
+	CU_ASSERT_EQUAL(ut_tx[3].pkt.bth.opcode, DRNIC_WIRE_OP_UC_RDMA_WRITE_ONLY);
+	CU_ASSERT_EQUAL(ut_tx[3].pkt.reth.rkey, 0x777);
+	CU_ASSERT_FALSE(ut_tx[0].pkt.bth.ackreq || ut_tx[1].pkt.bth.ackreq ||
+			ut_tx[2].pkt.bth.ackreq || ut_tx[3].pkt.bth.ackreq);
+	CU_ASSERT_EQUAL(ut_nunanswered, 2);
+	CU_ASSERT_EQUAL(ut_unanswered[0], 102);
+	CU_ASSERT_EQUAL(ut_unanswered[1], 103);
+	CU_ASSERT_EQUAL(eq->rec.retry_deadline_ns, 0);     /* no timer */
+	ut_qp.type = DRNIC_QPT_RC;
 }
 
 static void
@@ -420,6 +465,7 @@ main(void)
 	s = CU_add_suite("requester", NULL, NULL);
 	CU_ADD_TEST(s, test_state_names);
 	CU_ADD_TEST(s, test_send_segments);
+	CU_ADD_TEST(s, test_uc);
 	CU_ADD_TEST(s, test_write_variants);
 	CU_ADD_TEST(s, test_read_atomic);
 	CU_ADD_TEST(s, test_fence_and_limits);

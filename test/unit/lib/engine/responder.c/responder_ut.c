@@ -948,6 +948,91 @@ test_srq(void)
 	ut_qp.srq = NULL;
 }
 
+/*
+ * UC: no ACK and no NAK ever. A gap drops the rest of that message, and
+ * the next FIRST or ONLY starts a new one at its PSN, into the receive WQE
+ * the dropped message was filling. A request the QP cannot take (a bad
+ * key, no receive WQE) drops its message silently; the QP stays in RTS. A
+ * SEND longer than its receive WQE completes it with LOC_LEN_ERR.
+ */
+static void
+test_uc(void)
+{
+	struct engine_qp *eq = ut_setup_qp(10);
+	struct drnic_sge rs = { (uintptr_t)mem, 4096, 1 };
+	struct drnic_wire_pkt p;
+
+	ut_qp.type = DRNIC_QPT_UC;
+	ut_post_recv(41, &rs, 1);
+	/* A whole SEND, AckReq set by a peer: completes, nothing owed. */
+	p = ut_req(DRNIC_WIRE_OP_UC_SEND_FIRST, 10, 1024);
+	p.bth.ackreq = true;
+	rx(eq, &p, payload);
+	p = ut_req(DRNIC_WIRE_OP_UC_SEND_LAST, 11, 100);
+	p.bth.ackreq = true;
+	rx(eq, &p, payload + 1024);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 41);
+	CU_ASSERT_EQUAL(ut_wc[0].byte_len, 1124);
+	CU_ASSERT_FALSE(eq->resp.ack_pending);
+	/* FIRST 12, MIDDLE 13 lost, LAST 14: the message is dropped. */
+	ut_post_recv(42, &rs, 1);
+	p = ut_req(DRNIC_WIRE_OP_UC_SEND_FIRST, 12, 1024);
+	rx(eq, &p, payload);
+	p = ut_req(DRNIC_WIRE_OP_UC_SEND_LAST, 14, 10);
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_UC_MSG], 1);
+	CU_ASSERT_FALSE(eq->resp.ack_pending);
+	/* A MIDDLE while dropping: dropped too. */
+	p = ut_req(DRNIC_WIRE_OP_UC_SEND_MIDDLE, 15, 1024);
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_UC_MSG], 2);
+	/* An ONLY at 20 starts over, into the WQE the dropped one had. */
+	p = ut_req(DRNIC_WIRE_OP_UC_SEND_ONLY, 20, 64);
+	rx(eq, &p, payload + 512);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 2);
+	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 42);
+	CU_ASSERT_EQUAL(ut_wc[1].status, DRNIC_WC_SUCCESS);
+	CU_ASSERT_EQUAL(ut_wc[1].byte_len, 64);
+	CU_ASSERT_EQUAL(memcmp(mem, payload + 512, 64), 0);
+	CU_ASSERT_EQUAL(eq->resp.epsn, 21);
+	/* A WRITE with a bad key: dropped, no NAK, no error; the next lands. */
+	ut_key_rc = -ENOENT;
+	p = ut_req(DRNIC_WIRE_OP_UC_RDMA_WRITE_ONLY, 21, 16);
+	p.reth.va = (uintptr_t)mem + 8192;
+	p.reth.rkey = 0x100;
+	p.reth.dmalen = 16;
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_UC_MSG], 3);
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_RTS);
+	CU_ASSERT_FALSE(eq->resp.ack_pending);
+	CU_ASSERT_EQUAL(mem[8192], 0);
+	ut_key_rc = 0;
+	p.bth.psn = 22;
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(memcmp(mem + 8192, payload, 16), 0);
+	CU_ASSERT_EQUAL(eq->resp.epsn, 23);
+	/* No receive WQE: dropped, no RNR NAK. */
+	p = ut_req(DRNIC_WIRE_OP_UC_SEND_ONLY, 23, 8);
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_UC_MSG], 4);
+	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_RNR], 0);
+	CU_ASSERT_FALSE(eq->resp.ack_pending);
+	/* Longer than the receive WQE: LOC_LEN_ERR, the QP to ERR, no NAK. */
+	rs.length = 16;
+	ut_post_recv(43, &rs, 1);
+	p.bth.psn = 24;
+	p.payload_len = 32;
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 3);
+	CU_ASSERT_EQUAL(ut_wc[2].wr_id, 43);
+	CU_ASSERT_EQUAL(ut_wc[2].status, DRNIC_WC_LOC_LEN_ERR);
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_ERR);
+	CU_ASSERT_FALSE(eq->resp.ack_pending);
+	ut_qp.type = DRNIC_QPT_RC;
+}
+
 /* Every check and outcome has a name for the logs, each its own. */
 static void
 test_check_names(void)
@@ -973,6 +1058,7 @@ main(void)
 	CU_ADD_TEST(s, test_check_names);
 	CU_ADD_TEST(s, test_check_order);
 	CU_ADD_TEST(s, test_srq);
+	CU_ADD_TEST(s, test_uc);
 	CU_ADD_TEST(s, test_send);
 	CU_ADD_TEST(s, test_psn_and_sequence);
 	CU_ADD_TEST(s, test_recv_errors);

@@ -120,45 +120,62 @@ test_transition_table(void)
 	for (c = 0; c < QPS_N; c++)
 		for (n = 0; n < QPS_N; n++) {
 			int mask = DRNIC_QP_STATE | qp_transitions[c][n].req;
-			int rc = verbs_qp_check_modify((enum drnic_qp_state)c,
+			int rc = verbs_qp_check_modify(DRNIC_QPT_RC, (enum drnic_qp_state)c,
 						       (enum drnic_qp_state)n, mask);
 
 			CU_ASSERT_EQUAL(rc, valid[c][n] ? 0 : -EINVAL);
 		}
 	/* Required attributes: each one missing fails. */
-	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RESET, DRNIC_QPS_INIT, M_INIT), 0);
-	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RESET, DRNIC_QPS_INIT,
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_RC, DRNIC_QPS_RESET, DRNIC_QPS_INIT, M_INIT), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_RC, DRNIC_QPS_RESET, DRNIC_QPS_INIT,
 					      M_INIT & ~DRNIC_QP_PORT), -EINVAL);
-	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RESET, DRNIC_QPS_INIT,
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_RC, DRNIC_QPS_RESET, DRNIC_QPS_INIT,
 					      M_INIT & ~DRNIC_QP_ACCESS_FLAGS), -EINVAL);
-	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_INIT, DRNIC_QPS_RTR, M_RTR), 0);
-	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_INIT, DRNIC_QPS_RTR,
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_RC, DRNIC_QPS_INIT, DRNIC_QPS_RTR, M_RTR), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_RC, DRNIC_QPS_INIT, DRNIC_QPS_RTR,
 					      M_RTR & ~DRNIC_QP_AV), -EINVAL);
-	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_INIT, DRNIC_QPS_RTR,
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_RC, DRNIC_QPS_INIT, DRNIC_QPS_RTR,
 					      M_RTR & ~DRNIC_QP_DEST_QPN), -EINVAL);
-	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_INIT, DRNIC_QPS_RTR,
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_RC, DRNIC_QPS_INIT, DRNIC_QPS_RTR,
 					      M_RTR & ~DRNIC_QP_MIN_RNR_TIMER), -EINVAL);
-	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RTR, DRNIC_QPS_RTS, M_RTS), 0);
-	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RTR, DRNIC_QPS_RTS,
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_RC, DRNIC_QPS_RTR, DRNIC_QPS_RTS, M_RTS), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_RC, DRNIC_QPS_RTR, DRNIC_QPS_RTS,
 					      M_RTS & ~DRNIC_QP_SQ_PSN), -EINVAL);
-	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RTR, DRNIC_QPS_RTS,
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_RC, DRNIC_QPS_RTR, DRNIC_QPS_RTS,
 					      M_RTS & ~DRNIC_QP_MAX_QP_RD_ATOMIC), -EINVAL);
-	/* Optional attributes are allowed, others are not. */
-	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_INIT, DRNIC_QPS_RTR,
-					      M_RTR | DRNIC_QP_ACCESS_FLAGS), 0);
-	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_INIT, DRNIC_QPS_RTR,
-					      M_RTR | DRNIC_QP_SQ_PSN), -EINVAL);
-	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RTS, DRNIC_QPS_RTS,
-					      DRNIC_QP_MIN_RNR_TIMER), 0);
-	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RTS, DRNIC_QPS_RTS, DRNIC_QP_DEST_QPN),
+	/* UC (ibv_modify_qp(3)): RTR takes AV, MTU, destination QPN and RQ
+	 * PSN, RTS only the SQ PSN; RC's retry, RNR and READ/atomic
+	 * attributes are neither required nor taken. */
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_UC, DRNIC_QPS_INIT, DRNIC_QPS_RTR,
+					      DRNIC_QP_STATE | DRNIC_QP_AV | DRNIC_QP_PATH_MTU |
+					      DRNIC_QP_DEST_QPN | DRNIC_QP_RQ_PSN), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_UC, DRNIC_QPS_INIT, DRNIC_QPS_RTR, M_RTR),
 			-EINVAL);
-	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RTS, DRNIC_QPS_SQD,
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_UC, DRNIC_QPS_INIT, DRNIC_QPS_RTR,
+					      DRNIC_QP_STATE | DRNIC_QP_AV | DRNIC_QP_PATH_MTU |
+					      DRNIC_QP_DEST_QPN), -EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_UC, DRNIC_QPS_RTR, DRNIC_QPS_RTS,
+					      DRNIC_QP_STATE | DRNIC_QP_SQ_PSN), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_UC, DRNIC_QPS_RTR, DRNIC_QPS_RTS, M_RTS),
+			-EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_RC, DRNIC_QPS_RTR, DRNIC_QPS_RTS,
+					      DRNIC_QP_STATE | DRNIC_QP_SQ_PSN), -EINVAL);
+	/* Optional attributes are allowed, others are not. */
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_RC, DRNIC_QPS_INIT, DRNIC_QPS_RTR,
+					      M_RTR | DRNIC_QP_ACCESS_FLAGS), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_RC, DRNIC_QPS_INIT, DRNIC_QPS_RTR,
+					      M_RTR | DRNIC_QP_SQ_PSN), -EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_RC, DRNIC_QPS_RTS, DRNIC_QPS_RTS,
+					      DRNIC_QP_MIN_RNR_TIMER), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_RC, DRNIC_QPS_RTS, DRNIC_QPS_RTS, DRNIC_QP_DEST_QPN),
+			-EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_RC, DRNIC_QPS_RTS, DRNIC_QPS_SQD,
 					      DRNIC_QP_STATE | DRNIC_QP_EN_SQD_ASYNC_NOTIFY), 0);
-	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RESET, DRNIC_QPS_INIT,
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_RC, DRNIC_QPS_RESET, DRNIC_QPS_INIT,
 					      M_INIT | DRNIC_QP_CAP), -EINVAL);
-	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_RESET, DRNIC_QPS_INIT,
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_RC, DRNIC_QPS_RESET, DRNIC_QPS_INIT,
 					      M_INIT | DRNIC_QP_RATE_LIMIT), -EINVAL);
-	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPS_UNKNOWN, DRNIC_QPS_INIT, M_INIT), -EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_RC, DRNIC_QPS_UNKNOWN, DRNIC_QPS_INIT, M_INIT), -EINVAL);
 	CU_ASSERT_STRING_EQUAL(drnic_qp_state_str(DRNIC_QPS_RTS), "RTS");
 	CU_ASSERT_STRING_EQUAL(drnic_qp_state_str((enum drnic_qp_state)99), "UNKNOWN");
 }
@@ -329,6 +346,7 @@ test_create_errors(void)
 	EXPECT_EINVAL(ia.recv_cq = NULL);
 	EXPECT_EINVAL(ia.srq = (struct drnic_srq *)(void *)&ia);
 	EXPECT_EINVAL(ia.qp_type = DRNIC_QPT_UD);
+	EXPECT_EINVAL(ia.qp_type = (enum drnic_qp_type)99);
 	EXPECT_EINVAL(ia.cap.max_send_wr = 0);
 	EXPECT_EINVAL(ia.cap.max_recv_wr = 0);
 	EXPECT_EINVAL(ia.cap.max_send_wr = 1025);
