@@ -648,7 +648,7 @@ dibv_qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (ia->qp_type != IBV_QPT_RC) {
+	if (ia->qp_type != IBV_QPT_RC && ia->qp_type != IBV_QPT_UC) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -664,7 +664,7 @@ dibv_qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 	a.qp_context = q;
 	a.send_cq = dibv_cq_of(ia->send_cq)->dcq;
 	a.recv_cq = dibv_cq_of(ia->recv_cq)->dcq;
-	a.qp_type = DRNIC_QPT_RC;
+	a.qp_type = ia->qp_type == IBV_QPT_UC ? DRNIC_QPT_UC : DRNIC_QPT_RC;
 	a.sq_sig_all = ia->sq_sig_all;
 	a.srq = ia->srq != NULL ? dibv_srq_of(ia->srq)->dsrq : NULL;
 	a.async_queue = dibv_ctx(pd->context)->async;
@@ -716,7 +716,7 @@ dibv_qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 	qp->qp_num = drnic_qp_num(q->dqp);
 	qp->handle = qp->qp_num;
 	qp->state = IBV_QPS_RESET;
-	qp->qp_type = IBV_QPT_RC;
+	qp->qp_type = ia->qp_type;
 	if (handle_add(q, HANDLE_IBV_QP) < 0)
 		goto nomem;
 	pthread_mutex_init(&qp->mutex, NULL);
@@ -916,7 +916,7 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 	init_attr->recv_cq = qp->recv_cq;
 	init_attr->srq = NULL;
 	init_attr->cap = attr->cap;
-	init_attr->qp_type = IBV_QPT_RC;
+	init_attr->qp_type = ia.qp_type == DRNIC_QPT_UC ? IBV_QPT_UC : IBV_QPT_RC;
 	init_attr->sq_sig_all = ia.sq_sig_all;
 	qp->state = attr->qp_state;
 	return 0;

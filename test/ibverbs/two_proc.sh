@@ -148,6 +148,10 @@ pingpong ibv_rc_pingpong rc.events 200 -g 0 -e
 # --chk (the receiver checks every byte), and with completion events.
 pingpong ibv_srq_pingpong srq.default 200 -g 0 -c
 pingpong ibv_srq_pingpong srq.events 100 -g 0 -e
+# UC: no ACKs, nothing resent (a lossless veth).
+pingpong ibv_uc_pingpong uc.default 500 -g 0 -c
+pingpong ibv_uc_pingpong uc.size 100 -g 0 -s 8192 -c
+pingpong ibv_uc_pingpong uc.events 100 -g 0 -e
 
 for mode in unknown connectx; do
 	if [ $mode = connectx ]; then
@@ -170,6 +174,10 @@ for mode in unknown connectx; do
 	perf "$mode.write_bw.D" ib_write_bw -D 1 -s 4096
 	perf "$mode.send_lat.e" ib_send_lat -n $N -e
 	perf "$mode.send_bw.srq" ib_send_bw -n $N --use-srq
+	perf "$mode.uc.send_lat" ib_send_lat -c UC -n $N
+	perf "$mode.uc.send_bw" ib_send_bw -c UC -n $N -s 4096
+	perf "$mode.uc.write_lat" ib_write_lat -c UC -n $N -s 64
+	perf "$mode.uc.write_bw" ib_write_bw -c UC -n $N -s 8192
 done
 
 [ $FAIL = 0 ] && echo PASS || echo FAILED
