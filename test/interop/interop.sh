@@ -13,7 +13,8 @@
 #   cases (default: all, in this order):
 #     pingpong   ibv_rc_pingpong (rxe) <-> drnic-pingpong, both roles, sizes
 #                1024/4096/65536 at path MTU 1024 and 4096; with ARP checks
-#     ibverbs    Debian's ibv_rc_pingpong on drnic's libibverbs.so.1 <-> rxe,
+#     ibverbs    Debian's ibv_rc_pingpong, ibv_uc_pingpong and ibv_srq_pingpong on
+#                drnic's libibverbs.so.1 <-> rxe,
 #                both roles, -c on both sides
 #     perftest   ib_write_lat, ib_write_bw, ib_send_lat, ib_read_lat
 #     recovery   frames lost both ways (drnic's injector: fault_dir=tx, then
@@ -300,12 +301,21 @@ case_ibverbs() {
 		pair ibv.s$s.drnic-srv host "ibv_rc_pingpong -d rxe0 -g 1 -m $m -s $s -n $n -c -p @PORT@" \
 			ibv "$TMP/ibv.s$s.drnic-srv.host" ibv_rc_pingpong -g 0 -m $m -s $s -n $n -c
 	done
+	# UC (SENDs, no ACKs) and an SRQ (16 RC QPs on one SRQ each side).
+	local p
+	for p in ibv_uc_pingpong ibv_srq_pingpong; do
+		pair ibv.$p.rxe-srv vm "$p -d rxe0 -g 1 -m 1024 -s 4096 -n 50 -c -p @PORT@" \
+			ibv "$TMP/ibv.$p.rxe-srv.host" $p -g 0 -m 1024 -s 4096 -n 50 -c
+		pair ibv.$p.drnic-srv host "$p -d rxe0 -g 1 -m 1024 -s 4096 -n 50 -c -p @PORT@" \
+			ibv "$TMP/ibv.$p.drnic-srv.host" $p -g 0 -m 1024 -s 4096 -n 50 -c
+	done
 	local f
 	for f in "$TMP"/ibv.*.vm "$TMP"/ibv.*.host; do
 		grep -q "iters in" "$f" || fail "$(basename "$f"): no 'iters' line"
 		grep -q "invalid data" "$f" && fail "$(basename "$f"): $(grep -m1 'invalid data' "$f")"
 	done
-	[ $CASE_OK = 1 ] && ok "ibv_rc_pingpong -c on drnic's libibverbs <-> rxe: both roles, no invalid data"
+	[ $CASE_OK = 1 ] && ok "ibv_rc_pingpong, ibv_uc_pingpong and ibv_srq_pingpong -c on" \
+		"drnic's libibverbs <-> rxe: both roles, no invalid data"
 	cap_check 40
 	case_end
 }
