@@ -152,6 +152,7 @@ enum resp_check {
 	RESP_RNR,                /* no receive WQE: an RNR NAK */
 	RESP_BAD_ICRC,           /* a deferred ICRC was bad: a wire drop, nothing moves */
 	RESP_UC_DROP,            /* UC: the message is dropped whole, silently */
+	RESP_UC_STALE,           /* UC: a PSN already passed (a duplicate, or late): dropped */
 	/* Errors (IBA 9.7.5.2): a NAK and the QP to ERR (resp_fatal()). */
 	RESP_ERR_INVALID_REQ,    /* malformed, out of sequence, too long, not allowed */
 	RESP_ERR_REMOTE_ACCESS,  /* a key, bounds or MR access check failed */
@@ -175,6 +176,7 @@ static const char *const resp_check_names[RESP_CHECK_MAX] = {
 	[RESP_RNR] = "RNR",
 	[RESP_BAD_ICRC] = "BAD_ICRC",
 	[RESP_UC_DROP] = "UC_DROP",
+	[RESP_UC_STALE] = "UC_STALE",
 	[RESP_ERR_INVALID_REQ] = "ERR_INVALID_REQ",
 	[RESP_ERR_REMOTE_ACCESS] = "ERR_REMOTE_ACCESS",
 	[RESP_ERR_RECV_LEN] = "ERR_RECV_LEN",
@@ -362,9 +364,13 @@ resp_chk_psn(struct engine_qp *eq, const struct resp_req *rq)
 	int32_t d = drnic_psn_diff(rq->pkt->bth.psn, eq->resp.epsn);
 
 	if (eq->qp->type == DRNIC_QPT_UC) {
-		/* UC (IBA 9.7.5.1.2): nothing is resent. After a gap, or while
-		 * a message is being dropped, only a FIRST or ONLY is taken:
-		 * it starts a new message at its PSN. */
+		/* UC (IBA 9.7.5.1.2): nothing is resent, so a PSN behind the
+		 * expected one is a duplicate or a packet overtaken on the way:
+		 * dropped, and the message in progress goes on. After a gap,
+		 * or while a message is being dropped, only a FIRST or ONLY is
+		 * taken: it starts a new message at its PSN. */
+		if (d < 0)
+			return RESP_UC_STALE;
 		if (d == 0 && !eq->resp.uc_drop)
 			return RESP_CHK_OP_SEQ;
 		if (!(rq->op->pos & DRNIC_WIRE_POS_FIRST))
@@ -900,6 +906,9 @@ resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 		break;
 	case RESP_RNR:
 		resp_rnr(eq, pkt->bth.psn);
+		break;
+	case RESP_UC_STALE:
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_PSN_DUP);
 		break;
 	case RESP_UC_DROP:
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_UC_MSG);

@@ -3,9 +3,10 @@
  * UC end to end on the loopback wire, in both progress modes: SENDs and
  * WRITEs with immediate of one to five packets. A's WQEs complete when their
  * last packet has left (nothing answers UC). On a lossless wire every
- * message arrives exact. Then with 5% of A's frames lost (drnic's fault
- * injector): a message with a lost packet is dropped whole and every other
- * arrives exact, none twice; B sends no frame at all (no ACK, no NAK).
+ * message arrives exact. Then with 5% of A's frames lost, 2% duplicated and
+ * 2% reordered (drnic's fault injector): a message with a lost or overtaken
+ * packet is dropped whole and every other arrives exact, none twice; B
+ * sends no frame at all (no ACK, no NAK).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -164,7 +165,7 @@ uc_body(enum drnic_progress_mode mode, bool lossy)
 	if (mode == DRNIC_PROGRESS_DEDICATED && rte_get_next_lcore(-1, 1, 0) >= RTE_MAX_LCORE)
 		TEST_SKIP("dedicated mode needs an EAL worker lcore for the engine");
 	if (lossy)
-		o.link_extra[0] = "fault_drop=0.05,fault_seed=11";
+		o.link_extra[0] = "fault_drop=0.05,fault_dup=0.02,fault_reorder=0.02,fault_seed=11";
 	TEST_ASSERT_SUCCESS(rnic_pair_open(&p, &o), "pair open");
 	got = uc_run(&p, lossy);
 	if (got < 0) {

@@ -997,6 +997,11 @@ test_uc(void)
 	CU_ASSERT_EQUAL(ut_wc[1].byte_len, 64);
 	CU_ASSERT_EQUAL(memcmp(mem, payload + 512, 64), 0);
 	CU_ASSERT_EQUAL(eq->resp.epsn, 21);
+	/* That ONLY again (a duplicate): not delivered twice. */
+	rx(eq, &p, payload + 512);
+	CU_ASSERT_EQUAL(ut_nwc, 2);
+	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_PSN_DUP], 1);
+	CU_ASSERT_EQUAL(eq->resp.epsn, 21);
 	/* A WRITE with a bad key: dropped, no NAK, no error; the next lands. */
 	ut_key_rc = -ENOENT;
 	p = ut_req(DRNIC_WIRE_OP_UC_RDMA_WRITE_ONLY, 21, 16);
