@@ -386,6 +386,7 @@ engine_qp_attach(struct drnic_qp *qp)
 {
 	struct engine *eng = qp->dev->eng[qp->engine].engine;
 	struct engine_qp *eq;
+	size_t rd_len;
 	int rc;
 
 	if (eng->nb_qp + 1 >= ENGINE_DOORBELL_SIZE)
@@ -396,15 +397,21 @@ engine_qp_attach(struct drnic_qp *qp)
 		return -ENOMEM;
 	eq->resp.rd_mask = rte_align32pow2(2 * RTE_MAX(qp->dev->cfg.max_rd_atomic, 1u)) - 1;
 	eq->resp.rtx_mask = 4 * (eq->resp.rd_mask + 1) - 1;
+	/* The responder's READ/atomic resources and responses, and for a QP
+	 * on an SRQ its copy of the WQE taken, in one block. */
+	rd_len = sizeof(eq->resp.rd[0]) * (eq->resp.rd_mask + 1) +
+		 sizeof(eq->resp.rtx[0]) * (eq->resp.rtx_mask + 1);
 	eq->resp.rd = rte_zmalloc_socket("drnic_engine_rd",
-					 sizeof(eq->resp.rd[0]) * (eq->resp.rd_mask + 1) +
-				    sizeof(eq->resp.rtx[0]) * (eq->resp.rtx_mask + 1),
-				    RTE_CACHE_LINE_SIZE, qp->dev->cfg.socket_id);
+					 rd_len + (qp->srq != NULL ?
+						   verbs_recv_wqe_size(qp->srq->rq.max_sge) : 0),
+					 RTE_CACHE_LINE_SIZE, qp->dev->cfg.socket_id);
 	if (eq->resp.rd == NULL) {
 		rte_free(eq);
 		return -ENOMEM;
 	}
 	eq->resp.rtx = (struct resp_tx *)(void *)(eq->resp.rd + eq->resp.rd_mask + 1);
+	if (qp->srq != NULL)
+		eq->resp.srq_wqe = (struct verbs_recv_wqe *)(void *)((uint8_t *)eq->resp.rd + rd_len);
 	eq->qp = qp;
 	eq->eng = eng;
 	eq->req.idx = eq->comp.idx = atomic_load(&qp->sq.cons);

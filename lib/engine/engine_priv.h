@@ -304,11 +304,9 @@ struct engine_resp {
 	uint32_t nak_last_psn;
 	bool nak_any;
 	/* A QP on an SRQ: the WQE taken from it for the current message (a
-	 * copy: the SRQ's slot is free as soon as it is taken). */
-	union {
-		struct verbs_recv_wqe w;
-		uint8_t room[sizeof(struct verbs_recv_wqe) + VERBS_MAX_SGE * sizeof(struct drnic_sge)];
-	} srq_wqe;
+	 * copy: the SRQ's slot is free as soon as it is taken), with room
+	 * for the SRQ's max_sge SGEs; NULL for a QP with its own queue. */
+	struct verbs_recv_wqe *srq_wqe;
 };
 
 struct engine;

@@ -208,7 +208,7 @@ static const struct {
 static inline const struct verbs_recv_wqe *
 resp_recv_wqe(const struct engine_qp *eq)
 {
-	return eq->qp->srq != NULL ? &eq->resp.srq_wqe.w : engine_rq_wqe(eq, eq->resp.rq_idx);
+	return eq->qp->srq != NULL ? eq->resp.srq_wqe : engine_rq_wqe(eq, eq->resp.rq_idx);
 }
 
 static void resp_complete_recv(struct engine_qp *eq, enum drnic_wc_status status,
@@ -290,7 +290,7 @@ resp_recv_get(struct engine_qp *eq)
 		return verbs_wq_posted(&eq->qp->rq, eq->resp.rq_idx) != 0;
 	if (eq->resp.recv_taken)
 		return true;
-	if (!verbs_srq_take(srq, &eq->resp.srq_wqe.w))
+	if (!verbs_srq_take(srq, eq->resp.srq_wqe))
 		return false;
 	eq->resp.recv_taken = true;
 	eq->resp.recv_off = 0;
@@ -1069,7 +1069,7 @@ resp_flush(struct engine_qp *eq)
 		 * taken by this QP any more: QP_LAST_WQE_REACHED, once. */
 		if (eq->resp.recv_taken) {
 			memset(&wc, 0, sizeof(wc));
-			wc.wr_id = eq->resp.srq_wqe.w.wr_id;
+			wc.wr_id = eq->resp.srq_wqe->wr_id;
 			wc.status = DRNIC_WC_WR_FLUSH_ERR;
 			wc.opcode = DRNIC_WC_RECV;
 			wc.qp_num = qp->qp_num;

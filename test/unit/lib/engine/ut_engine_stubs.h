@@ -140,6 +140,10 @@ static struct drnic_device ut_dev;
 static struct drnic_qp ut_qp;
 static struct engine ut_eng;
 static struct engine_qp ut_eq;
+static union {
+	struct verbs_recv_wqe w;
+	uint8_t room[sizeof(struct verbs_recv_wqe) + VERBS_MAX_SGE * sizeof(struct drnic_sge)];
+} ut_srq_wqe;
 static struct resp_rd ut_rd[32];   /* device max_rd_atomic 16: 2 x 16 */
 static struct resp_tx ut_rtx[128];
 
@@ -193,6 +197,7 @@ ut_qp_reset(uint32_t psn)
 	memset(ut_rtx, 0, sizeof(ut_rtx));
 	eq->resp.rtx = ut_rtx;
 	eq->resp.rtx_mask = RTE_DIM(ut_rtx) - 1;
+	eq->resp.srq_wqe = &ut_srq_wqe.w;   /* used when a test puts the QP on an SRQ */
 	eq->qp = &ut_qp;
 	eq->eng = &ut_eng;
 	eq->port = &ut_eng.port[0];     /* empty: room for a whole staging */
