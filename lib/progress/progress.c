@@ -70,9 +70,17 @@
 #include "drnic_link.h"
 #include "drnic_progress.h"
 
-RTE_LOG_REGISTER_SUFFIX(progress_logtype, progress, NOTICE);
+/*
+ * The helper's log type, "drnic.progress", is registered when a helper
+ * first starts, not when the library loads: with it registered at load,
+ * drnic-perf's write latency, which never starts a helper, measured 7%
+ * higher (median of per-round ratios over 12 alternated rounds). Why one
+ * more DPDK log type costs that is not understood yet (doc/design-notes.md).
+ */
+static int progress_logtype = -1;
 #define PROGRESS_LOG(level, fmt, ...) \
-	rte_log(RTE_LOG_##level, progress_logtype, "progress: " fmt "\n", ##__VA_ARGS__)
+	rte_log(RTE_LOG_##level, progress_logtype >= 0 ? progress_logtype : RTE_LOGTYPE_USER1, \
+		"progress: " fmt "\n", ##__VA_ARGS__)
 
 #define PROGRESS_WAIT_MS 1
 #define PROGRESS_RT_BUSY_NS (2 * 1000 * 1000ull)
@@ -669,6 +677,9 @@ drnic_progress_start(struct drnic_device *dev, const struct drnic_progress_opts 
 		return -EINVAL;
 	if (p->on)
 		return -EBUSY;
+	if (progress_logtype < 0)
+		progress_logtype = rte_log_register_type_and_pick_level("drnic.progress",
+									RTE_LOG_NOTICE);
 	rc = drnic_query_device(dev, &da);
 	if (rc < 0)
 		return rc;
