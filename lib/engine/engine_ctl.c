@@ -414,6 +414,7 @@ engine_qp_attach(struct drnic_qp *qp)
 		eq->resp.srq_wqe = (struct verbs_recv_wqe *)(void *)((uint8_t *)eq->resp.rd + rd_len);
 	eq->qp = qp;
 	eq->eng = eng;
+	eq->uc = qp->type == DRNIC_QPT_UC;
 	eq->req.idx = eq->comp.idx = atomic_load(&qp->sq.cons);
 	eq->resp.rq_idx = atomic_load(&qp->rq.cons);
 	qp->eng_priv = eq;

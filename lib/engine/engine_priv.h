@@ -327,6 +327,7 @@ struct engine_qp {
 	uint32_t linger;
 	bool req_init;
 	bool resp_init;
+	bool uc;                 /* a UC QP (qp->type, kept in this hot line) */
 	bool sqd_notified;       /* SQ_DRAINED raised for the current SQD */
 
 	/* Frame template (addresses, ports, dest QPN), built from path. */

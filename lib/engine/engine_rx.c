@@ -157,7 +157,7 @@ engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, 
 			continue;
 		}
 		/* A UC QP takes UC requests, an RC QP RC ones. */
-		if (unlikely(uc[j] != (qp[j]->type == DRNIC_QPT_UC))) {
+		if (unlikely(uc[j] != e->uc)) {
 			if (engine_pkt_verify(eng, m[j], &pkt[j]))
 				eng->stats.drops[DRNIC_ENGINE_DROP_NOT_REQUEST]++;
 			continue;

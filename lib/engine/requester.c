@@ -208,14 +208,14 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 
 	pkt = eq->tmpl;
 	pkt.bth.opcode = req_opcode[is_write][imm][pos];
-	if (eq->qp->type == DRNIC_QPT_UC)   /* the same operation, UC's code */
+	if (eq->uc)   /* the same operation, UC's code */
 		pkt.bth.opcode = (uint8_t)((pkt.bth.opcode & 0x1F) | DRNIC_WIRE_OP_UC_SEND_FIRST);
 	pkt.bth.psn = eq->req.npsn;
 	/* AckReq on the last packet, every `every` packets of a long
 	 * message (a quarter of a small window, so ACKs keep it open), and on
 	 * the packet that fills the window (its ACK is what reopens it). */
 	every = RTE_MIN((uint32_t)ENGINE_ACKREQ_EVERY, RTE_MAX(eq->rec.cwnd / 4, 1u));
-	pkt.bth.ackreq = eq->qp->type != DRNIC_QPT_UC &&
+	pkt.bth.ackreq = !eq->uc &&
 			 ((pos & DRNIC_WIRE_POS_LAST) != 0 ||
 			  drnic_psn_sub(eq->req.npsn, w->first_psn) % every == every - 1 ||
 			  fills_window);
@@ -249,7 +249,7 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 		eq->req.idx++;
 		eq->req.off = 0;
 		/* UC: complete once its last packet has left (nothing answers). */
-		if (eq->qp->type == DRNIC_QPT_UC)
+		if (eq->uc)
 			comp_unanswered_sent(eq, w->last_psn);
 	}
 	return 0;

@@ -230,7 +230,7 @@ resp_fatal(struct engine_qp *eq, enum resp_check err, uint32_t psn,
 	uint8_t code = resp_err_tab[err].nak;
 
 	RTE_ASSERT(err >= RESP_ERR_INVALID_REQ && err < RESP_CHECK_MAX);
-	if (eq->qp->type != DRNIC_QPT_UC)   /* UC answers nothing */
+	if (!eq->uc)   /* UC answers nothing */
 		resp_owe_nak_now(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, code), psn);
 	eq->resp.drain_rtx = eq->resp.rtx_head != eq->resp.rtx_tail;
 	eq->resp.state = RESP_ERROR;
@@ -363,7 +363,7 @@ resp_chk_psn(struct engine_qp *eq, const struct resp_req *rq)
 {
 	int32_t d = drnic_psn_diff(rq->pkt->bth.psn, eq->resp.epsn);
 
-	if (eq->qp->type == DRNIC_QPT_UC) {
+	if (eq->uc) {
 		/* UC (IBA 9.7.5.1.2): nothing is resent, so a PSN behind the
 		 * expected one is a duplicate or a packet overtaken on the way:
 		 * dropped, and the message in progress goes on. After a gap,
@@ -731,7 +731,7 @@ resp_execute(struct engine_qp *eq, const struct resp_req *rq)
 	if (rq->op->pos & DRNIC_WIRE_POS_LAST)
 		eq->resp.msn = (eq->resp.msn + 1) & DRNIC_MSN_MASK;
 	if (pkt->bth.ackreq && (f & (DRNIC_WIRE_OPF_SEND | DRNIC_WIRE_OPF_WRITE)) &&
-	    eq->qp->type != DRNIC_QPT_UC)
+	    !eq->uc)
 		resp_owe_ack(eq, pkt->bth.psn);
 	return RESP_EXECUTE;
 }
@@ -877,14 +877,14 @@ resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 			break;
 		}
 	}
-	if (eq->qp->type == DRNIC_QPT_UC)
+	if (eq->uc)
 		s = resp_uc_outcome(s);
 	if (pkt->icrc_deferred && (s != RESP_EXECUTE || !(rq.op->flags & DRNIC_WIRE_OPF_WRITE)) &&
 	    drnic_wire_icrc_check(m, pkt) != 0)
 		s = RESP_BAD_ICRC;
 	if (s == RESP_EXECUTE) {
 		s = resp_execute(eq, &rq);
-		if (eq->qp->type == DRNIC_QPT_UC)
+		if (eq->uc)
 			s = resp_uc_outcome(s);
 	}
 	switch (s) {

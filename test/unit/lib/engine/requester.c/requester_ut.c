@@ -114,6 +114,7 @@ test_uc(void)
 	struct verbs_send_wqe *w;
 
 	ut_qp.type = DRNIC_QPT_UC;
+	eq->uc = true;
 	eq->path.timeout = 0;
 	ut_nunanswered = 0;
 	ut_post_send(1, DRNIC_WR_SEND_WITH_IMM, &sge, 1, 0);

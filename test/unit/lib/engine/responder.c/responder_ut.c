@@ -963,6 +963,7 @@ test_uc(void)
 	struct drnic_wire_pkt p;
 
 	ut_qp.type = DRNIC_QPT_UC;
+	eq->uc = true;
 	ut_post_recv(41, &rs, 1);
 	/* A whole SEND, AckReq set by a peer: completes, nothing owed. */
 	p = ut_req(DRNIC_WIRE_OP_UC_SEND_FIRST, 10, 1024);
