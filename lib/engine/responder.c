@@ -350,8 +350,6 @@ resp_uc_outcome(enum resp_check s)
 	case RESP_ERR_INVALID_REQ:
 	case RESP_ERR_REMOTE_ACCESS:
 	case RESP_RNR:
-	case RESP_DUPLICATE:
-	case RESP_OUT_OF_SEQ:
 		return RESP_UC_DROP;
 	default:
 		return s;

@@ -652,7 +652,7 @@ dibv_qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (ia->srq != NULL && handle_live(dibv_srq_of(ia->srq), HANDLE_IBV_SRQ) == false) {
+	if (ia->srq != NULL && !handle_live(dibv_srq_of(ia->srq), HANDLE_IBV_SRQ)) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -550,13 +550,13 @@ drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 	cap = ia->cap;
 	if (ia->srq != NULL) {
 		/* Receives come from the SRQ: no receive queue of its own. */
-		cap.max_recv_wr = 1;
+		cap.max_recv_wr = 0;
 		cap.max_recv_sge = 0;
 	}
-	if (cap.max_send_wr == 0 || cap.max_recv_wr == 0 ||
-	    cap.max_send_wr > dev->cfg.max_qp_wr || cap.max_recv_wr > dev->cfg.max_qp_wr ||
-	    cap.max_send_sge > dev->cfg.max_sge || cap.max_recv_sge > dev->cfg.max_sge ||
-	    cap.max_inline_data > dev->cfg.max_inline_data) {
+	if (cap.max_send_wr == 0 || cap.max_send_wr > dev->cfg.max_qp_wr ||
+	    cap.max_send_sge > dev->cfg.max_sge || cap.max_inline_data > dev->cfg.max_inline_data ||
+	    (ia->srq == NULL && (cap.max_recv_wr == 0 || cap.max_recv_wr > dev->cfg.max_qp_wr ||
+				 cap.max_recv_sge > dev->cfg.max_sge))) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -566,7 +566,8 @@ drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 		return NULL;
 	}
 	cap.max_send_sge = RTE_MAX(cap.max_send_sge, 1u);
-	cap.max_recv_sge = RTE_MAX(cap.max_recv_sge, 1u);
+	if (ia->srq == NULL)
+		cap.max_recv_sge = RTE_MAX(cap.max_recv_sge, 1u);
 
 	socket = dev->cfg.socket_id;
 	qp = rte_zmalloc_socket("drnic_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE, socket);
@@ -593,8 +594,6 @@ drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 		goto fail_mem;
 	cap.max_send_wr = qp->sq.size;
 	cap.max_recv_wr = qp->rq.size;
-	if (qp->srq != NULL)
-		cap.max_recv_sge = 0;
 	qp->cap = cap;
 	qp_reset_attr(qp);
 	atomic_store(&qp->state, DRNIC_QPS_RESET);

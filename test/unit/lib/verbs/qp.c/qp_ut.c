@@ -519,6 +519,8 @@ test_srq_qp(void)
 	srq.dev = dev;
 	ia = ut_init_attr();
 	ia.srq = &srq;
+	ia.cap.max_recv_wr = 1u << 30;      /* ignored on an SRQ, as its SGE count */
+	ia.cap.max_recv_sge = 99;
 	qp = drnic_create_qp(&pd, &ia);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(qp);
 	CU_ASSERT_EQUAL(ia.cap.max_recv_wr, 0);
