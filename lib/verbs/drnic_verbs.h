@@ -41,6 +41,9 @@ struct drnic_pd;
 struct drnic_mr;
 struct drnic_qp;
 struct drnic_srq;
+struct drnic_ah;
+struct drnic_mw;
+struct drnic_xrcd;
 
 /* ------------------------------------------------------------------------ */
 /* Configuration                                                            */
@@ -204,11 +207,13 @@ enum drnic_access_flags {
 	DRNIC_ACCESS_MW_BIND = 1 << 4,
 };
 
-/** QP types (= enum ibv_qp_type). Only RC is implemented. */
+/** QP types (= enum ibv_qp_type). */
 enum drnic_qp_type {
 	DRNIC_QPT_RC = 2,
 	DRNIC_QPT_UC = 3,
 	DRNIC_QPT_UD = 4,
+	DRNIC_QPT_XRC_SEND = 9,
+	DRNIC_QPT_XRC_RECV = 10,
 };
 
 /** QP states (= enum ibv_qp_state). */
@@ -265,6 +270,10 @@ enum drnic_wr_opcode {
 	DRNIC_WR_RDMA_READ = 4,
 	DRNIC_WR_ATOMIC_CMP_AND_SWP = 5,
 	DRNIC_WR_ATOMIC_FETCH_AND_ADD = 6,
+	DRNIC_WR_LOCAL_INV = 7,
+	DRNIC_WR_BIND_MW = 8,
+	DRNIC_WR_SEND_WITH_INV = 9,
+	DRNIC_WR_ATOMIC_WRITE = 15,
 };
 
 /** Send flags (= enum ibv_send_flags). */
@@ -720,7 +729,15 @@ struct drnic_sge {
 	uint32_t lkey;
 };
 
-/** A send work request (the ibv_send_wr fields RC uses, same names). */
+/** What a memory window is bound to (= struct ibv_mw_bind_info). */
+struct drnic_mw_bind_info {
+	struct drnic_mr *mr;
+	uint64_t addr;
+	uint64_t length;
+	unsigned int mw_access_flags;    /**< DRNIC_ACCESS_REMOTE_* */
+};
+
+/** A send work request (= struct ibv_send_wr: the same fields and names). */
 struct drnic_send_wr {
 	uint64_t wr_id;
 	struct drnic_send_wr *next;
@@ -728,7 +745,10 @@ struct drnic_send_wr {
 	int num_sge;
 	enum drnic_wr_opcode opcode;
 	unsigned int send_flags;         /**< DRNIC_SEND_* */
-	uint32_t imm_data;               /**< *_WITH_IMM: network byte order */
+	union {
+		uint32_t imm_data;       /**< *_WITH_IMM: network byte order */
+		uint32_t invalidate_rkey; /**< SEND_WITH_INV, LOCAL_INV */
+	};
 	union {
 		struct {
 			uint64_t remote_addr;
@@ -740,7 +760,24 @@ struct drnic_send_wr {
 			uint64_t swap;
 			uint32_t rkey;
 		} atomic;
+		struct {
+			struct drnic_ah *ah;
+			uint32_t remote_qpn;
+			uint32_t remote_qkey; /**< high bit set: the QP's own Q_Key */
+		} ud;
 	} wr;
+	union {
+		struct {
+			uint32_t remote_srqn;  /**< XRC_SEND: the target SRQ */
+		} xrc;
+	} qp_type;
+	union {
+		struct {
+			struct drnic_mw *mw;
+			uint32_t rkey;         /**< the window's new rkey */
+			struct drnic_mw_bind_info bind_info;
+		} bind_mw;
+	};
 };
 
 /** A receive work request (= struct ibv_recv_wr, same layout). */

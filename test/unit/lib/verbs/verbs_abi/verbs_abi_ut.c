@@ -111,6 +111,26 @@ SAME_OFF(struct drnic_send_wr, wr.atomic.remote_addr, struct ibv_send_wr, wr.ato
 SAME_OFF(struct drnic_send_wr, wr.atomic.compare_add, struct ibv_send_wr, wr.atomic.compare_add);
 SAME_OFF(struct drnic_send_wr, wr.atomic.swap, struct ibv_send_wr, wr.atomic.swap);
 SAME_OFF(struct drnic_send_wr, wr.atomic.rkey, struct ibv_send_wr, wr.atomic.rkey);
+SAME_OFF(struct drnic_send_wr, invalidate_rkey, struct ibv_send_wr, invalidate_rkey);
+SAME_OFF(struct drnic_send_wr, wr.ud.ah, struct ibv_send_wr, wr.ud.ah);
+SAME_OFF(struct drnic_send_wr, wr.ud.remote_qpn, struct ibv_send_wr, wr.ud.remote_qpn);
+SAME_OFF(struct drnic_send_wr, wr.ud.remote_qkey, struct ibv_send_wr, wr.ud.remote_qkey);
+SAME_OFF(struct drnic_send_wr, qp_type.xrc.remote_srqn, struct ibv_send_wr, qp_type.xrc.remote_srqn);
+SAME_OFF(struct drnic_send_wr, bind_mw.mw, struct ibv_send_wr, bind_mw.mw);
+SAME_OFF(struct drnic_send_wr, bind_mw.rkey, struct ibv_send_wr, bind_mw.rkey);
+SAME_OFF(struct drnic_send_wr, bind_mw.bind_info.mr, struct ibv_send_wr, bind_mw.bind_info.mr);
+SAME_OFF(struct drnic_send_wr, bind_mw.bind_info.addr, struct ibv_send_wr, bind_mw.bind_info.addr);
+SAME_OFF(struct drnic_send_wr, bind_mw.bind_info.length, struct ibv_send_wr, bind_mw.bind_info.length);
+SAME_OFF(struct drnic_send_wr, bind_mw.bind_info.mw_access_flags, struct ibv_send_wr,
+	 bind_mw.bind_info.mw_access_flags);
+SAME_SIZE(struct drnic_send_wr, struct ibv_send_wr);
+SAME_SIZE(struct drnic_mw_bind_info, struct ibv_mw_bind_info);
+SAME(DRNIC_WR_LOCAL_INV, IBV_WR_LOCAL_INV);
+SAME(DRNIC_WR_BIND_MW, IBV_WR_BIND_MW);
+SAME(DRNIC_WR_SEND_WITH_INV, IBV_WR_SEND_WITH_INV);
+SAME(DRNIC_WR_ATOMIC_WRITE, IBV_WR_ATOMIC_WRITE);
+SAME(DRNIC_QPT_XRC_SEND, IBV_QPT_XRC_SEND);
+SAME(DRNIC_QPT_XRC_RECV, IBV_QPT_XRC_RECV);
 SAME_SIZE(struct drnic_qp_cap, struct ibv_qp_cap);
 SAME_OFF(struct drnic_qp_cap, max_send_wr, struct ibv_qp_cap, max_send_wr);
 SAME_OFF(struct drnic_qp_cap, max_recv_wr, struct ibv_qp_cap, max_recv_wr);
