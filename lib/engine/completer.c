@@ -654,6 +654,8 @@ comp_flush(struct engine_qp *eq)
 					      (enum drnic_wc_status)w->status : DRNIC_WC_WR_FLUSH_ERR;
 
 		comp_fill_wc(eq, w, status, &wc);
+		if (eq->ud)
+			verbs_wqe_ah_put(w);   /* never sent now */
 		w->state = WQE_POSTED;
 		eq->comp.idx++;
 		n++;

@@ -31,8 +31,8 @@ enum drnic_engine_drop {
 	DRNIC_ENGINE_DROP_GHOST_RESP,     /**< response for a PSN never sent (or nothing outstanding) */
 	DRNIC_ENGINE_DROP_BAD_RESP,       /**< response that matches no WQE */
 	DRNIC_ENGINE_DROP_RNR,            /**< SEND without a receive WQE (RNR NAK) */
-	/** An opcode the QP's transport does not take: neither RC nor UC, or
-	 * UC to an RC QP, RC to a UC QP (counted by the engine only). */
+	/** An opcode the QP's transport does not take: not RC, UC or UD, or
+	 * one service's to another's QP (counted by the engine only). */
 	DRNIC_ENGINE_DROP_NOT_REQUEST,
 	DRNIC_ENGINE_DROP_STALE_NAK,      /**< PSN-sequence NAK already answered by a go-back */
 	/** Source or destination IP, or the IP version, is not the QP's
@@ -46,6 +46,15 @@ enum drnic_engine_drop {
 	/** UC: a packet of a message being dropped whole (a PSN gap, no
 	 * receive WQE, a request the QP refuses); UC never NAKs. */
 	DRNIC_ENGINE_DROP_UC_MSG,
+	/** UD: the datagram's Q_Key is not the QP's (also in the port's
+	 * qkey_viol_cntr). */
+	DRNIC_ENGINE_DROP_BAD_QKEY,
+	/** UD: no receive WQE posted: the datagram is lost (never retried). */
+	DRNIC_ENGINE_DROP_UD_NO_WQE,
+	/** UD: a payload longer than the port's MTU (no UD datagram is). */
+	DRNIC_ENGINE_DROP_UD_LEN,
+	/** UD: to a multicast group no QP of this engine is attached to. */
+	DRNIC_ENGINE_DROP_NO_MCAST,
 	DRNIC_ENGINE_DROP_MAX,
 };
 

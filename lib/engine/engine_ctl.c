@@ -161,6 +161,33 @@ engine_ctl_qp_modify(const struct engine_qp_modify *mod)
 		engine_qp_build_template(eq);
 }
 
+/* Attach a UD QP to a group, or detach it (between two steps: the next
+ * datagram to the group finds the table as the caller left it). */
+static int
+engine_ctl_mcast(struct engine *eng, const struct engine_mcast_req *req)
+{
+	unsigned int i;
+
+	for (i = 0; i < eng->nb_mcast; i++)
+		if (eng->mcast[i].qp == req->qp &&
+		    memcmp(eng->mcast[i].gid, req->gid->raw, 16) == 0)
+			break;
+	if (!req->attach) {
+		if (i < eng->nb_mcast)
+			eng->mcast[i] = eng->mcast[--eng->nb_mcast];
+		return 0;
+	}
+	if (i < eng->nb_mcast)
+		return 0;
+	if (eng->nb_mcast == ENGINE_MAX_MCAST)
+		return -ENOMEM;
+	eng->mcast[eng->nb_mcast].dev = req->qp->dev;
+	memcpy(eng->mcast[eng->nb_mcast].gid, req->gid->raw, 16);
+	eng->mcast[eng->nb_mcast].qp = req->qp;
+	eng->nb_mcast++;
+	return 0;
+}
+
 /* Handle control message @p c between two steps (engine thread) and
  * answer it (c->done). */
 void
@@ -182,6 +209,9 @@ engine_ctrl_handle(struct engine *eng, struct engine_ctrl *c)
 		break;
 	case ENGINE_CTRL_QP_MODIFY:
 		engine_ctl_qp_modify(c->arg);
+		break;
+	case ENGINE_CTRL_MCAST:
+		c->rc = engine_ctl_mcast(eng, c->arg);
 		break;
 	case ENGINE_CTRL_FENCE:
 		break;
@@ -415,6 +445,7 @@ engine_qp_attach(struct drnic_qp *qp)
 	eq->qp = qp;
 	eq->eng = eng;
 	eq->uc = qp->type == DRNIC_QPT_UC;
+	eq->ud = qp->type == DRNIC_QPT_UD;
 	eq->req.idx = eq->comp.idx = atomic_load(&qp->sq.cons);
 	eq->resp.rq_idx = atomic_load(&qp->rq.cons);
 	qp->eng_priv = eq;
@@ -463,12 +494,22 @@ engine_qp_modify(struct drnic_qp *qp, const struct verbs_qp_path *path)
 		(void)engine_ctrl_call(mod.eq->eng, ENGINE_CTRL_QP_MODIFY, &mod, 0);
 }
 
+/* A UD QP joins or leaves a multicast group on its engine. */
+static int
+engine_qp_mcast(struct drnic_qp *qp, const union drnic_gid *gid, bool attach)
+{
+	struct engine_mcast_req req = { .qp = qp, .gid = gid, .attach = attach };
+
+	return engine_ctrl_call(qp->dev->eng[qp->engine].engine, ENGINE_CTRL_MCAST, &req, 0);
+}
+
 static const struct verbs_engine_ops engine_ops = {
 	.dev_attach = engine_dev_attach,
 	.dev_detach = engine_dev_detach,
 	.qp_attach = engine_qp_attach,
 	.qp_detach = engine_qp_detach,
 	.qp_modify = engine_qp_modify,
+	.qp_mcast = engine_qp_mcast,
 	.dev_fence = engine_dev_fence,
 	.progress = engine_progress_all,
 };

@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/queue.h>
 
 #include <rte_common.h>
@@ -328,6 +329,7 @@ struct engine_qp {
 	bool req_init;
 	bool resp_init;
 	bool uc;                 /* a UC QP (qp->type, kept in this hot line) */
+	bool ud;                 /* a UD QP */
 	bool sqd_notified;       /* SQ_DRAINED raised for the current SQD */
 
 	/* Frame template (addresses, ports, dest QPN), built from path. */
@@ -372,6 +374,7 @@ struct engine_port {
 };
 
 enum engine_ctrl_type {
+	ENGINE_CTRL_MCAST,    /* struct engine_mcast_req: join or leave a group */
 	ENGINE_CTRL_PORT_ADD,
 	ENGINE_CTRL_PORT_DEL,
 	ENGINE_CTRL_QP_ADD,
@@ -384,6 +387,26 @@ enum engine_ctrl_type {
 struct engine_qp_modify {
 	struct engine_qp *eq;
 	const struct verbs_qp_path *path;
+};
+
+/* One UD QP attached to a multicast group (the engine's own table: what
+ * its receive path delivers a group's datagrams to). The QP cannot be
+ * destroyed while attached; its engine state is qp->eng_priv, NULL while
+ * the QP is reset. */
+struct engine_mcast {
+	const struct drnic_device *dev;
+	uint8_t gid[16];
+	struct drnic_qp *qp;
+};
+
+/* Attachments one engine holds (for all its devices). */
+#define ENGINE_MAX_MCAST 1024
+
+/* ENGINE_CTRL_MCAST's argument. */
+struct engine_mcast_req {
+	struct drnic_qp *qp;
+	const union drnic_gid *gid;
+	bool attach;
 };
 
 /* A control-path request to an engine; the caller waits on done. */
@@ -431,6 +454,9 @@ struct engine {
 
 	struct drnic_engine_stats stats;
 	TAILQ_ENTRY(engine) next;
+	/* Multicast attachments (engine thread; set by ENGINE_CTRL_MCAST). */
+	unsigned int nb_mcast;
+	struct engine_mcast mcast[ENGINE_MAX_MCAST];
 };
 
 /* engine.c: the loop, the clock, the inline engines */
@@ -447,6 +473,8 @@ struct rte_mbuf *engine_pkt_alloc(struct engine *eng);
 void engine_port_tx(struct engine_port *p, struct rte_mbuf *m);
 int engine_port_flush(struct engine *eng, struct engine_port *p);
 void engine_qp_build_template(struct engine_qp *eq);
+void engine_ah_template(const struct engine_qp *eq, const struct drnic_ah *ah,
+			struct drnic_wire_pkt *p);
 int engine_qp_tx(struct engine_qp *eq, const struct drnic_wire_pkt *pkt);
 
 /* engine_sched.c: the active list, doorbells, QP steps */
@@ -493,6 +521,7 @@ extern const char *const comp_state_names[COMP_STATE_MAX];
 /* responder.c */
 void resp_setup(struct engine_qp *eq, uint32_t epsn);
 void resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *pkt);
+void resp_ud_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *pkt);
 int resp_step(struct engine_qp *eq, int budget);
 int resp_flush(struct engine_qp *eq);
 int resp_send_ack(struct engine_qp *eq);
@@ -653,33 +682,45 @@ engine_wqe_is_rd_atomic(const struct verbs_send_wqe *w)
 }
 
 /*
- * Copy @p len bytes of frame @p m from @p moff to message offset @p off of
- * the buffers @p sge[0 .. nsge - 1] (a receive WQE's, or a READ's local
- * SGEs). The caller checked the keys of the SGEs it touches. 0; -ERANGE
- * when the SGEs end first (nothing past them is written); -EINVAL when the
- * frame does.
+ * Copy @p len bytes to message offset @p off of the buffers @p sge[0 ..
+ * nsge - 1] (a receive WQE's, or a READ's local SGEs): from frame @p m at
+ * @p moff, or from memory @p src + @p moff when @p m is NULL. The caller
+ * checked the keys of the SGEs it touches. 0; -ERANGE when the SGEs end
+ * first (nothing past them is written); -EINVAL when the frame does.
  */
 static inline int
-engine_sge_scatter(const struct drnic_sge *sge, uint32_t nsge, uint32_t off,
-		   const struct rte_mbuf *m, uint32_t moff, uint32_t len)
+engine_sge_copy(const struct drnic_sge *sge, uint32_t nsge, uint32_t off,
+		const struct rte_mbuf *m, uint32_t moff, const uint8_t *src, uint32_t len)
 {
 	uint32_t i;
 
 	for (i = 0; i < nsge && len > 0; i++) {
 		uint32_t sl = sge[i].length, take;
+		void *dst;
 
 		if (off >= sl) {
 			off -= sl;
 			continue;
 		}
 		take = RTE_MIN(sl - off, len);
-		if (drnic_wire_copy_out(m, moff, take, (void *)(uintptr_t)(sge[i].addr + off)) < 0)
+		dst = (void *)(uintptr_t)(sge[i].addr + off);
+		if (m == NULL)
+			memcpy(dst, src + moff, take);
+		else if (drnic_wire_copy_out(m, moff, take, dst) < 0)
 			return -EINVAL;
 		moff += take;
 		len -= take;
 		off = 0;
 	}
 	return len == 0 ? 0 : -ERANGE;
+}
+
+/* engine_sge_copy() from frame @p m. */
+static inline int
+engine_sge_scatter(const struct drnic_sge *sge, uint32_t nsge, uint32_t off,
+		   const struct rte_mbuf *m, uint32_t moff, uint32_t len)
+{
+	return engine_sge_copy(sge, nsge, off, m, moff, NULL, len);
 }
 
 /* Recovery's part of every ACK, inline: it is on the ping-pong's path (as

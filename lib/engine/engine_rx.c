@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Receive: frames from each port's link queue to the QP's responder
- * (requests) or completer (responses). Owns the receive backlog
- * (engine::rx_backlog, rx_backlog_loops) and the drops before a machine
- * sees a frame: not RC, no such QP, another engine's QP, not from the
- * QP's peer (address, MAC, P_Key, VLAN).
+ * (requests) or completer (responses), UD datagrams to the QP or to every
+ * QP of the engine attached to the multicast group. Owns the receive
+ * backlog (engine::rx_backlog, rx_backlog_loops) and the drops before a
+ * machine sees a frame: not RC, UC or UD, no such QP, another engine's QP,
+ * another service's QP, not from the QP's peer (address, MAC, P_Key, VLAN),
+ * a datagram not to the port's MAC or its group's.
  */
 #include <string.h>
 
@@ -76,6 +78,79 @@ engine_pkt_from_peer(const struct engine_qp *eq, const struct drnic_wire_pkt *pk
 }
 
 /*
+ * UD: anyone may send a datagram, so only what the frame names of this
+ * end is checked: to the port's MAC (a group's datagram: the group's
+ * multicast MAC, checked by the caller), the QP's P_Key, untagged.
+ */
+static inline enum drnic_engine_drop
+engine_pkt_ud_ok(const struct engine_qp *eq, const struct drnic_wire_pkt *pkt, bool mcast)
+{
+	if (!mcast && unlikely(engine_bytes_differ(pkt->eth.dst, eq->tmpl.eth.src, 6)))
+		return DRNIC_ENGINE_DROP_BAD_DMAC;
+	if (unlikely(!engine_pkey_match(eq->tmpl.bth.pkey, pkt->bth.pkey)))
+		return DRNIC_ENGINE_DROP_BAD_PKEY;
+	if (unlikely(pkt->eth.has_vlan && (pkt->eth.vlan_tci & 0xFFF) != 0))
+		return DRNIC_ENGINE_DROP_BAD_VLAN;
+	return DRNIC_ENGINE_DROP_MAX;
+}
+
+/* The destination GID of a frame (IPv4: IPv4-mapped). */
+static inline void
+engine_pkt_dgid(const struct drnic_wire_pkt *pkt, uint8_t gid[16])
+{
+	if (pkt->ip.version == 4) {
+		memset(gid, 0, 10);
+		gid[10] = gid[11] = 0xFF;
+		memcpy(&gid[12], pkt->ip.dst, 4);
+	} else {
+		memcpy(gid, pkt->ip.dst, 16);
+	}
+}
+
+/*
+ * A datagram to a multicast group (destination QPN 0xFFFFFF, IBA
+ * 10.5.2.4): to every QP of this engine attached to the group of its
+ * destination IP on this port's device, each into a receive WQE of its
+ * own, sent to the group's multicast MAC.
+ */
+static void
+engine_rx_mcast(struct engine *eng, struct engine_port *p, struct rte_mbuf *m,
+		const struct drnic_wire_pkt *pkt)
+{
+	union drnic_gid gid;
+	uint8_t mac[6];
+	unsigned int i, n = 0;
+
+	if (!engine_pkt_verify(eng, m, pkt))
+		return;
+	engine_pkt_dgid(pkt, gid.raw);
+	verbs_mcast_mac(&gid, mac);
+	for (i = 0; i < eng->nb_mcast; i++) {
+		const struct engine_mcast *g = &eng->mcast[i];
+		struct engine_qp *e;
+		enum drnic_engine_drop why;
+
+		if (g->dev != p->dev || memcmp(g->gid, gid.raw, 16) != 0)
+			continue;
+		e = g->qp->eng_priv;
+		if (e == NULL || e->eng != eng)
+			continue;
+		n++;
+		e->stats.rx_packets++;
+		engine_qp_sync(e);
+		why = engine_bytes_differ(pkt->eth.dst, mac, 6) ? DRNIC_ENGINE_DROP_BAD_DMAC :
+		      !e->resp_init ? DRNIC_ENGINE_DROP_MAX : engine_pkt_ud_ok(e, pkt, true);
+		if (unlikely(why != DRNIC_ENGINE_DROP_MAX)) {
+			engine_qp_drop(e, why);
+			continue;
+		}
+		resp_ud_rx(e, m, pkt);
+	}
+	if (n == 0)
+		eng->stats.drops[DRNIC_ENGINE_DROP_NO_MCAST]++;
+}
+
+/*
  * One received burst, in four passes so the burst's cache misses overlap
  * instead of queueing one after another (with thousands of QPs each
  * frame's QP table slot, QP and engine state are cold): parse every frame
@@ -90,7 +165,7 @@ engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, 
 	struct engine_qp *eq[ENGINE_BURST];
 	bool parsed[ENGINE_BURST];
 	bool is_req[ENGINE_BURST];   /* a request (responder), else a response */
-	bool uc[ENGINE_BURST];       /* a UC request, else RC */
+	uint8_t tr[ENGINE_BURST];    /* its transport (DRNIC_WIRE_TR_*) */
 	struct drnic_device *dev = p->dev;
 	uint16_t j;
 
@@ -109,11 +184,16 @@ engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, 
 			continue;
 		}
 		oi = drnic_wire_opcode_info(pkt[j].bth.opcode);
-		if (unlikely(oi->transport != DRNIC_WIRE_TR_RC && oi->transport != DRNIC_WIRE_TR_UC)) {
+		if (unlikely(oi->transport != DRNIC_WIRE_TR_RC && oi->transport != DRNIC_WIRE_TR_UC &&
+			     oi->transport != DRNIC_WIRE_TR_UD)) {
 			eng->stats.drops[DRNIC_ENGINE_DROP_NOT_REQUEST]++;
 			continue;
 		}
-		uc[j] = oi->transport == DRNIC_WIRE_TR_UC;
+		tr[j] = oi->transport;
+		if (unlikely(tr[j] == DRNIC_WIRE_TR_UD && pkt[j].bth.dqpn == VERBS_MCAST_QPN)) {
+			engine_rx_mcast(eng, p, m[j], &pkt[j]);
+			continue;
+		}
 		is_req[j] = (oi->flags & DRNIC_WIRE_OPF_REQUEST) != 0;
 		rte_prefetch0(&dev->qp_tab[pkt[j].bth.dqpn & dev->qp_mask]);
 		parsed[j] = true;
@@ -156,14 +236,29 @@ engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, 
 				eng->stats.drops[DRNIC_ENGINE_DROP_WRONG_ENGINE]++;
 			continue;
 		}
-		/* A UC QP takes UC requests, an RC QP RC ones. */
-		if (unlikely(uc[j] != e->uc)) {
+		/* A UC QP takes UC requests, a UD QP datagrams, an RC QP RC
+		 * requests and responses. */
+		if (unlikely(tr[j] != (e->ud ? DRNIC_WIRE_TR_UD :
+				       e->uc ? DRNIC_WIRE_TR_UC : DRNIC_WIRE_TR_RC))) {
 			if (engine_pkt_verify(eng, m[j], &pkt[j]))
 				eng->stats.drops[DRNIC_ENGINE_DROP_NOT_REQUEST]++;
 			continue;
 		}
 		e->stats.rx_packets++;
 		engine_qp_sync(e);
+		if (e->ud) {
+			/* (Before RTR resp_ud_rx() drops it for the state.) */
+			enum drnic_engine_drop why = e->resp_init ? engine_pkt_ud_ok(e, &pkt[j], false) :
+								    DRNIC_ENGINE_DROP_MAX;
+
+			if (unlikely(why != DRNIC_ENGINE_DROP_MAX)) {
+				if (engine_pkt_verify(eng, m[j], &pkt[j]))
+					engine_qp_drop(e, why);
+				continue;
+			}
+			resp_ud_rx(e, m[j], &pkt[j]);
+			continue;
+		}
 		/* Before the QP is set up (RTR) both machines drop it for its
 		 * state; from then on only its peer reaches it. */
 		if (likely(e->resp_init)) {

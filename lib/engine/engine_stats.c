@@ -28,6 +28,10 @@ static const char *const engine_drop_names[DRNIC_ENGINE_DROP_MAX] = {
 	[DRNIC_ENGINE_DROP_BAD_VLAN] = "bad_vlan",
 	[DRNIC_ENGINE_DROP_DUP_RESP] = "dup_resp",
 	[DRNIC_ENGINE_DROP_UC_MSG] = "uc_msg",
+	[DRNIC_ENGINE_DROP_BAD_QKEY] = "bad_qkey",
+	[DRNIC_ENGINE_DROP_UD_NO_WQE] = "ud_no_wqe",
+	[DRNIC_ENGINE_DROP_UD_LEN] = "ud_len",
+	[DRNIC_ENGINE_DROP_NO_MCAST] = "no_mcast",
 };
 
 const char *

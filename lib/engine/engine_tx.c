@@ -79,19 +79,14 @@ engine_port_flush(struct engine *eng, struct engine_port *p)
 	return sent;
 }
 
-/* The QP's frame template (addresses, ports, P_Key, dest QPN) from its
- * path (engine thread: when the QP is set up and on each modify). */
-void
-engine_qp_build_template(struct engine_qp *eq)
+/* The addresses of a frame to address vector @p ah at MAC @p dmac. */
+static void
+engine_addr_fill(const struct drnic_device *dev, const struct drnic_ah_attr *ah,
+		 const uint8_t dmac[6], struct drnic_wire_pkt *p)
 {
-	const struct drnic_device *dev = eq->qp->dev;
-	const struct drnic_ah_attr *ah = &eq->path.ah;
-	struct drnic_wire_pkt *p = &eq->tmpl;
 	unsigned int sgid = ah->grh.sgid_index;
 
-	drnic_wire_pkt_init(p);
-	memcpy(p->eth.src, dev->link->mac, 6);   /* ethdev links use the port's MAC */
-	memcpy(p->eth.dst, eq->path.dmac, 6);
+	memcpy(p->eth.dst, dmac, 6);
 	if (sgid < dev->nb_gids && dev->gid_is_v4[sgid]) {
 		p->ip.version = 4;
 		memcpy(p->ip.src, &dev->gid[sgid].raw[12], 4);
@@ -104,10 +99,34 @@ engine_qp_build_template(struct engine_qp *eq)
 	}
 	p->ip.tos = ah->grh.traffic_class;
 	p->ip.ttl = ah->grh.hop_limit != 0 ? ah->grh.hop_limit : 64;
+}
+
+/* The QP's frame template (addresses, ports, P_Key, dest QPN) from its
+ * path (engine thread: when the QP is set up and on each modify). A UD
+ * QP's has no destination: each send takes it from its AH. */
+void
+engine_qp_build_template(struct engine_qp *eq)
+{
+	const struct drnic_device *dev = eq->qp->dev;
+	struct drnic_wire_pkt *p = &eq->tmpl;
+
+	drnic_wire_pkt_init(p);
+	memcpy(p->eth.src, dev->link->mac, 6);   /* ethdev links use the port's MAC */
+	engine_addr_fill(dev, &eq->path.ah, eq->path.dmac, p);
 	p->udp.sport = eq->path.udp_sport;
 	p->bth.pkey = verbs_pkey_entry(eq->path.pkey_index);
 	p->bth.dqpn = eq->path.dest_qp_num;
 	eq->mtu = eq->path.mtu;
+}
+
+/* UD: the frame template of a datagram from @p eq to address handle @p ah
+ * (destination QPN and Q_Key are the WQE's). */
+void
+engine_ah_template(const struct engine_qp *eq, const struct drnic_ah *ah, struct drnic_wire_pkt *p)
+{
+	*p = eq->tmpl;
+	engine_addr_fill(eq->qp->dev, &ah->attr, ah->attr.dmac, p);
+	p->udp.sport = ah->udp_sport;
 }
 
 /* Build a frame from @p pkt and stage it on the QP's port. */

@@ -63,6 +63,8 @@ static const uint8_t req_opcode[2][2][8] = {
 static void
 req_fail_wqe(struct engine_qp *eq, struct verbs_send_wqe *w, enum drnic_wc_status status)
 {
+	if (eq->ud)
+		verbs_wqe_ah_put(w);   /* never sent: its AH is free */
 	/* One not started takes no PSN; one failing half-way keeps its own. */
 	if (w->state == WQE_POSTED)
 		w->first_psn = w->last_psn = eq->req.npsn;
@@ -118,6 +120,12 @@ req_start_wqe(struct engine_qp *eq, struct verbs_send_wqe *w, enum drnic_qp_stat
 	}
 	if (req_check_keys(eq, w) < 0) {
 		req_fail_wqe(eq, w, DRNIC_WC_LOC_PROT_ERR);
+		return 0;
+	}
+	/* UD: a datagram is one packet (IBA 10.8.2.3: longer is a local
+	 * length error). */
+	if (eq->ud && w->length > eq->mtu) {
+		req_fail_wqe(eq, w, DRNIC_WC_LOC_LEN_ERR);
 		return 0;
 	}
 	if (verbs_wr_info(w->opcode)->flags & VERBS_WR_ATOMIC)
@@ -206,16 +214,27 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 	if (pos == 0)
 		pos = DRNIC_WIRE_POS_MIDDLE;
 
-	pkt = eq->tmpl;
-	pkt.bth.opcode = req_opcode[is_write][imm][pos];
-	if (eq->uc)   /* the same operation, UC's code */
-		pkt.bth.opcode = (uint8_t)((pkt.bth.opcode & 0x1F) | DRNIC_WIRE_OP_UC_SEND_FIRST);
+	if (unlikely(eq->ud)) {
+		/* One packet (req_start_wqe() checked), to the WQE's AH. */
+		engine_ah_template(eq, w->ud.ah, &pkt);
+		pkt.bth.opcode = imm ? DRNIC_WIRE_OP_UD_SEND_ONLY_WITH_IMMEDIATE :
+				       DRNIC_WIRE_OP_UD_SEND_ONLY;
+		pkt.bth.dqpn = w->ud.remote_qpn;
+		pkt.deth.qkey = w->ud.remote_qkey;
+		pkt.deth.sqpn = eq->qp->qp_num;
+	} else {
+		pkt = eq->tmpl;
+		pkt.bth.opcode = req_opcode[is_write][imm][pos];
+		if (eq->uc)   /* the same operation, UC's code */
+			pkt.bth.opcode = (uint8_t)((pkt.bth.opcode & 0x1F) |
+						   DRNIC_WIRE_OP_UC_SEND_FIRST);
+	}
 	pkt.bth.psn = eq->req.npsn;
 	/* AckReq on the last packet, every `every` packets of a long
 	 * message (a quarter of a small window, so ACKs keep it open), and on
 	 * the packet that fills the window (its ACK is what reopens it). */
 	every = RTE_MIN((uint32_t)ENGINE_ACKREQ_EVERY, RTE_MAX(eq->rec.cwnd / 4, 1u));
-	pkt.bth.ackreq = !eq->uc &&
+	pkt.bth.ackreq = !eq->uc && !eq->ud &&
 			 ((pos & DRNIC_WIRE_POS_LAST) != 0 ||
 			  drnic_psn_sub(eq->req.npsn, w->first_psn) % every == every - 1 ||
 			  fills_window);
@@ -248,8 +267,11 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 		w->state = WQE_SENT;
 		eq->req.idx++;
 		eq->req.off = 0;
-		/* UC: complete once its last packet has left (nothing answers). */
-		if (eq->uc)
+		/* UC, UD: complete once its last packet has left (nothing
+		 * answers). */
+		if (eq->ud)
+			verbs_wqe_ah_put(w);
+		if (eq->uc || eq->ud)
 			comp_unanswered_sent(eq, w->last_psn);
 	}
 	return 0;

@@ -230,7 +230,7 @@ resp_fatal(struct engine_qp *eq, enum resp_check err, uint32_t psn,
 	uint8_t code = resp_err_tab[err].nak;
 
 	RTE_ASSERT(err >= RESP_ERR_INVALID_REQ && err < RESP_CHECK_MAX);
-	if (!eq->uc)   /* UC answers nothing */
+	if (!eq->uc && !eq->ud)   /* UC and UD answer nothing */
 		resp_owe_nak_now(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, code), psn);
 	eq->resp.drain_rtx = eq->resp.rtx_head != eq->resp.rtx_tail;
 	eq->resp.state = RESP_ERROR;
@@ -261,9 +261,15 @@ resp_complete_recv(struct engine_qp *eq, enum drnic_wc_status status, enum drnic
 	wc.byte_len = byte_len;
 	wc.qp_num = qp->qp_num;
 	wc.src_qp = eq->path.dest_qp_num;
+	if (eq->ud) {
+		/* The sender's QP, and the GRH area filled (RoCEv2 always
+		 * has one); P_Key index 0 and SL 0 (the port's only ones). */
+		wc.src_qp = pkt->deth.sqpn;
+		wc.wc_flags = DRNIC_WC_GRH;
+	}
 	if (imm && status == DRNIC_WC_SUCCESS) {
 		wc.imm_data = pkt->imm;
-		wc.wc_flags = DRNIC_WC_WITH_IMM;
+		wc.wc_flags |= DRNIC_WC_WITH_IMM;
 	}
 	eq->resp.recv_taken = false;
 	eq->resp.recv_off = 0;
@@ -917,6 +923,66 @@ resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 		resp_fatal(eq, s, pkt->bth.psn, pkt);
 		break;
 	}
+}
+
+/*
+ * UD: a datagram for this QP (from anyone with the P_Key: engine_rx checked
+ * it). No PSN, no sequence, no answer. Taken in RTR, RTS, SQD and SQE with
+ * the QP's Q_Key, into the next receive WQE (none: lost and counted): the
+ * 40-byte GRH area first (RoCEv2, as Linux rxe and ConnectX fill it: an
+ * IPv4 header in its last 20 bytes, an IPv6 header in all 40), then the
+ * payload. A WQE too short for both completes with LOC_LEN_ERR, one with a
+ * bad key with LOC_PROT_ERR, and the QP goes to ERR (IBA 10.8.3.3).
+ */
+void
+resp_ud_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *pkt)
+{
+	uint8_t grh[DRNIC_WIRE_GRH_LEN];
+	const struct verbs_recv_wqe *w;
+	uint32_t len = pkt->payload_len;
+
+	if (!engine_pkt_verify(eq->eng, m, pkt))
+		return;
+	if (resp_chk_qp_state(eq) == RESP_DROP) {
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_QP_STATE);
+		return;
+	}
+	if (pkt->deth.qkey != eq->path.qkey) {
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_QKEY);
+		atomic_fetch_add_explicit(&eq->qp->dev->qkey_viol, 1, memory_order_relaxed);
+		return;
+	}
+	if (len > eq->mtu) {
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_UD_LEN);
+		return;
+	}
+	if (!resp_recv_get(eq)) {
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_UD_NO_WQE);
+		return;
+	}
+	w = resp_recv_wqe(eq);
+	eq->resp.recv_off = 0;
+	if (DRNIC_WIRE_GRH_LEN + len > w->length) {
+		resp_fatal(eq, RESP_ERR_RECV_LEN, pkt->bth.psn, pkt);
+		return;
+	}
+	if (resp_recv_sge_check(eq, w, 0, DRNIC_WIRE_GRH_LEN + len) < 0) {
+		resp_fatal(eq, RESP_ERR_RECV_PROT, pkt->bth.psn, pkt);
+		return;
+	}
+	memset(grh, 0, sizeof(grh));
+	if (pkt->ip.version == 4)
+		(void)drnic_wire_copy_out(m, pkt->l3_off, 20, grh + 20);
+	else
+		(void)drnic_wire_copy_out(m, pkt->l3_off, 40, grh);
+	(void)engine_sge_copy(w->sge, w->num_sge, 0, NULL, 0, grh, sizeof(grh));
+	if (len > 0 && engine_sge_scatter(w->sge, w->num_sge, DRNIC_WIRE_GRH_LEN, m,
+					  pkt->payload_off, len) < 0) {
+		resp_fatal(eq, RESP_ERR_RECV_PROT, pkt->bth.psn, pkt);
+		return;
+	}
+	resp_complete_recv(eq, DRNIC_WC_SUCCESS, DRNIC_WC_RECV, DRNIC_WIRE_GRH_LEN + len, pkt,
+			   pkt->bth.opcode == DRNIC_WIRE_OP_UD_SEND_ONLY_WITH_IMMEDIATE);
 }
 
 /* Send the owed ACK/NAK, if any. */

@@ -14,8 +14,9 @@
  * a new object of the same kind is that new object: the registry cannot
  * tell, as libibverbs cannot.)
  *
- * A hash set under one mutex: control path only (create, destroy); the data
- * path (post, poll) never consults it. Any thread.
+ * A hash set under one mutex: control path (create, destroy), and on the
+ * data path only UD's post_send, which checks the AH each WR names before
+ * following it. Any thread.
  */
 
 #include <stdbool.h>
@@ -42,6 +43,8 @@ enum handle_kind {
 	HANDLE_IBV_QP,
 	HANDLE_IBV_COMP_CHANNEL,
 	HANDLE_IBV_SRQ,
+	HANDLE_AH,
+	HANDLE_IBV_AH,
 };
 
 /*

@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_common.h>
 #include <rte_log.h>
@@ -60,6 +61,14 @@ extern int verbs_logtype;
 #define VERBS_DEFAULT_PKEY 0xFFFF
 /* QPNs 0 and 1 are the special QPs; RC QPNs start here. */
 #define VERBS_FIRST_QPN 2
+/* A Q_Key with this bit set is a controlled one (IBA 10.2.4): a UD send
+ * WR naming one sends the QP's own Q_Key, and only a privileged process
+ * may give a QP one. */
+#define VERBS_QKEY_CONTROLLED 0x80000000u
+
+/* Does this process have CAP_NET_RAW (what Linux asks of a controlled
+ * Q_Key)? Read once (device.c). */
+bool verbs_privileged(void);
 
 /* ------------------------------------------------------------------------ */
 /* Memory regions                                                           */
@@ -176,8 +185,17 @@ struct verbs_send_wqe {
 	uint64_t remote_addr;
 	uint32_t rkey;
 	uint32_t pad0;
-	uint64_t compare_add;
-	uint64_t swap;
+	union {
+		struct {               /* atomics */
+			uint64_t compare_add;
+			uint64_t swap;
+		};
+		struct {               /* UD: the destination (post_send holds the AH) */
+			struct drnic_ah *ah;
+			uint32_t remote_qpn;
+			uint32_t remote_qkey;  /* resolved: never the high-bit form */
+		} ud;
+	};
 	/* Engine-owned from the doorbell to the completion. */
 	uint32_t first_psn;
 	uint32_t last_psn;
@@ -315,6 +333,87 @@ verbs_recv_wqe_size(uint32_t max_sge)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Address handles and multicast groups                                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * An address handle: where a UD send goes. Written once by drnic_create_ah()
+ * (the destination MAC resolved then), read by the engines that send with
+ * it. post_send counts each WQE that names it in @busy and the requester
+ * uncounts it once the WQE's packet is built, so drnic_destroy_ah() refuses
+ * (-EBUSY) while a posted send still needs it: nothing reads a destroyed AH.
+ */
+struct drnic_ah {
+	struct drnic_device *dev;
+	struct drnic_pd *pd;
+	struct drnic_ah_attr attr;  /* as given, dmac resolved */
+	uint16_t udp_sport;
+	atomic_uint busy;
+};
+
+/* UD: the WQE no longer needs its AH (its packet is built, or it will never
+ * be: failed, flushed, reset); the AH may be destroyed once no WQE holds it.
+ * For a UD QP's WQEs only (the field shares room with the atomics'). */
+static inline void
+verbs_wqe_ah_put(struct verbs_send_wqe *w)
+{
+	if (w->ud.ah != NULL) {
+		/* Release: every read of the AH comes before. */
+		atomic_fetch_sub_explicit(&w->ud.ah->busy, 1, memory_order_release);
+		w->ud.ah = NULL;
+	}
+}
+
+/* Multicast limits of a device (what drnic_query_device() reports). */
+#define VERBS_MAX_MCAST_GRP 64       /* groups attached at once */
+#define VERBS_MAX_MCAST_QP_ATTACH 16 /* QPs per group */
+/* The multicast QPN: a UD datagram to a group carries it (IBA 10.5.2.4). */
+#define VERBS_MCAST_QPN 0xFFFFFFu
+
+/* One group some UD QP of the device is attached to (control path, under
+ * dev->lock): which QPs, for the limits and for detach. The engines keep
+ * their own table (verbs_engine_ops.qp_mcast), which the receive path reads. */
+struct verbs_mcast_grp {
+	union drnic_gid gid;
+	unsigned int nb_qp;
+	struct drnic_qp *qp[VERBS_MAX_MCAST_QP_ATTACH];
+};
+
+/* Is @p gid a multicast GID of RoCEv2: an IPv4-mapped 224.0.0.0/4 address or
+ * an IPv6 ff00::/8 one? */
+static inline bool
+verbs_gid_is_mcast(const union drnic_gid *gid)
+{
+	static const uint8_t v4pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF };
+
+	if (memcmp(gid->raw, v4pfx, sizeof(v4pfx)) == 0)
+		return (gid->raw[12] & 0xF0) == 0xE0;
+	return gid->raw[0] == 0xFF;
+}
+
+/* The Ethernet multicast MAC of multicast GID @p gid (RFC 1112: 01:00:5e and
+ * the low 23 bits of the IPv4 group; RFC 2464: 33:33 and the low 32 bits of
+ * the IPv6 group). */
+static inline void
+verbs_mcast_mac(const union drnic_gid *gid, uint8_t mac[6])
+{
+	static const uint8_t v4pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF };
+
+	if (memcmp(gid->raw, v4pfx, sizeof(v4pfx)) == 0) {
+		mac[0] = 0x01;
+		mac[1] = 0x00;
+		mac[2] = 0x5E;
+		mac[3] = gid->raw[13] & 0x7F;
+		mac[4] = gid->raw[14];
+		mac[5] = gid->raw[15];
+	} else {
+		mac[0] = 0x33;
+		mac[1] = 0x33;
+		memcpy(&mac[2], &gid->raw[12], 4);
+	}
+}
+
+/* ------------------------------------------------------------------------ */
 /* Queue pairs                                                              */
 /* ------------------------------------------------------------------------ */
 
@@ -332,7 +431,7 @@ struct drnic_qp {
 	uint32_t qp_num;
 	uint16_t engine;           /* index in dev->eng[] */
 	uint8_t sq_sig_all;
-	uint8_t type;              /* enum drnic_qp_type: RC or UC */
+	uint8_t type;              /* enum drnic_qp_type: RC, UC or UD */
 	struct drnic_qp_cap cap;
 	/*
 	 * State: written by modify_qp (application) and by the owning engine
@@ -349,6 +448,7 @@ struct drnic_qp {
 	uint16_t udp_sport;
 	atomic_uint events_unacked;  /* async events taken and not acknowledged */
 	struct drnic_srq *srq;     /* receives come from it (NULL: from rq) */
+	unsigned int nb_mcast;     /* UD: groups attached (under dev->lock) */
 	void *eng_priv;            /* engine-private state (engine_qp) */
 	struct verbs_wq sq;
 	struct verbs_wq rq;
@@ -406,6 +506,12 @@ struct drnic_device {
 	uint32_t qp_next;          /* next QPN to try */
 	unsigned int nb_qp;
 	unsigned int nb_srq;       /* under lock */
+	unsigned int nb_ah;        /* under lock */
+	/* Datagrams dropped for a wrong Q_Key (the engines add to it). */
+	atomic_uint qkey_viol;
+	/* Multicast groups attached (under lock); nb_mcast of them in use. */
+	struct verbs_mcast_grp mcast[VERBS_MAX_MCAST_GRP];
+	unsigned int nb_mcast;
 
 	struct verbs_engine_ref eng[DRNIC_MAX_ENGINES];
 	unsigned int nb_engines;
@@ -433,6 +539,7 @@ struct verbs_qp_path {
 	uint32_t access_flags;      /* DRNIC_ACCESS_REMOTE_* the responder allows */
 	uint32_t sq_psn;            /* first PSN sent (taken on entering RTS) */
 	uint32_t rq_psn;            /* first PSN expected (taken on entering RTR) */
+	uint32_t qkey;              /* UD: the Q_Key datagrams must carry */
 	uint8_t timeout;            /* 4.096 us * 2^timeout; 0: none */
 	uint8_t retry_cnt;
 	uint8_t rnr_retry;          /* 7: for ever */
@@ -458,6 +565,10 @@ struct verbs_engine_ops {
 	/* Give the QP's engine its new path; when this returns the engine
 	 * uses it. */
 	void (*qp_modify)(struct drnic_qp *qp, const struct verbs_qp_path *path);
+	/* Attach (@p attach) UD QP @p qp to multicast group @p gid on its
+	 * engine, or detach it: when this returns the engine's receive path
+	 * delivers the group's datagrams to it, or no longer does. */
+	int (*qp_mcast)(struct drnic_qp *qp, const union drnic_gid *gid, bool attach);
 	/* Wait until every engine of the device has finished the step it was
 	 * in: what it checked before (a key) it checks again afterwards. */
 	void (*dev_fence)(struct drnic_device *dev);
@@ -549,6 +660,13 @@ bool verbs_mr_key_live(const struct drnic_device *dev, uint32_t key);
 /* Lay out a zeroed MR table of dev->mr_tab_size slots: key layout, a random
  * seed, every slot but 0 free (mr.c; the device at open). */
 void verbs_mr_table_setup(struct drnic_device *dev);
+
+/*
+ * The destination MAC of address vector @p ah: the one it gives, or the
+ * link's answer for its destination GID (waiting up to about 3 s; inline:
+ * running the engines meanwhile). 0, or -EHOSTUNREACH. (device.c)
+ */
+int verbs_resolve_dmac(struct drnic_device *dev, const struct drnic_ah_attr *ah, uint8_t dmac[6]);
 
 /* Raise a QP async event into its queue (engine or control path). */
 void verbs_qp_event(struct drnic_qp *qp, enum drnic_event_type type);

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <rte_errno.h>
 #include <rte_launch.h>
@@ -357,6 +359,32 @@ drnic_device_link(struct drnic_device *dev)
 	return dev->link;
 }
 
+/* CAP_NET_RAW is bit 13 of the effective set (/proc/self/status CapEff). */
+bool
+verbs_privileged(void)
+{
+	static int cached = -1;
+	char line[256];
+	FILE *f;
+
+	if (cached >= 0)
+		return cached != 0;
+	cached = 0;
+	f = fopen("/proc/self/status", "r");
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long long eff;
+
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			cached = (eff >> 13) & 1;
+			break;
+		}
+	}
+	fclose(f);
+	return cached != 0;
+}
+
 int
 drnic_query_device(struct drnic_device *dev, struct drnic_device_attr *a)
 {
@@ -390,6 +418,10 @@ drnic_query_device(struct drnic_device *dev, struct drnic_device_attr *a)
 	a->max_srq = (int)c->max_qp;
 	a->max_srq_wr = (int)c->max_qp_wr;
 	a->max_srq_sge = (int)c->max_sge;
+	a->max_ah = (int)c->max_qp;
+	a->max_mcast_grp = VERBS_MAX_MCAST_GRP;
+	a->max_mcast_qp_attach = VERBS_MAX_MCAST_QP_ATTACH;
+	a->max_total_mcast_qp_attach = VERBS_MAX_MCAST_GRP * VERBS_MAX_MCAST_QP_ATTACH;
 	a->max_inline_data = (int)c->max_inline_data;
 	a->nb_engines = dev->nb_engines;
 	a->progress = c->progress;
@@ -412,6 +444,7 @@ drnic_query_port(struct drnic_device *dev, uint8_t port_num, struct drnic_port_a
 	a->port_cap_flags = 1u << 26;      /* IP-based GIDs */
 	a->max_msg_sz = VERBS_MAX_MSG_SZ;
 	a->pkey_tbl_len = 1;
+	a->qkey_viol_cntr = atomic_load_explicit(&dev->qkey_viol, memory_order_relaxed);
 	a->max_vl_num = 1;
 	a->active_width = 2;               /* 4x */
 	a->active_speed = 32;              /* EDR-like figure, for tools */

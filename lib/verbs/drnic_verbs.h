@@ -261,7 +261,9 @@ enum drnic_qp_attr_mask {
 	DRNIC_QP_RATE_LIMIT = 1 << 25,
 };
 
-/** Send work request opcodes (= enum ibv_wr_opcode). */
+/** Send work request opcodes (= enum ibv_wr_opcode). A UD QP sends SEND
+ * and SEND_WITH_IMM only, each in one packet: longer than the port's active
+ * MTU, it completes with DRNIC_WC_LOC_LEN_ERR. */
 enum drnic_wr_opcode {
 	DRNIC_WR_RDMA_WRITE = 0,
 	DRNIC_WR_RDMA_WRITE_WITH_IMM = 1,
@@ -339,6 +341,10 @@ struct drnic_device_attr {
 	uint8_t phys_port_cnt;   /**< 1 */
 	int max_srq_wr;          /**< WRs an SRQ holds */
 	int max_srq_sge;         /**< SGEs per SRQ receive WR */
+	int max_ah;              /**< address handles per device */
+	int max_mcast_grp;       /**< multicast groups attached at once */
+	int max_mcast_qp_attach; /**< UD QPs per multicast group */
+	int max_total_mcast_qp_attach; /**< attachments in all */
 	/* drnic additions */
 	int max_inline_data;
 	unsigned int nb_engines;
@@ -585,7 +591,7 @@ struct drnic_qp_init_attr {
 	struct drnic_srq *srq;
 	/** Requested capacities; on success the actual ones (rounded up). */
 	struct drnic_qp_cap cap;
-	enum drnic_qp_type qp_type;  /**< DRNIC_QPT_RC */
+	enum drnic_qp_type qp_type;  /**< DRNIC_QPT_RC, UC or UD */
 	int sq_sig_all;              /**< every send WR generates a completion */
 	/** Where the QP's async events go; NULL: the device's queue. */
 	struct drnic_async_queue *async_queue;
@@ -645,18 +651,30 @@ struct drnic_qp_attr {
 };
 
 /**
- * Create a reliable-connected QP in RESET. It is served by the engine of its
+ * Create a QP in RESET: reliable connected (RC), unreliable connected (UC)
+ * or unreliable datagram (UD). It is served by the engine of its
  * send CQ's comp_vector (comp_vector modulo the device's engine count); the
  * receive CQ must map to the same engine. One CQ may serve many QPs, all of
  * one device (a CQ has exactly one producer: its engine). In inline progress
  * mode the QP's CQs run the process's inline engines when polled.
+ *
+ * A UD QP sends and receives datagrams of up to the port's active MTU
+ * (drnic_port_attr::active_mtu; its path_mtu reports it). Each receive
+ * buffer starts with a 40-byte GRH area (see DRNIC_WC_GRH): the datagram's
+ * IPv4 header in its last 20 bytes (the first 20 are zero), or its IPv6
+ * header; the payload follows, and the receive's byte_len counts both. A
+ * datagram is taken only with the QP's Q_Key (else dropped and counted in
+ * the port's qkey_viol_cntr); one that finds no receive WQE is dropped
+ * (counted, DRNIC_ENGINE_DROP_UD_NO_WQE): nothing is retried, a datagram is
+ * delivered once or not at all.
  *
  * @param pd    protection domain of the QP.
  * @param attr  creation attributes; attr->cap is updated with the actual
  *              capacities (queue sizes rounded up to a power of two).
  * @return the QP, or NULL with rte_errno:
  *         EINVAL (NULL pd/attr/CQ, a CQ of another device, qp_type not RC,
- *         an SRQ, max_send_wr/max_recv_wr 0 or above max_qp_wr, SGEs above
+ *         UC or UD, a destroyed SRQ or one of another device,
+ *         max_send_wr/max_recv_wr 0 or above max_qp_wr, SGEs above
  *         max_sge, inline above max_inline_data, CQs on two engines),
  *         ENOMEM (max_qp reached or no memory).
  */
@@ -670,7 +688,11 @@ struct drnic_qp *drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr 
  * MAX_DEST_RD_ATOMIC, MIN_RNR_TIMER; RTR→RTS needs SQ_PSN, TIMEOUT,
  * RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC; any state → RESET or ERR; RTS↔SQD;
  * SQE→RTS). Moving to ERR flushes every outstanding WR with WR_FLUSH_ERR;
- * moving to RESET empties the queues without completions.
+ * moving to RESET empties the queues without completions. A UD QP follows
+ * the UD column of ibv_modify_qp(3): RESET→INIT needs PKEY_INDEX, PORT and
+ * QKEY; RTR→RTS needs SQ_PSN; QKEY may change in every later transition;
+ * nothing else is taken. A Q_Key with its high bit set is a controlled one
+ * (IBA 10.2.4): setting it needs CAP_NET_RAW (-EPERM otherwise).
  *
  * @return 0; -EINVAL (NULL argument, invalid transition, a required attribute
  *         missing, an attribute not allowed in this transition, a value out
@@ -717,6 +739,70 @@ enum drnic_qp_state drnic_qp_state(const struct drnic_qp *qp);
 void *drnic_qp_context(const struct drnic_qp *qp);
 /** @return the name of a QP state ("RESET", "INIT", ...), "UNKNOWN" for others. */
 const char *drnic_qp_state_str(enum drnic_qp_state state);
+
+/* ------------------------------------------------------------------------ */
+/* Address handles and multicast (UD)                                       */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Create an address handle: the destination of UD sends
+ * (drnic_send_wr::wr.ud.ah). The destination MAC is resolved now, as
+ * drnic_modify_qp() does for an RC QP's address vector: the one given in
+ * @p attr->dmac, the multicast MAC of a multicast GID (01:00:5e:... for
+ * IPv4, 33:33:... for IPv6), or the link's answer (ARP / neighbour
+ * discovery; in inline mode this thread runs the engines while it waits).
+ *
+ * @return the AH, or NULL with rte_errno: EINVAL (NULL argument, not
+ *         is_global, a source GID index outside the table, port not 0 or 1),
+ *         EHOSTUNREACH (no answer for the destination GID within about
+ *         3 s), ENOMEM (max_ah reached, no memory).
+ */
+struct drnic_ah *drnic_create_ah(struct drnic_pd *pd, struct drnic_ah_attr *attr);
+
+/**
+ * Destroy an address handle.
+ *
+ * @return 0; -EINVAL (NULL or destroyed already: nothing behind it is read);
+ *         -EBUSY while a posted UD send that names it has not left yet.
+ */
+int drnic_destroy_ah(struct drnic_ah *ah);
+
+/** @return the attributes @p ah was created with, the MAC resolved (NULL for NULL). */
+const struct drnic_ah_attr *drnic_ah_attr_get(const struct drnic_ah *ah);
+
+/**
+ * The address vector that answers a datagram (ibv_init_ah_from_wc()): its
+ * source becomes the destination. @p grh is the 40-byte area at the start
+ * of the receive buffer (wc->wc_flags has DRNIC_WC_GRH): a RoCEv2 IPv4
+ * datagram's IP header in its last 20 bytes, an IPv6 one's in all 40. The
+ * source GID index is that of the local address the datagram was sent to.
+ *
+ * @return 0; -EINVAL (NULL argument, port not 1, no DRNIC_WC_GRH, a GRH
+ *         area that is not an IPv4 or IPv6 header); -ENOENT (the datagram
+ *         went to an address that is not in the GID table).
+ */
+int drnic_init_ah_from_wc(struct drnic_device *dev, uint8_t port_num, const struct drnic_wc *wc,
+			  const void *grh, struct drnic_ah_attr *attr);
+
+/**
+ * Attach UD QP @p qp to the multicast group of GID @p gid (an IPv4-mapped
+ * 224.0.0.0/4 address or an IPv6 ff00::/8 one): datagrams sent to the
+ * group (destination QPN 0xFFFFFF, the group's IP and MAC) are delivered to
+ * every attached QP of the device, each into a receive WQE of its own.
+ * Attaching again is a no-op. @p lid is ignored (RoCE).
+ *
+ * @return 0; -EINVAL (NULL argument, destroyed QP, not a UD QP, not a
+ *         multicast GID); -ENOMEM (max_mcast_grp groups, or
+ *         max_mcast_qp_attach QPs in this group, already).
+ */
+int drnic_attach_mcast(struct drnic_qp *qp, const union drnic_gid *gid, uint16_t lid);
+
+/**
+ * Detach @p qp from the group of @p gid; its datagrams stop at once.
+ *
+ * @return 0; -EINVAL (NULL argument, destroyed QP, or not attached).
+ */
+int drnic_detach_mcast(struct drnic_qp *qp, const union drnic_gid *gid, uint16_t lid);
 
 /* ------------------------------------------------------------------------ */
 /* Work requests                                                            */
@@ -811,7 +897,9 @@ struct drnic_recv_wr {
  *         the list is read; INLINE
  *         with a READ or atomic or more than max_inline_data bytes, atomic
  *         without exactly one 8-byte SGE or with a remote address not 8-byte
- *         aligned, a message longer than 2^31 bytes, QP in RESET, INIT or RTR);
+ *         aligned, a message longer than 2^31 bytes, QP in RESET, INIT or RTR;
+ *         UD: an opcode other than SEND or SEND_WITH_IMM, wr.ud.ah not a live
+ *         AH of the QP's device, remote_qpn above 0xFFFFFF);
  *         -ENOMEM (send queue full).
  *         In ERR the WRs are queued and complete with WR_FLUSH_ERR.
  */

@@ -24,6 +24,12 @@ post_check_send(const struct drnic_qp *qp, const struct drnic_send_wr *wr, uint6
 	/* UC: SEND and RDMA WRITE (with immediate) only. */
 	if (qp->type == DRNIC_QPT_UC && (op->flags & VERBS_WR_RD_ATOMIC))
 		return -EINVAL;
+	/* UD: SEND (with immediate) to a live AH of the QP's device and a
+	 * QPN; the AH is checked before it is followed. */
+	if (qp->type == DRNIC_QPT_UD &&
+	    (!(op->flags & VERBS_WR_SEND) || wr->wr.ud.remote_qpn > 0xFFFFFF ||
+	     !handle_live(wr->wr.ud.ah, HANDLE_AH) || wr->wr.ud.ah->dev != qp->dev))
+		return -EINVAL;
 	/* The count before the list: never read past what the caller has. As
 	 * mlx5, max_send_sge bounds inline data's buffers too. */
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge ||
@@ -89,7 +95,16 @@ drnic_post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_send
 		w->state = WQE_POSTED;
 		w->status = 0;
 		w->rd_next = VERBS_WQE_NO_PSN;
-		if (verbs_wr_info(w->opcode)->flags & VERBS_WR_ATOMIC) {
+		if (qp->type == DRNIC_QPT_UD) {
+			w->remote_addr = 0;
+			w->rkey = 0;
+			w->ud.ah = wr->wr.ud.ah;
+			w->ud.remote_qpn = wr->wr.ud.remote_qpn;
+			/* A controlled Q_Key in the WR means the QP's own. */
+			w->ud.remote_qkey = (wr->wr.ud.remote_qkey & VERBS_QKEY_CONTROLLED) ?
+					    qp->attr.qkey : wr->wr.ud.remote_qkey;
+			atomic_fetch_add_explicit(&wr->wr.ud.ah->busy, 1, memory_order_relaxed);
+		} else if (verbs_wr_info(w->opcode)->flags & VERBS_WR_ATOMIC) {
 			w->remote_addr = wr->wr.atomic.remote_addr;
 			w->rkey = wr->wr.atomic.rkey;
 			w->compare_add = wr->wr.atomic.compare_add;

@@ -102,6 +102,49 @@ static const struct qp_transition qp_transitions[QPS_N][QPS_N] = {
 	},
 };
 
+/* The UD column of ibv_modify_qp(3): no address vector, MTU, PSN of the
+ * receiver, access flags or timers; a Q_Key, given at INIT and changeable
+ * afterwards. */
+static const struct qp_transition qp_ud_transitions[QPS_N][QPS_N] = {
+	[DRNIC_QPS_RESET] = {
+		[DRNIC_QPS_RESET] = { true, 0, 0 },
+		[DRNIC_QPS_INIT] = { true, DRNIC_QP_PKEY_INDEX | DRNIC_QP_PORT | DRNIC_QP_QKEY, 0 },
+		[DRNIC_QPS_ERR] = { true, 0, 0 },
+	},
+	[DRNIC_QPS_INIT] = {
+		[DRNIC_QPS_RESET] = { true, 0, 0 },
+		[DRNIC_QPS_ERR] = { true, 0, 0 },
+		[DRNIC_QPS_INIT] = { true, 0, DRNIC_QP_PKEY_INDEX | DRNIC_QP_PORT | DRNIC_QP_QKEY },
+		[DRNIC_QPS_RTR] = { true, 0, DRNIC_QP_PKEY_INDEX | DRNIC_QP_QKEY },
+	},
+	[DRNIC_QPS_RTR] = {
+		[DRNIC_QPS_RESET] = { true, 0, 0 },
+		[DRNIC_QPS_ERR] = { true, 0, 0 },
+		[DRNIC_QPS_RTS] = { true, DRNIC_QP_SQ_PSN, DRNIC_QP_CUR_STATE | DRNIC_QP_QKEY },
+	},
+	[DRNIC_QPS_RTS] = {
+		[DRNIC_QPS_RESET] = { true, 0, 0 },
+		[DRNIC_QPS_ERR] = { true, 0, 0 },
+		[DRNIC_QPS_RTS] = { true, 0, DRNIC_QP_CUR_STATE | DRNIC_QP_QKEY },
+		[DRNIC_QPS_SQD] = { true, 0, DRNIC_QP_EN_SQD_ASYNC_NOTIFY },
+	},
+	[DRNIC_QPS_SQD] = {
+		[DRNIC_QPS_RESET] = { true, 0, 0 },
+		[DRNIC_QPS_ERR] = { true, 0, 0 },
+		[DRNIC_QPS_RTS] = { true, 0, DRNIC_QP_CUR_STATE | DRNIC_QP_QKEY },
+		[DRNIC_QPS_SQD] = { true, 0, DRNIC_QP_PKEY_INDEX | DRNIC_QP_QKEY },
+	},
+	[DRNIC_QPS_SQE] = {
+		[DRNIC_QPS_RESET] = { true, 0, 0 },
+		[DRNIC_QPS_ERR] = { true, 0, 0 },
+		[DRNIC_QPS_RTS] = { true, 0, DRNIC_QP_CUR_STATE | DRNIC_QP_QKEY },
+	},
+	[DRNIC_QPS_ERR] = {
+		[DRNIC_QPS_RESET] = { true, 0, 0 },
+		[DRNIC_QPS_ERR] = { true, 0, 0 },
+	},
+};
+
 /* Mask bits drnic knows (others are rejected). */
 #define QP_MASK_KNOWN ((DRNIC_QP_DEST_QPN << 1) - 1)
 
@@ -122,7 +165,7 @@ verbs_qp_check_modify(enum drnic_qp_type type, enum drnic_qp_state cur,
 		return -EINVAL;
 	if ((mask & ~QP_MASK_KNOWN) != 0)
 		return -EINVAL;
-	t = &qp_transitions[cur][next];
+	t = type == DRNIC_QPT_UD ? &qp_ud_transitions[cur][next] : &qp_transitions[cur][next];
 	if (!t->valid)
 		return -EINVAL;
 	req = t->req;
@@ -181,81 +224,10 @@ qp_check_values(const struct drnic_qp *qp, const struct drnic_qp_attr *a, int ma
 		return -EINVAL;
 	if ((mask & DRNIC_QP_PATH_MIG_STATE) && a->path_mig_state > DRNIC_MIG_ARMED)
 		return -EINVAL;
-	return 0;
-}
-
-static bool
-qp_mac_is_zero(const uint8_t mac[6])
-{
-	return (mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]) == 0;
-}
-
-static uint64_t
-qp_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/*
- * The destination MAC of address vector @p ah: the one given, or the link's
- * answer for the destination GID. A link that is still asking (-EAGAIN) is
- * asked again for up to QP_RESOLVE_MS; in inline mode this thread runs the
- * engines meanwhile (they send the question and learn the answer), in
- * dedicated mode the engines do it while we nap. A link that cannot tell
- * (-ENOENT, e.g. a loopback wire whose other end is not open yet) leaves
- * the MAC zero, as before.
- *
- * Returns 0, or -EHOSTUNREACH when the peer did not answer.
- */
-#define QP_RESOLVE_MS 3000
-static int
-qp_resolve_dmac(struct drnic_qp *qp, const struct drnic_ah_attr *ah, uint8_t dmac[6])
-{
-	struct drnic_device *dev = qp->dev;
-	struct drnic_link *link = dev->link;
-	uint64_t deadline;
-	int rc;
-
-	memcpy(dmac, ah->dmac, 6);
-	if (!qp_mac_is_zero(dmac) || link->ops->resolve == NULL)
-		return 0;
-	deadline = qp_now_ms() + QP_RESOLVE_MS;
-	for (;;) {
-		rc = link->ops->resolve(link, ah->grh.dgid.raw, dmac);
-		if (rc != -EAGAIN)
-			break;
-		if (qp_now_ms() > deadline) {
-			rc = -EHOSTUNREACH;
-			break;
-		}
-		if (dev->cfg.progress == DRNIC_PROGRESS_INLINE) {
-			drnic_device_progress(dev);
-		} else {
-			struct timespec ts = { .tv_sec = 0, .tv_nsec = 200000 };
-
-			nanosleep(&ts, NULL);
-		}
-	}
-	if (rc == -EHOSTUNREACH) {
-		VERBS_QP_LOG(NOTICE, qp, "destination GID did not answer: unreachable");
-		memset(dmac, 0, 6);
-		return rc;
-	}
-	if (rc == -EADDRNOTAVAIL) {
-		/* The link resolves, but has no address of the destination's
-		 * family to ask from: frames would go to MAC 00:00:00:00:00:00,
-		 * which only a point-to-point wire delivers. */
-		VERBS_QP_LOG(WARNING, qp, "no local address of the destination's family to resolve"
-			     " its MAC from (device or link_args ipv4=/ipv6=): sending to MAC"
-			     " 00:00:00:00:00:00");
-		memset(dmac, 0, 6);
-	} else if (rc < 0) {
-		VERBS_QP_LOG(DEBUG, qp, "link cannot resolve the destination (%s)", strerror(-rc));
-		memset(dmac, 0, 6);
-	}
+	/* A controlled Q_Key (high bit set) is the privileged consumer's
+	 * (IBA 10.2.4, as Linux's CAP_NET_RAW rule). */
+	if ((mask & DRNIC_QP_QKEY) && (a->qkey & VERBS_QKEY_CONTROLLED) && !verbs_privileged())
+		return -EPERM;
 	return 0;
 }
 
@@ -287,6 +259,8 @@ qp_apply(struct drnic_qp *qp, const struct drnic_qp_attr *a, int mask, const uin
 		q->rq_psn = a->rq_psn;
 	if (mask & DRNIC_QP_SQ_PSN)
 		q->sq_psn = a->sq_psn;
+	if (mask & DRNIC_QP_QKEY)
+		q->qkey = a->qkey;
 	if (mask & DRNIC_QP_MAX_DEST_RD_ATOMIC)
 		q->max_dest_rd_atomic = a->max_dest_rd_atomic;
 	if (mask & DRNIC_QP_MAX_QP_RD_ATOMIC)
@@ -327,6 +301,7 @@ qp_path_of(const struct drnic_qp *qp, struct verbs_qp_path *p)
 	p->access_flags = q->qp_access_flags;
 	p->sq_psn = q->sq_psn;
 	p->rq_psn = q->rq_psn;
+	p->qkey = q->qkey;
 	p->timeout = q->timeout;
 	p->retry_cnt = q->retry_cnt;
 	p->rnr_retry = q->rnr_retry;
@@ -336,9 +311,23 @@ qp_path_of(const struct drnic_qp *qp, struct verbs_qp_path *p)
 	p->en_sqd_async_notify = q->en_sqd_async_notify;
 }
 
+/* UD: the send WQEs dropped without completion (reset, destroy) give
+ * their AHs back. The engine is detached: nothing else reads them. */
+static void
+qp_put_ahs(struct drnic_qp *qp)
+{
+	uint32_t i, prod = atomic_load(&qp->sq.prod);
+
+	if (qp->type != DRNIC_QPT_UD)
+		return;
+	for (i = atomic_load(&qp->sq.cons); i != prod; i++)
+		verbs_wqe_ah_put(verbs_wq_slot(&qp->sq, i));
+}
+
 static void
 qp_reset_queues(struct drnic_qp *qp)
 {
+	qp_put_ahs(qp);
 	atomic_store(&qp->sq.prod, 0);
 	atomic_store(&qp->sq.cons, 0);
 	atomic_store(&qp->rq.prod, 0);
@@ -356,6 +345,11 @@ qp_reset_attr(struct drnic_qp *qp)
 	qp->attr.port_num = 1;
 	qp->attr.path_mtu = DRNIC_MTU_1024;
 	qp->attr_mtu_bytes = 1024;
+	if (qp->type == DRNIC_QPT_UD) {
+		/* A datagram is one packet of up to the port's MTU. */
+		qp->attr.path_mtu = (enum drnic_mtu)qp->dev->active_mtu;
+		qp->attr_mtu_bytes = 128u << qp->dev->active_mtu;
+	}
 	memset(qp->dmac, 0, sizeof(qp->dmac));
 }
 
@@ -399,7 +393,7 @@ drnic_modify_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int mask)
 		}
 		/* The peer's MAC, once, before anything changes. */
 		if ((mask & DRNIC_QP_AV) && !resolved) {
-			rc = qp_resolve_dmac(qp, &attr->ah_attr, dmac);
+			rc = verbs_resolve_dmac(qp->dev, &attr->ah_attr, dmac);
 			if (rc < 0)
 				return rc;
 			resolved = true;
@@ -541,7 +535,8 @@ drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 	int rc, socket;
 
 	if (pd == NULL || ia == NULL || ia->send_cq == NULL || ia->recv_cq == NULL ||
-	    (ia->qp_type != DRNIC_QPT_RC && ia->qp_type != DRNIC_QPT_UC) ||
+	    (ia->qp_type != DRNIC_QPT_RC && ia->qp_type != DRNIC_QPT_UC &&
+	     ia->qp_type != DRNIC_QPT_UD) ||
 	    (ia->srq != NULL && (!handle_live(ia->srq, HANDLE_SRQ) || ia->srq->dev != pd->dev))) {
 		rte_errno = EINVAL;
 		return NULL;
@@ -667,7 +662,9 @@ drnic_destroy_qp(struct drnic_qp *qp)
 	if (handle_take(qp, HANDLE_QP) < 0)
 		return -EINVAL;
 	dev = qp->dev;
-	if (atomic_load_explicit(&qp->events_unacked, memory_order_acquire) != 0) {
+	/* Still attached to a multicast group: as libibverbs, -EBUSY. */
+	if (atomic_load_explicit(&qp->events_unacked, memory_order_acquire) != 0 ||
+	    qp->nb_mcast != 0) {
 		(void)handle_add(qp, HANDLE_QP);  /* cannot fail: its slot is free */
 		return -EBUSY;
 	}
@@ -675,6 +672,7 @@ drnic_destroy_qp(struct drnic_qp *qp)
 	/* Invisible to the receive path first, then off the engine. */
 	atomic_store_explicit(&dev->qp_tab[qp->qp_num], NULL, memory_order_release);
 	verbs_engine_ops()->qp_detach(qp);
+	qp_put_ahs(qp);
 	dev->nb_qp--;
 	atomic_fetch_sub(&qp->pd->refs, 1);
 	if (qp->srq != NULL)

@@ -65,6 +65,8 @@ struct rte_mbuf;
 #define DRNIC_WIRE_IMMDT_LEN      4
 #define DRNIC_WIRE_IETH_LEN       4
 #define DRNIC_WIRE_DETH_LEN       8
+/** The GRH area at the start of a UD receive buffer (IBA 11.4.1.1). */
+#define DRNIC_WIRE_GRH_LEN        40
 #define DRNIC_WIRE_CNP_RSVD_LEN   16  /**< reserved bytes after a CNP's BTH */
 #define DRNIC_WIRE_ICRC_LEN       4
 /** Shortest Ethernet frame without FCS; shorter frames are padded after the ICRC. */

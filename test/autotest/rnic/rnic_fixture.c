@@ -100,6 +100,29 @@ rnic_side_open(struct rnic_side *s, const char *name, const char *wire, uint8_t 
 }
 
 int
+rnic_ud_ready(struct drnic_qp *qp, uint32_t qkey)
+{
+	struct drnic_qp_attr a;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = DRNIC_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = qkey;
+	rc = drnic_modify_qp(qp, &a, DRNIC_QP_STATE | DRNIC_QP_PKEY_INDEX | DRNIC_QP_PORT |
+			     DRNIC_QP_QKEY);
+	if (rc < 0)
+		return rc;
+	a.qp_state = DRNIC_QPS_RTR;
+	rc = drnic_modify_qp(qp, &a, DRNIC_QP_STATE);
+	if (rc < 0)
+		return rc;
+	a.qp_state = DRNIC_QPS_RTS;
+	a.sq_psn = 0x1000 + drnic_qp_num(qp);
+	return drnic_modify_qp(qp, &a, DRNIC_QP_STATE | DRNIC_QP_SQ_PSN);
+}
+
+int
 rnic_qp_connect(struct rnic_side *x, struct rnic_side *y, const struct rnic_pair_opts *o)
 {
 	struct drnic_qp_attr a;
@@ -107,6 +130,10 @@ rnic_qp_connect(struct rnic_side *x, struct rnic_side *y, const struct rnic_pair
 	bool uc = o->qp_type == DRNIC_QPT_UC;
 	int rc;
 
+	if (o->qp_type == DRNIC_QPT_UD) {
+		RTE_SET_USED(y);
+		return rnic_ud_ready(x->qp, RNIC_UD_QKEY);
+	}
 	memset(&a, 0, sizeof(a));
 	a.qp_state = DRNIC_QPS_INIT;
 	a.pkey_index = 0;

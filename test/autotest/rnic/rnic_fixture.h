@@ -52,12 +52,16 @@ struct rnic_pair_opts {
 	const char *link_extra[2];
 	/* Side A's / B's IPv6 address (GID index 1, after the IPv4 one); may be NULL. */
 	const char *ipv6[2];
-	enum drnic_qp_type qp_type;  /* 0: RC; or DRNIC_QPT_UC */
+	enum drnic_qp_type qp_type;  /* 0: RC; or DRNIC_QPT_UC, DRNIC_QPT_UD */
 };
 
 int rnic_pair_open(struct rnic_pair *p, const struct rnic_pair_opts *o);
 void rnic_pair_close(struct rnic_pair *p);
-/* Connect QP x to y's QP number (RESET->INIT->RTR->RTS). */
+/* The Q_Key of the fixture's UD QPs. */
+#define RNIC_UD_QKEY 0x1234ABCDu
+/* A UD QP from RESET to RTS with Q_Key @p qkey. */
+int rnic_ud_ready(struct drnic_qp *qp, uint32_t qkey);
+/* Connect QP x to y's QP number (RESET->INIT->RTR->RTS; UD: just ready). */
 int rnic_qp_connect(struct rnic_side *x, struct rnic_side *y, const struct rnic_pair_opts *o);
 /* Poll @p n completions from @p cq within 5 s (drives inline engines). */
 int rnic_poll(struct rnic_side *s, struct drnic_wc *wc, int n);

@@ -58,6 +58,16 @@ engine_qp_tx(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 	return 0;
 }
 
+/* UD: a datagram's template is the QP's, with the AH's destination IP. */
+void
+engine_ah_template(const struct engine_qp *eq, const struct drnic_ah *ah, struct drnic_wire_pkt *p)
+{
+	*p = eq->tmpl;
+	memcpy(p->ip.dst, &ah->attr.grh.dgid.raw[12], 4);
+	memcpy(p->eth.dst, ah->attr.dmac, 6);
+	p->udp.sport = ah->udp_sport;
+}
+
 #ifdef UT_ENGINE_CQE_STUBS
 /* What the completer and the responder call back into the engine: CQEs are
  * kept in ut_wc[], activations and QP errors counted. */

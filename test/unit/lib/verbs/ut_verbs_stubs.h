@@ -175,7 +175,29 @@ ut_progress(void)
 	return 0;
 }
 
+/* Multicast attachments lib/verbs asked for (+1 attach, -1 detach). */
+static int ut_mcast_attached;
+
+static int
+ut_qp_mcast(struct drnic_qp *qp, const union drnic_gid *gid, bool attach)
+{
+	RTE_SET_USED(qp);
+	RTE_SET_USED(gid);
+	ut_mcast_attached += attach ? 1 : -1;
+	return 0;
+}
+
+/* What verbs_privileged() answers (device.c reads CAP_NET_RAW). */
+static bool ut_privileged = true;
+
+bool
+verbs_privileged(void)
+{
+	return ut_privileged;
+}
+
 static const struct verbs_engine_ops ut_eops = {
+	.qp_mcast = ut_qp_mcast,
 	.qp_attach = ut_qp_attach,
 	.qp_detach = ut_qp_detach,
 	.qp_modify = ut_qp_modify,

@@ -22,7 +22,7 @@
 
 /* ---- the machines, stubbed: who got what ------------------------------ */
 
-enum ut_machine { UT_RESP, UT_COMP };
+enum ut_machine { UT_RESP, UT_COMP, UT_UD };
 
 struct ut_got {
 	enum ut_machine machine;
@@ -52,6 +52,13 @@ resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 {
 	RTE_SET_USED(m);
 	ut_record(UT_RESP, eq, pkt);
+}
+
+void
+resp_ud_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *pkt)
+{
+	RTE_SET_USED(m);
+	ut_record(UT_UD, eq, pkt);
 }
 
 void

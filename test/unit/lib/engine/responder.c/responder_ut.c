@@ -1053,6 +1053,95 @@ test_state_names(void)
 	ut_check_name_table(resp_state_names, RESP_STATE_MAX);
 }
 
+/* UD: a datagram with the QP's Q_Key lands after the 40-byte GRH area (its
+ * IPv4 header in the last 20 bytes), completes with src_qp and GRH, and is
+ * never answered; a wrong Q_Key, no receive WQE or a payload over the MTU
+ * drops it and counts why; a buffer too short for GRH and payload fails the
+ * receive (LOC_LEN_ERR) and the QP (ERR), without a NAK. */
+static void
+test_ud(void)
+{
+	struct engine_qp *eq = ut_setup_qp(0);
+	struct drnic_sge rs = { (uintptr_t)mem, 4096, 1 };
+	static uint8_t frame[2048];
+	struct drnic_wire_pkt p;
+	unsigned int i;
+
+	ut_qp.type = DRNIC_QPT_UD;
+	eq->ud = true;
+	eq->path.qkey = 0x42;
+	for (i = 0; i < 20; i++)
+		frame[i] = (uint8_t)(0x45 + i);     /* "the IPv4 header" */
+	memcpy(frame + 64, payload, 1024);
+	p = ut_req(DRNIC_WIRE_OP_UD_SEND_ONLY_WITH_IMMEDIATE, 999, 100);
+	p.ip.version = 4;
+	p.l3_off = 0;
+	p.payload_off = 64;
+	p.deth.qkey = 0x42;
+	p.deth.sqpn = 77;
+	p.imm = 0x01020304;
+	ut_post_recv(51, &rs, 1);
+	resp_ud_rx(eq, (struct rte_mbuf *)(uintptr_t)frame, &p);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 51);
+	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_SUCCESS);
+	CU_ASSERT_EQUAL(ut_wc[0].opcode, DRNIC_WC_RECV);
+	CU_ASSERT_EQUAL(ut_wc[0].byte_len, 140);
+	CU_ASSERT_EQUAL(ut_wc[0].qp_num, 17);
+	CU_ASSERT_EQUAL(ut_wc[0].src_qp, 77);
+	CU_ASSERT_EQUAL(ut_wc[0].wc_flags, DRNIC_WC_GRH | DRNIC_WC_WITH_IMM);
+	CU_ASSERT_EQUAL(ut_wc[0].imm_data, 0x01020304);
+	for (i = 0; i < 20; i++)
+		CU_ASSERT_EQUAL(mem[i], 0);
+	CU_ASSERT_EQUAL(memcmp(mem + 20, frame, 20), 0);
+	CU_ASSERT_EQUAL(memcmp(mem + 40, payload, 100), 0);
+	CU_ASSERT_EQUAL(mem[140], 0);
+	CU_ASSERT_FALSE(eq->resp.ack_pending);
+	CU_ASSERT_EQUAL(resp_step(eq, 32), 0);
+	CU_ASSERT_EQUAL(ut_ntx, 0);
+	/* The same PSN again: a datagram has no sequence; it is another one. */
+	ut_post_recv(52, &rs, 1);
+	p.bth.opcode = DRNIC_WIRE_OP_UD_SEND_ONLY;
+	resp_ud_rx(eq, (struct rte_mbuf *)(uintptr_t)frame, &p);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 2);
+	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 52);
+	CU_ASSERT_EQUAL(ut_wc[1].wc_flags, DRNIC_WC_GRH);
+	/* Wrong Q_Key: dropped, counted on the QP and the port. */
+	p.deth.qkey = 0x43;
+	resp_ud_rx(eq, (struct rte_mbuf *)(uintptr_t)frame, &p);
+	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_BAD_QKEY], 1);
+	CU_ASSERT_EQUAL(atomic_load(&ut_dev.qkey_viol), 1);
+	/* No receive WQE: lost, counted. */
+	p.deth.qkey = 0x42;
+	resp_ud_rx(eq, (struct rte_mbuf *)(uintptr_t)frame, &p);
+	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_UD_NO_WQE], 1);
+	CU_ASSERT_EQUAL(ut_nwc, 2);
+	/* Over the MTU: no datagram is; dropped before a WQE is taken. */
+	ut_post_recv(53, &rs, 1);
+	p.payload_len = 1025;
+	resp_ud_rx(eq, (struct rte_mbuf *)(uintptr_t)frame, &p);
+	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_UD_LEN], 1);
+	CU_ASSERT_EQUAL(ut_nwc, 2);
+	/* A buffer of 40 + 99 bytes for 100: LOC_LEN_ERR, QP to ERR, no NAK. */
+	p.payload_len = 100;
+	rs.length = 139;
+	resp_ud_rx(eq, (struct rte_mbuf *)(uintptr_t)frame, &p);   /* takes WQE 53 (4096) */
+	ut_post_recv(54, &rs, 1);
+	resp_ud_rx(eq, (struct rte_mbuf *)(uintptr_t)frame, &p);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 4);
+	CU_ASSERT_EQUAL(ut_wc[2].wr_id, 53);
+	CU_ASSERT_EQUAL(ut_wc[2].status, DRNIC_WC_SUCCESS);
+	CU_ASSERT_EQUAL(ut_wc[3].wr_id, 54);
+	CU_ASSERT_EQUAL(ut_wc[3].status, DRNIC_WC_LOC_LEN_ERR);
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_ERR);
+	CU_ASSERT_FALSE(eq->resp.ack_pending);
+	(void)resp_step(eq, 32);
+	CU_ASSERT_EQUAL(ut_ntx, 0);
+	/* In ERR: dropped for the state. */
+	resp_ud_rx(eq, (struct rte_mbuf *)(uintptr_t)frame, &p);
+	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_QP_STATE], 1);
+}
+
 int
 main(void)
 {
@@ -1065,6 +1154,7 @@ main(void)
 	CU_ADD_TEST(s, test_check_order);
 	CU_ADD_TEST(s, test_srq);
 	CU_ADD_TEST(s, test_uc);
+	CU_ADD_TEST(s, test_ud);
 	CU_ADD_TEST(s, test_send);
 	CU_ADD_TEST(s, test_psn_and_sequence);
 	CU_ADD_TEST(s, test_recv_errors);

@@ -5,6 +5,7 @@
  * allocation, doorbells on ERR.
  */
 #include "lib/verbs/qp.c"
+#include "lib/verbs/ah.c"   /* verbs_resolve_dmac(), address handles */
 
 #include "test/unit/lib/verbs/ut_verbs_stubs.h"
 #include "ut_common.h"
@@ -345,7 +346,7 @@ test_create_errors(void)
 	EXPECT_EINVAL(ia.send_cq = NULL);
 	EXPECT_EINVAL(ia.recv_cq = NULL);
 	EXPECT_EINVAL(ia.srq = (struct drnic_srq *)(void *)&ia);
-	EXPECT_EINVAL(ia.qp_type = DRNIC_QPT_UD);
+	EXPECT_EINVAL(ia.qp_type = (enum drnic_qp_type)5);   /* RD: none */
 	EXPECT_EINVAL(ia.qp_type = (enum drnic_qp_type)99);
 	EXPECT_EINVAL(ia.cap.max_send_wr = 0);
 	EXPECT_EINVAL(ia.cap.max_recv_wr = 0);
@@ -536,6 +537,181 @@ test_srq_qp(void)
 	ut_dev_free(other);
 }
 
+/* UD (ibv_modify_qp(3)'s UD column): INIT needs a Q_Key, RTR nothing, RTS
+ * the SQ PSN; no address vector, MTU or timers are taken; the Q_Key may
+ * change later; a controlled Q_Key needs privilege. */
+static void
+test_ud_modify(void)
+{
+	struct drnic_qp_init_attr ia = ut_init_attr(), qi;
+	struct drnic_qp_attr a, q;
+	struct drnic_qp *qp;
+
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_UD, DRNIC_QPS_RESET, DRNIC_QPS_INIT,
+					      DRNIC_QP_STATE | DRNIC_QP_PKEY_INDEX | DRNIC_QP_PORT |
+					      DRNIC_QP_QKEY), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_UD, DRNIC_QPS_RESET, DRNIC_QPS_INIT,
+					      DRNIC_QP_STATE | DRNIC_QP_PKEY_INDEX | DRNIC_QP_PORT),
+			-EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_UD, DRNIC_QPS_RESET, DRNIC_QPS_INIT, M_INIT),
+			-EINVAL);   /* access flags: not UD's */
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_UD, DRNIC_QPS_INIT, DRNIC_QPS_RTR,
+					      DRNIC_QP_STATE), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_UD, DRNIC_QPS_INIT, DRNIC_QPS_RTR, M_RTR),
+			-EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_UD, DRNIC_QPS_RTR, DRNIC_QPS_RTS,
+					      DRNIC_QP_STATE | DRNIC_QP_SQ_PSN), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_UD, DRNIC_QPS_RTR, DRNIC_QPS_RTS,
+					      DRNIC_QP_STATE), -EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_UD, DRNIC_QPS_RTR, DRNIC_QPS_RTS, M_RTS),
+			-EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_UD, DRNIC_QPS_RTS, DRNIC_QPS_RTS,
+					      DRNIC_QP_QKEY), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_UD, DRNIC_QPS_SQE, DRNIC_QPS_RTS,
+					      DRNIC_QP_STATE | DRNIC_QP_QKEY), 0);
+
+	ia.qp_type = DRNIC_QPT_UD;
+	qp = drnic_create_qp(&pd, &ia);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(qp);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = DRNIC_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = 0x80010000u;        /* controlled: privileged only */
+	ut_privileged = false;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, DRNIC_QP_STATE | DRNIC_QP_PKEY_INDEX |
+					DRNIC_QP_PORT | DRNIC_QP_QKEY), -EPERM);
+	CU_ASSERT_EQUAL(drnic_qp_state(qp), DRNIC_QPS_RESET);
+	ut_privileged = true;
+	a.qkey = 0x11111111;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, DRNIC_QP_STATE | DRNIC_QP_PKEY_INDEX |
+					DRNIC_QP_PORT | DRNIC_QP_QKEY), 0);
+	CU_ASSERT_EQUAL(ut_last_path.qkey, 0x11111111);
+	a.qp_state = DRNIC_QPS_RTR;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, DRNIC_QP_STATE), 0);
+	a.qp_state = DRNIC_QPS_RTS;
+	a.sq_psn = 77;
+	a.qkey = 0x22222222;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, DRNIC_QP_STATE | DRNIC_QP_SQ_PSN | DRNIC_QP_QKEY), 0);
+	CU_ASSERT_EQUAL(ut_last_path.qkey, 0x22222222);
+	CU_ASSERT_EQUAL(ut_last_path.sq_psn, 77);
+	/* A datagram is one packet of the port's MTU (1024 here). */
+	CU_ASSERT_EQUAL(ut_last_path.mtu, 1024);
+	CU_ASSERT_EQUAL(drnic_query_qp(qp, &q, 0, &qi), 0);
+	CU_ASSERT_EQUAL(q.qkey, 0x22222222);
+	CU_ASSERT_EQUAL(q.path_mtu, DRNIC_MTU_1024);
+	CU_ASSERT_EQUAL(qi.qp_type, DRNIC_QPT_UD);
+	CU_ASSERT_EQUAL(drnic_destroy_qp(qp), 0);
+}
+
+/* Address handles: checked, the MAC resolved (a group's computed), and held
+ * while a posted send names them; multicast attach rules. */
+static void
+test_ud_ah_mcast(void)
+{
+	struct drnic_qp_init_attr ia = ut_init_attr();
+	struct drnic_ah_attr aa;
+	union drnic_gid g4, g6, uni;
+	struct drnic_ah *ah;
+	struct drnic_qp *qp, *rc;
+	unsigned int i;
+
+	CU_ASSERT_EQUAL_FATAL(handle_add(&pd, HANDLE_PD), 0);
+	memset(&aa, 0, sizeof(aa));
+	aa.is_global = 1;
+	aa.grh.dgid = dev->gid[0];
+	aa.grh.dgid.raw[15] = 2;
+	rte_errno = 0;
+	aa.is_global = 0;
+	CU_ASSERT_PTR_NULL(drnic_create_ah(&pd, &aa));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	aa.is_global = 1;
+	aa.grh.sgid_index = 1;       /* one GID only */
+	CU_ASSERT_PTR_NULL(drnic_create_ah(&pd, &aa));
+	aa.grh.sgid_index = 0;
+	CU_ASSERT_PTR_NULL(drnic_create_ah(NULL, &aa));
+	CU_ASSERT_PTR_NULL(drnic_create_ah(&pd, NULL));
+	ut_resolve_rc = 0;
+	ah = drnic_create_ah(&pd, &aa);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ah);
+	CU_ASSERT_EQUAL(memcmp(drnic_ah_attr_get(ah)->dmac, (uint8_t[6]){ 2, 0, 0, 0, 0, 2 }, 6), 0);
+	CU_ASSERT_EQUAL(atomic_load(&pd.refs), 1);
+	atomic_store(&ah->busy, 1);  /* a posted send names it */
+	CU_ASSERT_EQUAL(drnic_destroy_ah(ah), -EBUSY);
+	atomic_store(&ah->busy, 0);
+	CU_ASSERT_EQUAL(drnic_destroy_ah(ah), 0);
+	CU_ASSERT_EQUAL(drnic_destroy_ah(ah), -EINVAL);
+	CU_ASSERT_EQUAL(atomic_load(&pd.refs), 0);
+	/* A group's MAC is computed, never asked for. */
+	memset(&g4, 0, sizeof(g4));
+	g4.raw[10] = g4.raw[11] = 0xFF;
+	g4.raw[12] = 239;
+	g4.raw[13] = 0x81;           /* only 23 bits go into the MAC */
+	g4.raw[14] = 2;
+	g4.raw[15] = 3;
+	aa.grh.dgid = g4;
+	ut_resolve_calls = 0;
+	ah = drnic_create_ah(&pd, &aa);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ah);
+	CU_ASSERT_EQUAL(ut_resolve_calls, 0);
+	CU_ASSERT_EQUAL(memcmp(drnic_ah_attr_get(ah)->dmac,
+			       (uint8_t[6]){ 0x01, 0x00, 0x5E, 0x01, 2, 3 }, 6), 0);
+	CU_ASSERT_EQUAL(drnic_destroy_ah(ah), 0);
+	memset(&g6, 0, sizeof(g6));
+	g6.raw[0] = 0xFF;
+	g6.raw[1] = 0x12;
+	g6.raw[12] = 0xA1;
+	g6.raw[15] = 0x5;
+	aa.grh.dgid = g6;
+	ah = drnic_create_ah(&pd, &aa);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ah);
+	CU_ASSERT_EQUAL(memcmp(drnic_ah_attr_get(ah)->dmac,
+			       (uint8_t[6]){ 0x33, 0x33, 0xA1, 0, 0, 5 }, 6), 0);
+	CU_ASSERT_EQUAL(drnic_destroy_ah(ah), 0);
+
+	/* Multicast: UD QPs and multicast GIDs only; attach twice is one;
+	 * detach what is not attached is EINVAL; a QP attached is not
+	 * destroyed (EBUSY). */
+	ia.qp_type = DRNIC_QPT_UD;
+	qp = drnic_create_qp(&pd, &ia);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(qp);
+	ia = ut_init_attr();
+	rc = drnic_create_qp(&pd, &ia);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(rc);
+	uni = dev->gid[0];
+	ut_mcast_attached = 0;
+	CU_ASSERT_EQUAL(drnic_attach_mcast(rc, &g4, 0), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_attach_mcast(qp, &uni, 0), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_attach_mcast(qp, NULL, 0), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_attach_mcast(NULL, &g4, 0), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_detach_mcast(qp, &g4, 0), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_attach_mcast(qp, &g4, 0), 0);
+	CU_ASSERT_EQUAL(drnic_attach_mcast(qp, &g4, 0), 0);
+	CU_ASSERT_EQUAL(drnic_attach_mcast(qp, &g6, 0), 0);
+	CU_ASSERT_EQUAL(ut_mcast_attached, 2);
+	CU_ASSERT_EQUAL(dev->nb_mcast, 2);
+	CU_ASSERT_EQUAL(drnic_destroy_qp(qp), -EBUSY);
+	CU_ASSERT_EQUAL(drnic_detach_mcast(qp, &g4, 0), 0);
+	CU_ASSERT_EQUAL(drnic_detach_mcast(qp, &g4, 0), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_detach_mcast(qp, &g6, 0), 0);
+	CU_ASSERT_EQUAL(ut_mcast_attached, 0);
+	CU_ASSERT_EQUAL(dev->nb_mcast, 0);
+	/* max_mcast_grp groups, then ENOMEM. */
+	for (i = 0; i < VERBS_MAX_MCAST_GRP; i++) {
+		g6.raw[15] = (uint8_t)i;
+		CU_ASSERT_EQUAL(drnic_attach_mcast(qp, &g6, 0), 0);
+	}
+	g6.raw[14] = 1;
+	CU_ASSERT_EQUAL(drnic_attach_mcast(qp, &g6, 0), -ENOMEM);
+	g6.raw[14] = 0;
+	for (i = 0; i < VERBS_MAX_MCAST_GRP; i++) {
+		g6.raw[15] = (uint8_t)i;
+		CU_ASSERT_EQUAL(drnic_detach_mcast(qp, &g6, 0), 0);
+	}
+	CU_ASSERT_EQUAL(drnic_destroy_qp(qp), 0);
+	CU_ASSERT_EQUAL(drnic_destroy_qp(rc), 0);
+	CU_ASSERT_EQUAL(handle_take(&pd, HANDLE_PD), 0);
+}
+
 int
 main(void)
 {
@@ -551,5 +727,7 @@ main(void)
 	CU_ADD_TEST(s, test_inline_progress_hook);
 	CU_ADD_TEST(s, test_resolve);
 	CU_ADD_TEST(s, test_srq_qp);
+	CU_ADD_TEST(s, test_ud_modify);
+	CU_ADD_TEST(s, test_ud_ah_mcast);
 	return ut_run_all();
 }
