@@ -416,7 +416,7 @@ engine_qp_attach(struct drnic_qp *qp)
 {
 	struct engine *eng = qp->dev->eng[qp->engine].engine;
 	struct engine_qp *eq;
-	size_t rd_len;
+	size_t rd_len, srq_len;
 	int rc;
 
 	if (eng->nb_qp + 1 >= ENGINE_DOORBELL_SIZE)
@@ -431,9 +431,12 @@ engine_qp_attach(struct drnic_qp *qp)
 	 * on an SRQ its copy of the WQE taken, in one block. */
 	rd_len = sizeof(eq->resp.rd[0]) * (eq->resp.rd_mask + 1) +
 		 sizeof(eq->resp.rtx[0]) * (eq->resp.rtx_mask + 1);
+	srq_len = qp->srq != NULL ? verbs_recv_wqe_size(qp->srq->rq.max_sge) : 0;
+	/* ... and for a UD QP the senders it heard. */
 	eq->resp.rd = rte_zmalloc_socket("drnic_engine_rd",
-					 rd_len + (qp->srq != NULL ?
-						   verbs_recv_wqe_size(qp->srq->rq.max_sge) : 0),
+					 rd_len + srq_len +
+					 (qp->type == DRNIC_QPT_UD ?
+					  ENGINE_UD_SRC * sizeof(struct resp_ud_src) : 0),
 					 RTE_CACHE_LINE_SIZE, qp->dev->cfg.socket_id);
 	if (eq->resp.rd == NULL) {
 		rte_free(eq);
@@ -442,6 +445,9 @@ engine_qp_attach(struct drnic_qp *qp)
 	eq->resp.rtx = (struct resp_tx *)(void *)(eq->resp.rd + eq->resp.rd_mask + 1);
 	if (qp->srq != NULL)
 		eq->resp.srq_wqe = (struct verbs_recv_wqe *)(void *)((uint8_t *)eq->resp.rd + rd_len);
+	if (qp->type == DRNIC_QPT_UD)
+		eq->resp.ud_src = (struct resp_ud_src *)(void *)((uint8_t *)eq->resp.rd + rd_len +
+								  srq_len);
 	eq->qp = qp;
 	eq->eng = eng;
 	eq->uc = qp->type == DRNIC_QPT_UC;

@@ -254,6 +254,22 @@ struct engine_comp {
 	bool reread_sent;
 };
 
+/*
+ * UD: what the responder has taken from one sender (source IP and QP, hashed
+ * into ENGINE_UD_SRC slots; a collision forgets the older sender): the
+ * highest PSN and which of the 64 below it arrived. Each datagram has a PSN
+ * of its own, so one seen before is a copy the network made: dropped, so
+ * that a datagram is delivered at most once.
+ */
+#define ENGINE_UD_SRC 64
+struct resp_ud_src {
+	uint32_t ip;             /* hash of the source IP */
+	uint32_t sqpn;
+	uint32_t top;            /* highest PSN taken */
+	bool used;
+	uint64_t seen;           /* bit i: PSN top - i taken */
+};
+
 /* The responder's state (responder.c): what it expects and owes. */
 struct engine_resp {
 	enum resp_state state;
@@ -308,6 +324,8 @@ struct engine_resp {
 	 * copy: the SRQ's slot is free as soon as it is taken), with room
 	 * for the SRQ's max_sge SGEs; NULL for a QP with its own queue. */
 	struct verbs_recv_wqe *srq_wqe;
+	/* UD: the senders it has heard (ENGINE_UD_SRC); NULL for RC, UC. */
+	struct resp_ud_src *ud_src;
 };
 
 struct engine;

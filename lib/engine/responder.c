@@ -27,6 +27,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rte_hash_crc.h>
+
 #include "engine_priv.h"
 
 const char *const resp_state_names[RESP_STATE_MAX] = {
@@ -925,6 +927,42 @@ resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 	}
 }
 
+/* UD: has this datagram (its sender and PSN) been taken before? If not, it
+ * is noted as taken. */
+static bool
+resp_ud_seen(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
+{
+	uint32_t ip = rte_hash_crc(pkt->ip.src, pkt->ip.version == 4 ? 4 : 16, 0);
+	struct resp_ud_src *u;
+	uint32_t d;
+
+	if (eq->resp.ud_src == NULL)
+		return false;
+	u = &eq->resp.ud_src[(ip ^ pkt->deth.sqpn) & (ENGINE_UD_SRC - 1)];
+	if (!u->used || u->ip != ip || u->sqpn != pkt->deth.sqpn) {
+		*u = (struct resp_ud_src){ .ip = ip, .sqpn = pkt->deth.sqpn, .top = pkt->bth.psn,
+					   .used = true, .seen = 1 };
+		return false;
+	}
+	if (drnic_psn_gt(pkt->bth.psn, u->top)) {
+		d = drnic_psn_sub(pkt->bth.psn, u->top);
+		u->seen = d >= 64 ? 1 : (u->seen << d) | 1;
+		u->top = pkt->bth.psn;
+		return false;
+	}
+	d = drnic_psn_sub(u->top, pkt->bth.psn);
+	if (d >= 64) {
+		/* Far behind: a sender that started again. */
+		u->top = pkt->bth.psn;
+		u->seen = 1;
+		return false;
+	}
+	if (u->seen & (1ull << d))
+		return true;
+	u->seen |= 1ull << d;
+	return false;
+}
+
 /*
  * UD: a datagram for this QP (from anyone with the P_Key: engine_rx checked
  * it). No PSN, no sequence, no answer. Taken in RTR, RTS, SQD and SQE with
@@ -932,7 +970,9 @@ resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
  * 40-byte GRH area first (RoCEv2, as Linux rxe and ConnectX fill it: an
  * IPv4 header in its last 20 bytes, an IPv6 header in all 40), then the
  * payload. A WQE too short for both completes with LOC_LEN_ERR, one with a
- * bad key with LOC_PROT_ERR, and the QP goes to ERR (IBA 10.8.3.3).
+ * bad key with LOC_PROT_ERR, and the QP goes to ERR (IBA 10.8.3.3). A copy
+ * of a datagram already taken (the same sender and PSN: resp_ud_seen()) is
+ * dropped: UD loses datagrams, it does not duplicate them.
  */
 void
 resp_ud_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *pkt)
@@ -954,6 +994,10 @@ resp_ud_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt
 	}
 	if (len > eq->mtu) {
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_UD_LEN);
+		return;
+	}
+	if (resp_ud_seen(eq, pkt)) {
+		engine_qp_drop(eq, DRNIC_ENGINE_DROP_PSN_DUP);
 		return;
 	}
 	if (!resp_recv_get(eq)) {

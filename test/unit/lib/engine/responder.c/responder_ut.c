@@ -1067,9 +1067,13 @@ test_ud(void)
 	struct drnic_wire_pkt p;
 	unsigned int i;
 
+	static struct resp_ud_src src[ENGINE_UD_SRC];
+
 	ut_qp.type = DRNIC_QPT_UD;
 	eq->ud = true;
 	eq->path.qkey = 0x42;
+	memset(src, 0, sizeof(src));
+	eq->resp.ud_src = src;
 	for (i = 0; i < 20; i++)
 		frame[i] = (uint8_t)(0x45 + i);     /* "the IPv4 header" */
 	memcpy(frame + 64, payload, 1024);
@@ -1099,13 +1103,33 @@ test_ud(void)
 	CU_ASSERT_FALSE(eq->resp.ack_pending);
 	CU_ASSERT_EQUAL(resp_step(eq, 32), 0);
 	CU_ASSERT_EQUAL(ut_ntx, 0);
-	/* The same PSN again: a datagram has no sequence; it is another one. */
+	/* The same datagram again (a copy the network made): dropped; the
+	 * next PSN, or one reordered before it, is taken once. */
 	ut_post_recv(52, &rs, 1);
 	p.bth.opcode = DRNIC_WIRE_OP_UD_SEND_ONLY;
+	resp_ud_rx(eq, (struct rte_mbuf *)(uintptr_t)frame, &p);
+	CU_ASSERT_EQUAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_PSN_DUP], 1);
+	p.bth.psn = 1001;
 	resp_ud_rx(eq, (struct rte_mbuf *)(uintptr_t)frame, &p);
 	CU_ASSERT_EQUAL_FATAL(ut_nwc, 2);
 	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 52);
 	CU_ASSERT_EQUAL(ut_wc[1].wc_flags, DRNIC_WC_GRH);
+	ut_post_recv(55, &rs, 1);
+	p.bth.psn = 1000;                   /* overtaken on the way: new */
+	resp_ud_rx(eq, (struct rte_mbuf *)(uintptr_t)frame, &p);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 3);
+	CU_ASSERT_EQUAL(ut_wc[2].wr_id, 55);
+	resp_ud_rx(eq, (struct rte_mbuf *)(uintptr_t)frame, &p);   /* and its copy */
+	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_PSN_DUP], 2);
+	/* Another sender (QP 78) with the same PSN: its own datagram. */
+	ut_post_recv(56, &rs, 1);
+	p.deth.sqpn = 78;
+	resp_ud_rx(eq, (struct rte_mbuf *)(uintptr_t)frame, &p);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 4);
+	CU_ASSERT_EQUAL(ut_wc[3].src_qp, 78);
+	p.deth.sqpn = 77;
+	p.bth.psn = 1002;
 	/* Wrong Q_Key: dropped, counted on the QP and the port. */
 	p.deth.qkey = 0x43;
 	resp_ud_rx(eq, (struct rte_mbuf *)(uintptr_t)frame, &p);
@@ -1113,26 +1137,30 @@ test_ud(void)
 	CU_ASSERT_EQUAL(atomic_load(&ut_dev.qkey_viol), 1);
 	/* No receive WQE: lost, counted. */
 	p.deth.qkey = 0x42;
+	p.bth.psn++;
 	resp_ud_rx(eq, (struct rte_mbuf *)(uintptr_t)frame, &p);
 	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_UD_NO_WQE], 1);
-	CU_ASSERT_EQUAL(ut_nwc, 2);
+	CU_ASSERT_EQUAL(ut_nwc, 4);
 	/* Over the MTU: no datagram is; dropped before a WQE is taken. */
 	ut_post_recv(53, &rs, 1);
 	p.payload_len = 1025;
+	p.bth.psn++;
 	resp_ud_rx(eq, (struct rte_mbuf *)(uintptr_t)frame, &p);
 	CU_ASSERT_EQUAL(eq->stats.drops[DRNIC_ENGINE_DROP_UD_LEN], 1);
-	CU_ASSERT_EQUAL(ut_nwc, 2);
+	CU_ASSERT_EQUAL(ut_nwc, 4);
 	/* A buffer of 40 + 99 bytes for 100: LOC_LEN_ERR, QP to ERR, no NAK. */
 	p.payload_len = 100;
 	rs.length = 139;
+	p.bth.psn++;
 	resp_ud_rx(eq, (struct rte_mbuf *)(uintptr_t)frame, &p);   /* takes WQE 53 (4096) */
 	ut_post_recv(54, &rs, 1);
+	p.bth.psn++;
 	resp_ud_rx(eq, (struct rte_mbuf *)(uintptr_t)frame, &p);
-	CU_ASSERT_EQUAL_FATAL(ut_nwc, 4);
-	CU_ASSERT_EQUAL(ut_wc[2].wr_id, 53);
-	CU_ASSERT_EQUAL(ut_wc[2].status, DRNIC_WC_SUCCESS);
-	CU_ASSERT_EQUAL(ut_wc[3].wr_id, 54);
-	CU_ASSERT_EQUAL(ut_wc[3].status, DRNIC_WC_LOC_LEN_ERR);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 6);
+	CU_ASSERT_EQUAL(ut_wc[4].wr_id, 53);
+	CU_ASSERT_EQUAL(ut_wc[4].status, DRNIC_WC_SUCCESS);
+	CU_ASSERT_EQUAL(ut_wc[5].wr_id, 54);
+	CU_ASSERT_EQUAL(ut_wc[5].status, DRNIC_WC_LOC_LEN_ERR);
 	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_ERR);
 	CU_ASSERT_FALSE(eq->resp.ack_pending);
 	(void)resp_step(eq, 32);
