@@ -707,6 +707,10 @@ dibv_fill_device_attr(struct ibv_context *context, struct ibv_device_attr *a)
 	a->max_srq = da.max_srq;
 	a->max_srq_wr = da.max_srq_wr;
 	a->max_srq_sge = da.max_srq_sge;
+	a->max_ah = da.max_ah;
+	a->max_mcast_grp = da.max_mcast_grp;
+	a->max_mcast_qp_attach = da.max_mcast_qp_attach;
+	a->max_total_mcast_qp_attach = da.max_total_mcast_qp_attach;
 	a->max_pkeys = (uint16_t)da.max_pkeys;
 	a->local_ca_ack_delay = 15;
 	a->phys_port_cnt = da.phys_port_cnt;

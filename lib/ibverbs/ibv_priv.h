@@ -115,14 +115,21 @@ struct dibv_qp {
 	int batch_err;
 };
 
-struct dibv_ah {
-	struct ibv_ah ah;
-};
-
 struct dibv_srq {
 	struct ibv_srq srq;
 	struct drnic_srq *dsrq;
 };
+
+struct dibv_ah {
+	struct ibv_ah ah;
+	struct drnic_ah *dah;
+};
+
+static inline struct dibv_ah *
+dibv_ah_of(struct ibv_ah *ah)
+{
+	return (struct dibv_ah *)(void *)ah;
+}
 
 static inline struct dibv_context *
 dibv_ctx(struct ibv_context *c)
@@ -148,6 +155,12 @@ dibv_srq_of(struct ibv_srq *srq)
 {
 	return (struct dibv_srq *)(void *)srq;
 }
+
+/* ibv_verbs.c: address vectors both ways, and the configured peer for one
+ * without a GRH (dibv_settings.peer) */
+void dibv_ah_to_drnic(const struct ibv_ah_attr *s, struct drnic_ah_attr *d);
+void dibv_ah_from_drnic(const struct drnic_ah_attr *s, struct ibv_ah_attr *d);
+void dibv_fix_av(struct ibv_context *context, struct drnic_ah_attr *ah);
 
 /* ibv_device.c */
 int dibv_errno(int neg);                   /* -E -> E, sets errno */

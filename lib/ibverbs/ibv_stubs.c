@@ -177,60 +177,14 @@ ibv_dofork_range(void *base, size_t size)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Not implemented by drnic: address handles (UD), SRQs, multicast, ...     */
+/* Not implemented by drnic                                                 */
 /* ------------------------------------------------------------------------ */
-
-DIBV_EXPORT struct ibv_ah *
-ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
-{
-	(void)pd, (void)attr;
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-DIBV_EXPORT int
-ibv_destroy_ah(struct ibv_ah *ah)
-{
-	(void)ah;
-	return EOPNOTSUPP;
-}
-
-DIBV_EXPORT int
-ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc *wc,
-		    struct ibv_grh *grh, struct ibv_ah_attr *ah_attr)
-{
-	(void)context, (void)port_num, (void)wc, (void)grh, (void)ah_attr;
-	errno = EOPNOTSUPP;
-	return -1;
-}
-
-DIBV_EXPORT struct ibv_ah *
-ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struct ibv_grh *grh, uint8_t port_num)
-{
-	(void)pd, (void)wc, (void)grh, (void)port_num;
-	errno = EOPNOTSUPP;
-	return NULL;
-}
 
 DIBV_EXPORT int
 ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr *attr,
 			    uint8_t eth_mac[ETHERNET_LL_SIZE], uint16_t *vid)
 {
 	(void)context, (void)attr, (void)eth_mac, (void)vid;
-	return EOPNOTSUPP;
-}
-
-DIBV_EXPORT int
-ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
-{
-	(void)qp, (void)gid, (void)lid;
-	return EOPNOTSUPP;
-}
-
-DIBV_EXPORT int
-ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
-{
-	(void)qp, (void)gid, (void)lid;
 	return EOPNOTSUPP;
 }
 

@@ -584,7 +584,7 @@ ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 /* Queue pairs                                                              */
 /* ------------------------------------------------------------------------ */
 
-static void
+void
 dibv_ah_to_drnic(const struct ibv_ah_attr *s, struct drnic_ah_attr *d)
 {
 	memset(d, 0, sizeof(*d));
@@ -601,7 +601,7 @@ dibv_ah_to_drnic(const struct ibv_ah_attr *s, struct drnic_ah_attr *d)
 	d->port_num = s->port_num;
 }
 
-static void
+void
 dibv_ah_from_drnic(const struct drnic_ah_attr *s, struct ibv_ah_attr *d)
 {
 	memset(d, 0, sizeof(*d));
@@ -648,7 +648,7 @@ dibv_qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (ia->qp_type != IBV_QPT_RC && ia->qp_type != IBV_QPT_UC) {
+	if (ia->qp_type != IBV_QPT_RC && ia->qp_type != IBV_QPT_UC && ia->qp_type != IBV_QPT_UD) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -664,7 +664,7 @@ dibv_qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 	a.qp_context = q;
 	a.send_cq = dibv_cq_of(ia->send_cq)->dcq;
 	a.recv_cq = dibv_cq_of(ia->recv_cq)->dcq;
-	a.qp_type = ia->qp_type == IBV_QPT_UC ? DRNIC_QPT_UC : DRNIC_QPT_RC;
+	a.qp_type = (enum drnic_qp_type)ia->qp_type;   /* the same numbers */
 	a.sq_sig_all = ia->sq_sig_all;
 	a.srq = ia->srq != NULL ? dibv_srq_of(ia->srq)->dsrq : NULL;
 	a.async_queue = dibv_ctx(pd->context)->async;
@@ -801,10 +801,10 @@ ibv_destroy_qp(struct ibv_qp *qp)
 }
 
 /* A peer IPv4 address for AVs without a GRH (see dibv_settings.peer). */
-static void
-dibv_fix_av(struct dibv_qp *q, struct drnic_ah_attr *ah)
+void
+dibv_fix_av(struct ibv_context *context, struct drnic_ah_attr *ah)
 {
-	const struct dibv_settings *s = &dibv_ctx(q->qpx.qp_base.context)->d->set;
+	const struct dibv_settings *s = &dibv_ctx(context)->d->set;
 
 	if (ah->is_global || !s->has_peer)
 		return;
@@ -842,7 +842,7 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	a.cap.max_inline_data = attr->cap.max_inline_data;
 	dibv_ah_to_drnic(&attr->ah_attr, &a.ah_attr);
 	if (attr_mask & IBV_QP_AV)
-		dibv_fix_av(q, &a.ah_attr);
+		dibv_fix_av(qp->context, &a.ah_attr);
 	dibv_ah_to_drnic(&attr->alt_ah_attr, &a.alt_ah_attr);
 	a.pkey_index = attr->pkey_index;
 	a.alt_pkey_index = attr->alt_pkey_index;
@@ -916,7 +916,7 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 	init_attr->recv_cq = qp->recv_cq;
 	init_attr->srq = NULL;
 	init_attr->cap = attr->cap;
-	init_attr->qp_type = ia.qp_type == DRNIC_QPT_UC ? IBV_QPT_UC : IBV_QPT_RC;
+	init_attr->qp_type = (enum ibv_qp_type)ia.qp_type;
 	init_attr->sq_sig_all = ia.sq_sig_all;
 	qp->state = attr->qp_state;
 	return 0;
@@ -929,7 +929,7 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 #define DIBV_POST_BATCH 32
 
 static int
-dibv_wr_convert(const struct ibv_send_wr *s, struct drnic_send_wr *d)
+dibv_wr_convert(const struct dibv_qp *q, const struct ibv_send_wr *s, struct drnic_send_wr *d)
 {
 	if ((unsigned int)s->opcode > IBV_WR_ATOMIC_FETCH_AND_ADD)
 		return EINVAL;
@@ -947,6 +947,15 @@ dibv_wr_convert(const struct ibv_send_wr *s, struct drnic_send_wr *d)
 		d->wr.atomic.compare_add = s->wr.atomic.compare_add;
 		d->wr.atomic.swap = s->wr.atomic.swap;
 		d->wr.atomic.rkey = s->wr.atomic.rkey;
+	} else if (q->qpx.qp_base.qp_type == IBV_QPT_UD) {
+		/* The AH is checked before it is followed. */
+		struct dibv_ah *h = dibv_ah_of(s->wr.ud.ah);
+
+		if (!handle_live(h, HANDLE_IBV_AH))
+			return EINVAL;
+		d->wr.ud.ah = h->dah;
+		d->wr.ud.remote_qpn = s->wr.ud.remote_qpn;
+		d->wr.ud.remote_qkey = s->wr.ud.remote_qkey;
 	} else {
 		d->wr.rdma.remote_addr = s->wr.rdma.remote_addr;
 		d->wr.rdma.rkey = s->wr.rdma.rkey;
@@ -974,7 +983,7 @@ dibv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **b
 		int n = 0, i;
 
 		for (; wr != NULL && n < DIBV_POST_BATCH; wr = wr->next, n++) {
-			rc = dibv_wr_convert(wr, &d[n]);
+			rc = dibv_wr_convert(q, wr, &d[n]);
 			if (rc != 0)
 				break;
 			src[n] = wr;
@@ -1400,8 +1409,19 @@ dibv_wr_send_tso(struct ibv_qp_ex *x, void *hdr, uint16_t hdr_sz, uint16_t mss)
 static void
 dibv_wr_set_ud_addr(struct ibv_qp_ex *x, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
 {
-	(void)ah, (void)qpn, (void)qkey;
-	dibv_wr_unsupported(QX(x));
+	struct dibv_qp *q = QX(x);
+	struct dibv_wr *w = dibv_wr_cur(q);
+	struct dibv_ah *h = dibv_ah_of(ah);
+
+	if (w == NULL)
+		return;
+	if (q->qpx.qp_base.qp_type != IBV_QPT_UD || !handle_live(h, HANDLE_IBV_AH)) {
+		q->batch_err = EINVAL;
+		return;
+	}
+	w->wr.wr.ud.ah = h->dah;
+	w->wr.wr.ud.remote_qpn = qpn;
+	w->wr.wr.ud.remote_qkey = qkey;
 }
 
 static void

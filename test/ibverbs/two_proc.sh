@@ -35,7 +35,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 netns_pair "$NSS" "$VS" 10.232.0.2 "$NSC" "$VC" 10.232.0.1
 
 # One configuration file per side.
-mkcfg() {  # SIDE IFACE MY_IP PEER_IP MAC
+mkcfg() {  # SIDE IFACE MY_IP PEER_IP MAC MY_IP6 (GID index 1, for multicast)
 	cat >"$TMP/$1.ini" <<EOC
 [eal]
 lcores = 0
@@ -47,14 +47,15 @@ name = drnic0
 progress = inline
 engines = 1
 link = ethdev
-link_args = dev=net_af_packet0,iface=$2,blocksz=65536,framesz=8192,ipv4=$3
+link_args = dev=net_af_packet0,iface=$2,blocksz=65536,framesz=8192,ipv4=$3,ipv6=$6
 mac = $5
 ipv4 = $3
+ipv6 = $6
 mtu = 9000
 EOC
 }
-mkcfg S "$VS" 10.232.0.12 10.232.0.11 02:00:00:32:00:12
-mkcfg C "$VC" 10.232.0.11 10.232.0.12 02:00:00:32:00:11
+mkcfg S "$VS" 10.232.0.12 10.232.0.11 02:00:00:32:00:12 fd32::12
+mkcfg C "$VC" 10.232.0.11 10.232.0.12 02:00:00:32:00:11 fd32::11
 
 # pair NAME PROGRAM ARGS... : server and client; both must exit 0.
 pair() {
@@ -152,6 +153,11 @@ pingpong ibv_srq_pingpong srq.events 100 -g 0 -e
 pingpong ibv_uc_pingpong uc.default 500 -g 0 -c
 pingpong ibv_uc_pingpong uc.size 100 -g 0 -s 8192 -c
 pingpong ibv_uc_pingpong uc.events 100 -g 0 -e
+# UD: datagrams through address handles (-c checks every byte; the GRH
+# area precedes each).
+pingpong ibv_ud_pingpong ud.default 500 -g 0 -c
+pingpong ibv_ud_pingpong ud.size 100 -g 0 -s 4000 -c
+pingpong ibv_ud_pingpong ud.events 100 -g 0 -e
 
 for mode in unknown connectx; do
 	if [ $mode = connectx ]; then
@@ -178,6 +184,10 @@ for mode in unknown connectx; do
 	perf "$mode.uc.send_bw" ib_send_bw -c UC -n $N -s 4096
 	perf "$mode.uc.write_lat" ib_write_lat -c UC -n $N -s 64
 	perf "$mode.uc.write_bw" ib_write_bw -c UC -n $N -s 8192
+	perf "$mode.ud.send_lat" ib_send_lat -c UD -n $N
+	perf "$mode.ud.send_bw" ib_send_bw -c UD -n $N
+	# Multicast (perftest's IPv6 group ff01::2:c985:0:0:0:0, so GID 1).
+	perf "$mode.ud.mcast_bw" ib_send_bw -c UD -g -x 1 -n $N
 done
 
 [ $FAIL = 0 ] && echo PASS || echo FAILED

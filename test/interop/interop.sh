@@ -301,20 +301,24 @@ case_ibverbs() {
 		pair ibv.s$s.drnic-srv host "ibv_rc_pingpong -d rxe0 -g 1 -m $m -s $s -n $n -c -p @PORT@" \
 			ibv "$TMP/ibv.s$s.drnic-srv.host" ibv_rc_pingpong -g 0 -m $m -s $s -n $n -c
 	done
-	# UC (SENDs, no ACKs) and an SRQ (16 RC QPs on one SRQ each side).
-	local p
-	for p in ibv_uc_pingpong ibv_srq_pingpong; do
-		pair ibv.$p.rxe-srv vm "$p -d rxe0 -g 1 -m 1024 -s 4096 -n 50 -c -p @PORT@" \
-			ibv "$TMP/ibv.$p.rxe-srv.host" $p -g 0 -m 1024 -s 4096 -n 50 -c
-		pair ibv.$p.drnic-srv host "$p -d rxe0 -g 1 -m 1024 -s 4096 -n 50 -c -p @PORT@" \
-			ibv "$TMP/ibv.$p.drnic-srv.host" $p -g 0 -m 1024 -s 4096 -n 50 -c
+	# UC (SENDs, no ACKs), an SRQ (16 RC QPs on one SRQ each side) and UD
+	# (datagrams of 1024 bytes through address handles; one packet each,
+	# so no -m).
+	local p o
+	for p in ibv_uc_pingpong ibv_srq_pingpong ibv_ud_pingpong; do
+		o="-m 1024 -s 4096"
+		[ $p = ibv_ud_pingpong ] && o="-s 1024"
+		pair ibv.$p.rxe-srv vm "$p -d rxe0 -g 1 $o -n 50 -c -p @PORT@" \
+			ibv "$TMP/ibv.$p.rxe-srv.host" $p -g 0 $o -n 50 -c
+		pair ibv.$p.drnic-srv host "$p -d rxe0 -g 1 $o -n 50 -c -p @PORT@" \
+			ibv "$TMP/ibv.$p.drnic-srv.host" $p -g 0 $o -n 50 -c
 	done
 	local f
 	for f in "$TMP"/ibv.*.vm "$TMP"/ibv.*.host; do
 		grep -q "iters in" "$f" || fail "$(basename "$f"): no 'iters' line"
 		grep -q "invalid data" "$f" && fail "$(basename "$f"): $(grep -m1 'invalid data' "$f")"
 	done
-	[ $CASE_OK = 1 ] && ok "ibv_rc_pingpong, ibv_uc_pingpong and ibv_srq_pingpong -c on" \
+	[ $CASE_OK = 1 ] && ok "ibv_rc_pingpong, ibv_uc_pingpong, ibv_srq_pingpong and ibv_ud_pingpong -c on" \
 		"drnic's libibverbs <-> rxe: both roles, no invalid data"
 	cap_check 40
 	case_end
