@@ -27,7 +27,7 @@ PACKAGES=(
 	dpdk dpdk-dev libdpdk-dev libnuma-dev libisal-dev libcunit1-dev zlib1g-dev
 	libibverbs-dev meson ninja-build pkg-config python3-pyelftools gcc
 	clang libclang-rt-14-dev libhugetlbfs-bin tshark iproute2
-	ibverbs-utils perftest gnuplot-nox sockperf
+	ibverbs-utils perftest qperf gnuplot-nox sockperf
 	qemu-system-x86 qemu-utils mmdebstrap tcpdump python3-scapy
 )
 

@@ -14,13 +14,15 @@ need_pkgs() {
 	local missing=()
 	command -v ibv_devinfo >/dev/null || missing+=(ibverbs-utils)
 	command -v ib_write_lat >/dev/null || missing+=(perftest)
+	command -v qperf >/dev/null || missing+=(qperf)
 	[ ${#missing[@]} = 0 ] && return 0
 	echo "installing ${missing[*]} (README.md set-up)"
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 		DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >/dev/null 2>&1
 	fi
-	command -v ibv_devinfo >/dev/null && command -v ib_write_lat >/dev/null ||
-		{ echo "FAIL: cannot install ${missing[*]}: run 'apt-get install -y ibverbs-utils perftest'"; exit 1; }
+	command -v ibv_devinfo >/dev/null && command -v ib_write_lat >/dev/null &&
+		command -v qperf >/dev/null ||
+		{ echo "FAIL: cannot install ${missing[*]}: run 'apt-get install -y ibverbs-utils perftest qperf'"; exit 1; }
 }
 
 # Run a verbs program on drnic's library.

@@ -159,6 +159,26 @@ pingpong ibv_ud_pingpong ud.default 500 -g 0 -c
 pingpong ibv_ud_pingpong ud.size 100 -g 0 -s 4000 -c
 pingpong ibv_ud_pingpong ud.events 100 -g 0 -e
 
+# qperf: one server for every test (each opens the device again), the
+# client's figure must be there.
+qperf_all() {
+	local qp=$((PORT + 500)) t out
+	ip netns exec "$NSS" env DRNIC_CONFIG="$TMP/S.ini" LD_LIBRARY_PATH="$IBV_LIB" \
+		timeout 300 qperf -lp $qp >"$TMP/qperf.s" 2>&1 &
+	PIDS+=($!)
+	netns_wait_listen "$NSS" $qp || { fail "qperf: server not listening on $qp"; return; }
+	for t in ud_lat ud_bw uc_lat uc_bw uc_rdma_write_lat uc_rdma_write_bw rc_lat rc_bw; do
+		out=$(ip netns exec "$NSC" env DRNIC_CONFIG="$TMP/C.ini" LD_LIBRARY_PATH="$IBV_LIB" \
+			timeout 90 qperf 10.232.0.2 -lp $qp -to 30 -t 1 $t 2>&1 | grep -v "^EAL\|TELEMETRY\|will not fit")
+		if echo "$out" | grep -qE "(latency|bw) += +[0-9.]+ [a-zA-Z/]+"; then
+			ok "qperf $t:$(echo "$out" | grep -E '(latency|bw) +=' | tr -s ' ' | tr '\n' ';')"
+		else
+			fail "qperf $t: $(echo "$out" | tail -3 | tr '\n' ' ')"
+		fi
+	done
+}
+qperf_all
+
 for mode in unknown connectx; do
 	if [ $mode = connectx ]; then
 		export DRNIC_VENDOR_ID=0x02c9 DRNIC_VENDOR_PART_ID=4119
