@@ -4,6 +4,7 @@
  * extended), QPs (classic and ibv_qp_ex / ibv_wr_*), the data path.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -560,8 +561,15 @@ ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq
 		errno = EINVAL;
 		return -1;
 	}
-	drnic_progress_app_waits();
-	rc = drnic_get_cq_event(ch->dch, &dcq, &ctx);
+	/* A channel whose fd the application made non-blocking (UCX does,
+	 * before it arms) answers EAGAIN at once, as libibverbs' read() of
+	 * the fd does. */
+	if (fcntl(channel->fd, F_GETFL) & O_NONBLOCK) {
+		rc = drnic_try_get_cq_event(ch->dch, &dcq, &ctx);
+	} else {
+		drnic_progress_app_waits();
+		rc = drnic_get_cq_event(ch->dch, &dcq, &ctx);
+	}
 	if (rc < 0) {
 		errno = -rc;
 		return -1;
