@@ -93,6 +93,15 @@ enum drnic_wc_flags {
 	DRNIC_WC_WITH_INV = 1 << 3,   /**< invalidated_rkey is valid */
 };
 
+/**
+ * drnic_wc.sl of a UD receive: the frame's network header, as ConnectX
+ * reports it there (RoCE has no SL; IBA A17.4.5.1 asks the CQE to say
+ * whether the frame was IPv4 or IPv6): bit 3 a UDP header (RoCEv2), bits
+ * 2:0 the L3 header, 1 IPv6, 2 IPv4.
+ */
+#define DRNIC_WC_SL_ROCE_V2_IPV6 0x9
+#define DRNIC_WC_SL_ROCE_V2_IPV4 0xA
+
 /** One work completion (CQE as the application sees it); layout of struct ibv_wc. */
 struct drnic_wc {
 	uint64_t wr_id;                /**< the work request's wr_id */

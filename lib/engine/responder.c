@@ -265,9 +265,14 @@ resp_complete_recv(struct engine_qp *eq, enum drnic_wc_status status, enum drnic
 	wc.src_qp = eq->path.dest_qp_num;
 	if (eq->ud) {
 		/* The sender's QP, and the GRH area filled (RoCEv2 always
-		 * has one); P_Key index 0 and SL 0 (the port's only ones). */
+		 * has one); P_Key index 0 (the port's only entry). RoCE has no
+		 * SL; sl carries what IBA A17.4.5.1 says a RoCEv2 UD CQE must
+		 * tell, the frame's network header, as ConnectX reports it
+		 * (UCX's ud_verbs reads it to find the GRH's destination):
+		 * bit 3 a UDP header, bits 2:0 IPv6 (1) or IPv4 (2). */
 		wc.src_qp = pkt->deth.sqpn;
 		wc.wc_flags = DRNIC_WC_GRH;
+		wc.sl = pkt->ip.version == 4 ? DRNIC_WC_SL_ROCE_V2_IPV4 : DRNIC_WC_SL_ROCE_V2_IPV6;
 	}
 	if (imm && status == DRNIC_WC_SUCCESS) {
 		wc.imm_data = pkt->imm;

@@ -1094,6 +1094,8 @@ test_ud(void)
 	CU_ASSERT_EQUAL(ut_wc[0].qp_num, 17);
 	CU_ASSERT_EQUAL(ut_wc[0].src_qp, 77);
 	CU_ASSERT_EQUAL(ut_wc[0].wc_flags, DRNIC_WC_GRH | DRNIC_WC_WITH_IMM);
+	CU_ASSERT_EQUAL(ut_wc[0].sl, DRNIC_WC_SL_ROCE_V2_IPV4);
+	CU_ASSERT_EQUAL(ut_wc[0].pkey_index, 0);
 	CU_ASSERT_EQUAL(ut_wc[0].imm_data, 0x01020304);
 	for (i = 0; i < 20; i++)
 		CU_ASSERT_EQUAL(mem[i], 0);
