@@ -27,7 +27,7 @@ PACKAGES=(
 	dpdk dpdk-dev libdpdk-dev libnuma-dev libisal-dev libcunit1-dev zlib1g-dev
 	libibverbs-dev meson ninja-build pkg-config python3-pyelftools gcc
 	clang libclang-rt-14-dev libhugetlbfs-bin tshark iproute2
-	ibverbs-utils perftest qperf gnuplot-nox sockperf
+	ibverbs-utils perftest qperf ucx-utils gnuplot-nox sockperf
 	qemu-system-x86 qemu-utils mmdebstrap tcpdump python3-scapy
 )
 
@@ -86,6 +86,21 @@ step_hugepages() {
 		say "hugepages: this machine does not allow them ($total reserved," \
 			"$(hugetlbfs_mounted && echo mounted || echo 'mount refused')); running with --no-huge"
 	fi
+}
+
+# UCX uses a verbs device only when /dev/infiniband/<dev_name> is a character
+# device (it never opens it); without RDMA kernel modules there is none. The
+# drop-in's first device is uverbs0: make it with /dev/null's numbers (an
+# existing node is left alone). lib/ibverbs/README.md says why.
+step_devnode() {
+	[ -c /dev/infiniband/uverbs0 ] && return 0
+	if ! is_root; then
+		say "/dev/infiniband/uverbs0: not root, cannot make it (UCX will not see drnic)"
+		return 0
+	fi
+	mkdir -p /dev/infiniband && mknod -m 0666 /dev/infiniband/uverbs0 c 1 3 &&
+		say "made /dev/infiniband/uverbs0 (for UCX; a /dev/null alias)" ||
+		say "/dev/infiniband/uverbs0: mknod refused (UCX will not see drnic)"
 }
 
 # The steps run in an && list, where set -e does not stop a function at a
@@ -172,8 +187,8 @@ case "${1:-run}" in
 deps) step_deps ;;
 hugepages) step_hugepages ;;
 build) step_deps && step_build ;;
-run) step_deps && step_hugepages && step_build && step_main ;;
-test) step_deps && step_hugepages && step_build && step_test ;;
+run) step_deps && step_hugepages && step_devnode && step_build && step_main ;;
+test) step_deps && step_hugepages && step_devnode && step_build && step_test ;;
 interop)
 	step_deps && step_hugepages && step_build
 	run_suites "$BUILD" --suite interop

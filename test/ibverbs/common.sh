@@ -15,15 +15,26 @@ need_pkgs() {
 	command -v ibv_devinfo >/dev/null || missing+=(ibverbs-utils)
 	command -v ib_write_lat >/dev/null || missing+=(perftest)
 	command -v qperf >/dev/null || missing+=(qperf)
+	command -v ucx_perftest >/dev/null || missing+=(ucx-utils)
 	[ ${#missing[@]} = 0 ] && return 0
 	echo "installing ${missing[*]} (README.md set-up)"
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 		DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >/dev/null 2>&1
 	fi
 	command -v ibv_devinfo >/dev/null && command -v ib_write_lat >/dev/null &&
-		command -v qperf >/dev/null ||
-		{ echo "FAIL: cannot install ${missing[*]}: run 'apt-get install -y ibverbs-utils perftest qperf'"; exit 1; }
+		command -v qperf >/dev/null && command -v ucx_perftest >/dev/null ||
+		{ echo "FAIL: cannot install ${missing[*]}: run 'apt-get install -y ibverbs-utils perftest qperf ucx-utils'"; exit 1; }
 }
 
 # Run a verbs program on drnic's library.
 ibv() { LD_LIBRARY_PATH="$IBV_LIB" "$@"; }
+
+# UCX looks at a device only when /dev/infiniband/<its dev_name> is a
+# character device it may open (it never opens it): the drop-in's first
+# device is uverbs0. Without RDMA modules there is none, so make it, as
+# /dev/null's numbers (root only; an existing node is left alone).
+ucx_dev_node() {
+	[ -c /dev/infiniband/uverbs0 ] && return 0
+	[ "$(id -u)" = 0 ] || return 1
+	mkdir -p /dev/infiniband && mknod -m 0666 /dev/infiniband/uverbs0 c 1 3
+}

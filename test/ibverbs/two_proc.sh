@@ -179,6 +179,30 @@ qperf_all() {
 }
 qperf_all
 
+# UCX (ucx_perftest tag_lat) over ud_verbs, and over rc_verbs with ud_verbs
+# for its wire-up; the client's "Final:" line must be there.
+ucx_all() {
+	local tl up out
+	ucx_dev_node || { fail "ucx: no /dev/infiniband/uverbs0 and cannot make it (not root)"; return; }
+	for tl in ud_verbs rc_verbs,ud_verbs; do
+		up=$((PORT + 600)); PORT=$((PORT + 1))
+		ip netns exec "$NSS" env DRNIC_CONFIG="$TMP/S.ini" LD_LIBRARY_PATH="$IBV_LIB" \
+			UCX_TLS=$tl UCX_NET_DEVICES=drnic0:1 timeout 90 ucx_perftest -p $up \
+			>"$TMP/ucx.$tl.s" 2>&1 &
+		PIDS+=($!)
+		netns_wait_listen "$NSS" $up || { fail "ucx $tl: server not listening on $up"; continue; }
+		out=$(ip netns exec "$NSC" env DRNIC_CONFIG="$TMP/C.ini" LD_LIBRARY_PATH="$IBV_LIB" \
+			UCX_TLS=$tl UCX_NET_DEVICES=drnic0:1 timeout 90 \
+			ucx_perftest 10.232.0.2 -p $up -t tag_lat -n 2000 2>&1)
+		if echo "$out" | grep -qE "^Final: +2000 +[0-9.]+"; then
+			ok "ucx_perftest tag_lat over $tl: $(echo "$out" | grep '^Final:' | tr -s ' ')"
+		else
+			fail "ucx $tl: $(echo "$out" | grep -v '^EAL' | tail -3 | tr '\n' ' ')"
+		fi
+	done
+}
+ucx_all
+
 for mode in unknown connectx; do
 	if [ $mode = connectx ]; then
 		export DRNIC_VENDOR_ID=0x02c9 DRNIC_VENDOR_PART_ID=4119
