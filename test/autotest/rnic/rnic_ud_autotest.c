@@ -8,8 +8,8 @@
  * Then the rules: a wrong Q_Key is dropped and counted (qkey_viol_cntr), a
  * controlled Q_Key in the WR sends the QP's own, a datagram that finds no
  * receive WQE is lost and counted and never comes later, a UD QP and an RC
- * QP share one CQ with the right qp_num and src_qp on every CQE, a
- * multicast group reaches every attached QP and no detached one, and a
+ * QP share one CQ with the right qp_num and src_qp on every CQE, a UD QP
+ * on an SRQ takes the SRQ's WQEs, a multicast group reaches every attached QP and no detached one, and a
  * datagram longer than the MTU fails with LOC_LEN_ERR (a receive buffer too
  * short for GRH and payload, at the receiver, too). Last, through drnic's
  * fault injector: lost datagrams are lost, and none arrives twice or
@@ -156,7 +156,8 @@ ud_wait_drops(struct rnic_pair *p, struct drnic_qp *qp, enum drnic_engine_drop w
 /* What a run creates besides the pair (ud_body() frees it whatever happens). */
 struct ud_ctx {
 	struct rnic_pair p;
-	struct drnic_qp *qb2, *rcq;
+	struct drnic_qp *qb2, *rcq, *qsrq;
+	struct drnic_srq *srq;
 	struct drnic_ah *ah, *ah6, *back, *mah;
 	union drnic_gid grp;
 };
@@ -164,6 +165,7 @@ struct ud_ctx {
 #define p (c->p)
 #define qb2 (c->qb2)
 #define rcq (c->rcq)
+#define qsrq (c->qsrq)
 #define ah (c->ah)
 #define ah6 (c->ah6)
 #define back (c->back)
@@ -276,6 +278,34 @@ ud_run(struct ud_ctx *c)
 			return TEST_FAILED;
 	}
 
+	/* 5b. A UD QP on an SRQ: its datagrams take the SRQ's WQEs. */
+	{
+		struct drnic_srq_init_attr sia = { .attr = { .max_wr = 8, .max_sge = 1 } };
+		struct drnic_sge sge = { (uintptr_t)p.b.buf + 50 * UD_SLOT, UD_GRH + 1024,
+					 drnic_mr_lkey(p.b.mr) };
+		struct drnic_recv_wr rw = { .wr_id = 50, .sg_list = &sge, .num_sge = 1 }, *rbad;
+
+		c->srq = drnic_create_srq(p.b.pd, &sia);
+		TEST_ASSERT(c->srq != NULL, "create_srq");
+		memset(&qa, 0, sizeof(qa));
+		qa.send_cq = qa.recv_cq = p.b.cq;
+		qa.qp_type = DRNIC_QPT_UD;
+		qa.srq = c->srq;
+		qa.cap.max_send_wr = 4;
+		qa.cap.max_send_sge = 1;
+		qsrq = drnic_create_qp(p.b.pd, &qa);
+		TEST_ASSERT(qsrq != NULL, "UD QP on an SRQ");
+		TEST_ASSERT_SUCCESS(rnic_ud_ready(qsrq, RNIC_UD_QKEY), "to RTS");
+		memset(p.b.buf + 50 * UD_SLOT, 0xEE, UD_SLOT);
+		TEST_ASSERT_SUCCESS(drnic_post_srq_recv(c->srq, &rw, &rbad), "post_srq_recv");
+		TEST_ASSERT_SUCCESS(ud_send(&p.a, p.a.qp, ah, drnic_qp_num(qsrq), RNIC_UD_QKEY, 50,
+					    700, 50, true), "to the SRQ's QP");
+		TEST_ASSERT_EQUAL(rnic_poll(&p.a, wc, 1), 1, "send completion");
+		TEST_ASSERT_EQUAL(rnic_poll(&p.b, wc, 1), 1, "receive from the SRQ");
+		if (ud_check_recv(&p, &wc[0], qsrq, 50, 700, 50, true, 4) != TEST_SUCCESS)
+			return TEST_FAILED;
+	}
+
 	/* 6. Multicast 239.1.2.3: both of B's UD QPs attached get each
 	 * datagram; detached, qb2 gets none. */
 	memset(&grp, 0, sizeof(grp));
@@ -359,6 +389,7 @@ ud_run(struct ud_ctx *c)
 #undef p
 #undef qb2
 #undef rcq
+#undef qsrq
 #undef ah
 #undef ah6
 #undef back
@@ -395,6 +426,10 @@ ud_body(enum drnic_progress_mode mode)
 	}
 	if (c->rcq != NULL)
 		drnic_destroy_qp(c->rcq);
+	if (c->qsrq != NULL)
+		drnic_destroy_qp(c->qsrq);
+	if (c->srq != NULL)
+		drnic_destroy_srq(c->srq);
 	if (c->p.b.qp != NULL)
 		drnic_detach_mcast(c->p.b.qp, &c->grp, 0);
 	rnic_pair_close(&c->p);
