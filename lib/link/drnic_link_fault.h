@@ -39,12 +39,16 @@
  * | fault_seed=N               | seed of the decisions                       | 1       |
  * | fault_queue=N              | frames held per queue (power of two)        | 4096    |
  * | fault_dir=D                | tx, rx or both: which frames are faulted    | tx      |
+ * | fault_drop_nth=N           | the Nth RoCEv2 frame (UDP 4791) is lost     | 0 (off) |
  *
  * P is a number in [0, 1] or a percentage ("0.5%"); N an integer; T a
  * decimal number of microseconds. N for fault_reorder_depth is 1..64;
  * fault_queue is a power of two in 64..65536. Example:
  * `wire=lb0,fault_drop=0.01,fault_reorder=0.01,fault_corrupt=0.001,fault_seed=42`;
- * `fault_dir=rx,fault_drop=0.05` loses 5% of the frames the link receives.
+ * `fault_dir=rx,fault_drop=0.05` loses 5% of the frames the link receives;
+ * `fault_drop_nth=5` loses exactly the fifth RoCEv2 frame each queue's
+ * injector sees (ARP and other frames are not counted), once: a test of one
+ * lost packet, whatever else the link carries.
  *
  * Corruption flips bits beyond the Ethernet header, inside the IP packet and
  * outside the fields the ICRC leaves out (IPv4 TOS, TTL and checksum; IPv6
@@ -91,6 +95,7 @@ struct drnic_link_faults {
 	uint64_t seed;                /**< queue q's decisions are seeded with (seed, q) */
 	unsigned int queue;           /**< frames held per queue; fixed when created */
 	enum drnic_link_fault_dir dir; /**< which frames (fault_dir=); default tx */
+	uint64_t drop_nth;            /**< the Nth RoCEv2 frame is lost (0: none) */
 };
 
 /** Counters of injected faults, summed over a link's queues (and, from

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -62,6 +63,7 @@ static const struct link_fault_key link_fault_keys[] = {
 	LINK_FAULT_KEY("fault_seed", LINK_FAULT_U64, seed),
 	LINK_FAULT_KEY("fault_queue", LINK_FAULT_UINT, queue),
 	LINK_FAULT_KEY("fault_dir", LINK_FAULT_DIR, dir),
+	LINK_FAULT_KEY("fault_drop_nth", LINK_FAULT_U64, drop_nth),
 };
 
 static const char *const link_fault_dir_names[] = {
@@ -177,7 +179,7 @@ link_fault_parse_kv(const char *key, size_t key_len, const char *value,
 			       "%.*s: unknown fault_ key (known: fault_drop, fault_dup, "
 			       "fault_reorder, fault_reorder_depth, fault_reorder_timeout_us, "
 			       "fault_corrupt, fault_delay_us, fault_jitter_us, fault_seed, "
-			       "fault_queue, fault_dir)", (int)key_len, key);
+			       "fault_queue, fault_dir, fault_drop_nth)", (int)key_len, key);
 		return -EINVAL;
 	}
 	if (value == NULL || *value == '\0') {
@@ -451,6 +453,39 @@ link_fault_sync(struct link_fault *f)
 	link_fault_seed(f);
 }
 
+/* Is @p m a RoCEv2 frame (UDP destination port 4791, IPv4 or IPv6, with or
+ * without one VLAN tag)? Reads only what the first segment holds. */
+static bool
+link_fault_is_roce(const struct rte_mbuf *m)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m), off = 12, l4;
+	uint16_t type;
+
+	if (len < 14)
+		return false;
+	type = (uint16_t)(p[off] << 8 | p[off + 1]);
+	if (type == RTE_ETHER_TYPE_VLAN) {
+		off += 4;
+		if (len < off + 2)
+			return false;
+		type = (uint16_t)(p[off] << 8 | p[off + 1]);
+	}
+	off += 2;
+	if (type == RTE_ETHER_TYPE_IPV4) {
+		if (len < off + 20 || p[off + 9] != IPPROTO_UDP)
+			return false;
+		l4 = off + (uint32_t)(p[off] & 0xF) * 4;
+	} else if (type == RTE_ETHER_TYPE_IPV6) {
+		if (len < off + 40 || p[off + 6] != IPPROTO_UDP)
+			return false;
+		l4 = off + 40;
+	} else {
+		return false;
+	}
+	return len >= l4 + 4 && (p[l4 + 2] << 8 | p[l4 + 3]) == 4791;
+}
+
 static inline uint32_t
 link_fault_room(const struct link_fault *f)
 {
@@ -683,6 +718,12 @@ link_fault_enqueue(struct link_fault *f, struct rte_mbuf **pkts, uint16_t n, uin
 			break;
 		}
 		m = pkts[i];
+		if (unlikely(f->cfg.drop_nth != 0) && link_fault_is_roce(m) &&
+		    ++f->roce_seen == f->cfg.drop_nth) {
+			rte_pktmbuf_free(m);
+			f->stats.dropped++;
+			continue;
+		}
 		if (link_fault_hit(f, f->cfg.drop)) {
 			rte_pktmbuf_free(m);
 			f->stats.dropped++;
@@ -929,10 +970,10 @@ link_fault_attach(struct drnic_link *link, const struct drnic_link_faults *cfg)
 	if (rc == 0)
 		LINK_FAULT_LOG(INFO, link->name,
 			       "faults (%s): drop %g dup %g reorder %g (depth %u) corrupt %g "
-			       "delay %.3f+%.3f us seed %" PRIu64,
+			       "delay %.3f+%.3f us seed %" PRIu64 " drop_nth %" PRIu64,
 			       link_fault_dir_names[cfg->dir], cfg->drop, cfg->dup, cfg->reorder,
 			       cfg->reorder_depth, cfg->corrupt, (double)cfg->delay_ns / 1e3,
-			       (double)cfg->jitter_ns / 1e3, cfg->seed);
+			       (double)cfg->jitter_ns / 1e3, cfg->seed, cfg->drop_nth);
 	return rc;
 }
 

@@ -54,6 +54,7 @@ struct link_fault {
 	uint64_t stream;
 	uint64_t last_due_ns;
 	uint32_t gen_seen;
+	uint64_t roce_seen;               /* RoCEv2 frames seen (fault_drop_nth) */
 	unsigned int nb_held;
 	uint32_t head;                    /* next out (free-running) */
 	uint32_t tail;                    /* next in (free-running) */

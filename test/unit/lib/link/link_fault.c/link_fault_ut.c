@@ -526,6 +526,47 @@ test_reorder(void)
 	CU_ASSERT_EQUAL(ut_in_use(), 0);
 }
 
+/* fault_drop_nth: exactly the Nth RoCEv2 frame is lost, once; ARP and other
+ * frames are not counted; IPv6 and tagged frames are RoCEv2 too. */
+static void
+test_drop_nth(void)
+{
+	struct drnic_link_faults c;
+	struct rte_mbuf *in[16], *out[16];
+	struct link_fault *f;
+	uint16_t n;
+	unsigned int i, k;
+
+	ut_cfg(&c);
+	CU_ASSERT_EQUAL(drnic_link_faults_parse("fault_drop_nth=3", &c, NULL, 0), 0);
+	CU_ASSERT_EQUAL(c.drop_nth, 3);
+	f = link_fault_create(&c, 0, SOCKET_ID_ANY);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	/* An ARP frame first: not RoCE, not counted. */
+	in[0] = rte_pktmbuf_alloc(ut_pool);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(in[0]);
+	memset(rte_pktmbuf_append(in[0], 60), 0, 60);
+	rte_pktmbuf_mtod(in[0], uint8_t *)[12] = 0x08;
+	rte_pktmbuf_mtod(in[0], uint8_t *)[13] = 0x06;
+	in[1] = ut_frame(1);
+	in[2] = ut_frame_ex(ut_pool, 2, DRNIC_WIRE_OP_RC_SEND_ONLY, 6, false, 16);
+	in[3] = ut_frame_ex(ut_pool, 3, DRNIC_WIRE_OP_RC_SEND_ONLY, 4, true, 16);
+	for (i = 4; i < 10; i++)
+		in[i] = ut_frame(i);
+	CU_ASSERT_EQUAL(link_fault_enqueue(f, in, 10, 0), 10);
+	n = link_fault_poll(f, out, 16, 0);
+	CU_ASSERT_EQUAL(n, 9);
+	for (i = 1, k = 1; k < n; k++, i++) {
+		if (i == 3)
+			i++;              /* the third RoCEv2 frame (tagged) is the one lost */
+		CU_ASSERT_EQUAL(ut_id(out[k]), i);
+	}
+	ut_free_all(out, n);
+	CU_ASSERT_EQUAL(f->stats.dropped, 1);
+	link_fault_free(f);
+	CU_ASSERT_EQUAL(ut_in_use(), 0);
+}
+
 static void
 test_dup(void)
 {
@@ -1114,6 +1155,7 @@ main(void)
 	CU_add_test(s, "delay", test_delay);
 	CU_add_test(s, "flush_and_full", test_flush_and_full);
 	CU_add_test(s, "link_glue", test_link_glue);
+	CU_add_test(s, "drop_nth", test_drop_nth);
 	CU_add_test(s, "link_rx", test_link_rx);
 	return ut_run_all();
 }
