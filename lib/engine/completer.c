@@ -93,8 +93,9 @@ comp_retire(struct engine_qp *eq)
 		}
 		if (w->state == WQE_DONE) {
 			/* READ or atomic with its response: no longer outstanding
-			 * (the responder may forget it once retired). */
-			eq->req.rd_outstanding--;
+			 * (the responder may forget it once retired); or a local
+			 * operation, executed. */
+			eq->req.rd_outstanding -= engine_wqe_is_rd_atomic(w);
 		} else if (w->state == WQE_SENT && !engine_wqe_is_rd_atomic(w) &&
 			   eq->comp.any_acked && drnic_psn_le(w->last_psn, eq->comp.acked_psn)) {
 			/* SEND or WRITE acknowledged. */

@@ -699,6 +699,15 @@ engine_wqe_is_rd_atomic(const struct verbs_send_wqe *w)
 	return (verbs_wr_info(w->opcode)->flags & VERBS_WR_RD_ATOMIC) != 0;
 }
 
+/* A local operation (BIND_MW, LOCAL_INV): executed when the requester
+ * reaches it, no packet; its PSN range is empty (last = first - 1), so no
+ * response ever names it, and it retires in order as WQE_DONE. */
+static inline bool
+engine_wqe_is_local(const struct verbs_send_wqe *w)
+{
+	return (verbs_wr_info(w->opcode)->flags & VERBS_WR_LOCAL) != 0;
+}
+
 /*
  * Copy @p len bytes to message offset @p off of the buffers @p sge[0 ..
  * nsge - 1] (a receive WQE's, or a READ's local SGEs): from frame @p m at

@@ -92,6 +92,22 @@ req_check_keys(struct engine_qp *eq, const struct verbs_send_wqe *w)
 	return 0;
 }
 
+/* May WQE @p w start now? Not in SQD (drained), nor while a fence waits
+ * for the READ/atomics before it; the requester's state says why. */
+static bool
+req_may_start(struct engine_qp *eq, const struct verbs_send_wqe *w, enum drnic_qp_state st)
+{
+	if (st == DRNIC_QPS_SQD) {
+		eq->req.state = REQ_DRAINED;
+		return false;
+	}
+	if ((w->send_flags & DRNIC_SEND_FENCE) && eq->req.rd_outstanding > 0) {
+		eq->req.state = REQ_WAIT_FENCE;
+		return false;
+	}
+	return true;
+}
+
 /* Start WQE @p w: checks that may stop or fail it, then PSN assignment.
  * Returns 1 when it may be sent now, 0 when the requester must wait. */
 static int
@@ -99,14 +115,8 @@ req_start_wqe(struct engine_qp *eq, struct verbs_send_wqe *w, enum drnic_qp_stat
 {
 	uint32_t npkts;
 
-	if (st == DRNIC_QPS_SQD) {
-		eq->req.state = REQ_DRAINED;
+	if (!req_may_start(eq, w, st))
 		return 0;
-	}
-	if ((w->send_flags & DRNIC_SEND_FENCE) && eq->req.rd_outstanding > 0) {
-		eq->req.state = REQ_WAIT_FENCE;
-		return 0;
-	}
 	if (engine_wqe_is_rd_atomic(w)) {
 		if (eq->path.max_rd_atomic == 0) {
 			/* The QP may not initiate READ/atomics at all. */
@@ -140,6 +150,43 @@ req_start_wqe(struct engine_qp *eq, struct verbs_send_wqe *w, enum drnic_qp_stat
 	eq->req.sge_off = 0;
 	eq->eng->stats.wqes++;
 	eq->stats.wqes++;
+	return 1;
+}
+
+/*
+ * Execute local WQE @p w (BIND_MW, LOCAL_INV) when the requester reaches
+ * it, in order with the WQEs around it: it takes no PSN and waits for
+ * nothing but a fence. A bind or invalidation that breaks the rules
+ * completes it with MW_BIND_ERR (a memory management operation error) and
+ * the QP goes to ERR. One executed before a go-back is not executed again.
+ * Returns 1 when the requester goes on, 0 when it must wait or stopped.
+ */
+static int
+req_local(struct engine_qp *eq, struct verbs_send_wqe *w, enum drnic_qp_state st)
+{
+	int rc;
+
+	if (w->state == WQE_DONE) {
+		eq->req.idx++;
+		return 1;
+	}
+	if (!req_may_start(eq, w, st))
+		return 0;
+	if (w->opcode == DRNIC_WR_BIND_MW)
+		rc = verbs_mw_bind(eq->qp, w);
+	else
+		rc = verbs_mw_invalidate(eq->qp, w->imm_data, false);
+	if (rc < 0) {
+		req_fail_wqe(eq, w, DRNIC_WC_MW_BIND_ERR);
+		return 0;
+	}
+	w->first_psn = eq->req.npsn;
+	w->last_psn = drnic_psn_sub(eq->req.npsn, 1);
+	w->state = WQE_DONE;
+	eq->req.idx++;
+	eq->eng->stats.wqes++;
+	eq->stats.wqes++;
+	comp_retire(eq);
 	return 1;
 }
 
@@ -246,6 +293,13 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 	}
 	if (imm && (pos & DRNIC_WIRE_POS_LAST))
 		pkt.imm = w->imm_data;
+	if (unlikely(opf & VERBS_WR_INV) && (pos & DRNIC_WIRE_POS_LAST)) {
+		/* SEND with Invalidate: the IETH on its last packet. */
+		pkt.bth.opcode = pos == DRNIC_WIRE_POS_ONLY ?
+				 DRNIC_WIRE_OP_RC_SEND_ONLY_WITH_INVALIDATE :
+				 DRNIC_WIRE_OP_RC_SEND_LAST_WITH_INVALIDATE;
+		pkt.ieth_rkey = w->imm_data;
+	}
 	pkt.sg = sg;
 	rc = req_gather(eq, w, plen, sg, &sge_next, &off_next);
 	if (unlikely(rc < 0)) {
@@ -320,6 +374,8 @@ req_rewind(struct engine_qp *eq, uint32_t idx)
 
 		if (w->state == WQE_FAILED)
 			break;
+		if (engine_wqe_is_local(w))
+			continue;     /* executed once: not again */
 		if (engine_wqe_is_rd_atomic(w) && (w->state == WQE_SENT || w->state == WQE_DONE))
 			eq->req.rd_outstanding--;
 		w->state = WQE_POSTED;
@@ -392,6 +448,10 @@ req_skip_acked(struct engine_qp *eq, uint32_t psn)
 
 		if (w->state == WQE_FAILED || engine_wqe_is_rd_atomic(w))
 			return;
+		if (engine_wqe_is_local(w)) {
+			eq->req.idx++;   /* executed, takes no PSN */
+			continue;
+		}
 		if (drnic_psn_le(w->last_psn, psn)) {
 			w->state = WQE_SENT;
 			eq->req.idx++;
@@ -450,6 +510,15 @@ req_step(struct engine_qp *eq, int budget)
 			break;
 		}
 		w = engine_sq_wqe(eq, eq->req.idx);
+		if (unlikely(engine_wqe_is_local(w))) {
+			if (!req_local(eq, w, st)) {
+				if (eq->req.state == REQ_STOPPED)
+					return sent + 1;
+				break;
+			}
+			sent++;
+			continue;
+		}
 		if (w->state == WQE_POSTED && !req_start_wqe(eq, w, st)) {
 			if (eq->req.state == REQ_STOPPED)
 				return sent + 1;

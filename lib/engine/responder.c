@@ -277,6 +277,10 @@ resp_complete_recv(struct engine_qp *eq, enum drnic_wc_status status, enum drnic
 	if (imm && status == DRNIC_WC_SUCCESS) {
 		wc.imm_data = pkt->imm;
 		wc.wc_flags |= DRNIC_WC_WITH_IMM;
+	} else if (status == DRNIC_WC_SUCCESS &&
+		   (drnic_wire_opcode_info(pkt->bth.opcode)->flags & DRNIC_WIRE_OPF_INV)) {
+		wc.invalidated_rkey = pkt->ieth_rkey;
+		wc.wc_flags |= DRNIC_WC_WITH_INV;
 	}
 	eq->resp.recv_taken = false;
 	eq->resp.recv_off = 0;
@@ -433,11 +437,7 @@ resp_chk_op_valid(const struct engine_qp *eq, const struct resp_req *rq)
 	uint32_t acc = eq->path.access_flags;
 	uint32_t f = rq->op->flags;
 
-	/* SEND with Invalidate needs memory windows or remote invalidation,
-	 * which drnic does not offer (the device caps say so). */
-	if (f & DRNIC_WIRE_OPF_INV)
-		return RESP_ERR_INVALID_REQ;
-	if (f & DRNIC_WIRE_OPF_SEND)
+	if (f & DRNIC_WIRE_OPF_SEND)   /* with Invalidate too */
 		return RESP_CHK_RESOURCE;
 	if (f & DRNIC_WIRE_OPF_WRITE)
 		return (acc & DRNIC_ACCESS_REMOTE_WRITE) ? RESP_CHK_RESOURCE : RESP_ERR_INVALID_REQ;
@@ -536,9 +536,11 @@ resp_recv_sge_check(const struct engine_qp *eq, const struct verbs_recv_wqe *w, 
 
 /*
  * Memory the request names is registered now, with this QP's PD, covers
- * the range and allows the access: else a remote access error (a receive
- * SGE's: a receive protection error). A WRITE's continuation lands only
- * while the key its FIRST named is still registered.
+ * the range and allows the access (an MR's rkey, or a window's, bound now,
+ * with its own bounds and rights: verbs_rkey_check()): else a remote
+ * access error (a receive SGE's: a receive protection error). A WRITE's
+ * continuation lands only while the key its FIRST named is still
+ * registered (or its window still bound).
  */
 static enum resp_check
 resp_chk_key(const struct engine_qp *eq, const struct resp_req *rq)
@@ -557,19 +559,19 @@ resp_chk_key(const struct engine_qp *eq, const struct resp_req *rq)
 	} else if (f & DRNIC_WIRE_OPF_WRITE) {
 		if (rq->op->pos & DRNIC_WIRE_POS_FIRST) {
 			if (pkt->reth.dmalen > 0 &&
-			    verbs_mr_check(qp->dev, qp->pd, pkt->reth.rkey, pkt->reth.va,
-					   pkt->reth.dmalen, DRNIC_ACCESS_REMOTE_WRITE, &va) < 0)
+			    verbs_rkey_check(qp, pkt->reth.rkey, pkt->reth.va, pkt->reth.dmalen,
+					     DRNIC_ACCESS_REMOTE_WRITE, &va) < 0)
 				return RESP_ERR_REMOTE_ACCESS;
 		} else if (pkt->payload_len > 0 && !verbs_mr_key_live(qp->dev, eq->resp.wr_rkey)) {
 			return RESP_ERR_REMOTE_ACCESS;
 		}
 	} else if (f & DRNIC_WIRE_OPF_READ) {
 		if (pkt->reth.dmalen > 0 &&
-		    verbs_mr_check(qp->dev, qp->pd, pkt->reth.rkey, pkt->reth.va, pkt->reth.dmalen,
-				   DRNIC_ACCESS_REMOTE_READ, &va) < 0)
+		    verbs_rkey_check(qp, pkt->reth.rkey, pkt->reth.va, pkt->reth.dmalen,
+				     DRNIC_ACCESS_REMOTE_READ, &va) < 0)
 			return RESP_ERR_REMOTE_ACCESS;
-	} else if (verbs_mr_check(qp->dev, qp->pd, pkt->atomic.rkey, pkt->atomic.va, 8,
-				  DRNIC_ACCESS_REMOTE_ATOMIC, &va) < 0) {
+	} else if (verbs_rkey_check(qp, pkt->atomic.rkey, pkt->atomic.va, 8,
+				    DRNIC_ACCESS_REMOTE_ATOMIC, &va) < 0) {
 		return RESP_ERR_REMOTE_ACCESS;
 	}
 	return RESP_EXECUTE;
@@ -591,6 +593,12 @@ resp_exec_send(struct engine_qp *eq, const struct resp_req *rq)
 			       pkt->payload_len) < 0)
 		return RESP_ERR_RECV_PROT;
 	eq->resp.recv_off += pkt->payload_len;
+	/* SEND with Invalidate: the window named by the IETH is invalidated
+	 * before the receive completes (a key this QP cannot invalidate is an
+	 * invalid request). */
+	if ((rq->op->flags & DRNIC_WIRE_OPF_INV) &&
+	    verbs_mw_invalidate(eq->qp, pkt->ieth_rkey, true) < 0)
+		return RESP_ERR_INVALID_REQ;
 	if (rq->op->pos & DRNIC_WIRE_POS_LAST) {
 		resp_complete_recv(eq, DRNIC_WC_SUCCESS, DRNIC_WC_RECV, eq->resp.recv_off, pkt,
 				   (rq->op->flags & DRNIC_WIRE_OPF_IMM) != 0);

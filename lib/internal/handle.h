@@ -45,6 +45,9 @@ enum handle_kind {
 	HANDLE_IBV_SRQ,
 	HANDLE_AH,
 	HANDLE_IBV_AH,
+	/* Memory windows: drnic's and the drop-in's. */
+	HANDLE_MW,
+	HANDLE_IBV_MW,
 };
 
 /*

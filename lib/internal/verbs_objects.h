@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <rte_branch_prediction.h>
 #include <rte_common.h>
 #include <rte_log.h>
 #include <rte_malloc.h>
@@ -77,17 +78,18 @@ bool verbs_privileged(void);
 /*
  * Key layout: generation << mr_idx_bits | index in the MR table, where
  * mr_idx_bits = log2 of the table size rounded up to a power of two. Index 0
- * is never used, so key 0 is never valid. The generation (the other 32 -
- * mr_idx_bits bits, at least 9) is a keyed permutation of the slot's
- * registration count (mr.c): a slot repeats a key only after 2^(32 -
- * mr_idx_bits) registrations of it, and free slots are reused first freed,
- * first taken, so a freed key comes back as late as possible; the seed is
- * random per device, so keys cannot be guessed from the table layout.
+ * is never used, so key 0 is never valid. Bit 31 is clear (a window's key
+ * has it set). The generation (the other 31 - mr_idx_bits bits, at least
+ * 8) is a keyed permutation of the slot's registration count (mr.c): a slot
+ * repeats a key only after 2^(31 - mr_idx_bits) registrations of it, and
+ * free slots are reused first freed, first taken, so a freed key comes back
+ * as late as possible; the seed is random per device, so keys cannot be
+ * guessed from the table layout.
  */
 
 struct drnic_pd {
 	struct drnic_device *dev;
-	atomic_uint refs;          /* MRs and QPs using it */
+	atomic_uint refs;          /* MRs, QPs and windows using it */
 	uint32_t handle;
 };
 
@@ -100,6 +102,9 @@ struct drnic_pd {
  */
 struct verbs_mr_slot {
 	atomic_uint key;           /* 0 while free */
+	/* Memory windows bound to it (engines binding and invalidating, any
+	 * thread; mw.c): drnic_dereg_mr() refuses while any is. */
+	atomic_uint mw_binds;
 	uint32_t uses;             /* registrations so far: the generation's input */
 	uint32_t access;
 	uint64_t addr;
@@ -107,6 +112,56 @@ struct verbs_mr_slot {
 	const struct drnic_pd *pd;
 	struct drnic_mr *mr;
 	uint32_t next_free;        /* FIFO of free slots, control path only */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Memory windows                                                           */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Window keys (mw.c): bit 31 set (an MR key never has it), then a
+ * generation, the slot's index in dev->mw_tab, and the low 8 bits, which are
+ * the consumer's key (IBA: a type 2 window's rkey changes only there, as
+ * ibv_inc_rkey() does): VERBS_MW_KEY_BIT | gen << (mw_idx_bits + 8) |
+ * idx << 8 | key byte. The bits above the key byte (the tag) stay the
+ * window's from allocation to deallocation.
+ */
+#define VERBS_MW_KEY_BIT 0x80000000u
+/* Windows per device (drnic_device_attr::max_mw). */
+#define VERBS_MAX_MW 4096
+
+/*
+ * One window table slot. Ownership: the application's thread allocates and
+ * deallocates (under dev->lock for the free list); engines bind and
+ * invalidate (any engine: the QP that binds or invalidates may be on any of
+ * them). Every change is made under `lock`, with `seq` odd while it lasts;
+ * `key` (the rkey while the window is bound and valid, else 0) is cleared
+ * first and published last. Readers (verbs_mw_check()) are lock-free:
+ * seq, key, fields, seq again.
+ */
+struct verbs_mw_slot {
+	atomic_uint key;           /* valid rkey, 0 when not bound */
+	atomic_uint seq;           /* odd while a change is being made */
+	uint32_t access;           /* DRNIC_ACCESS_REMOTE_* of the binding */
+	uint32_t mr_key;           /* the MR it is bound to */
+	uint64_t addr;
+	uint64_t length;
+	uint32_t qpn;              /* type 2: the QP it is bound to */
+	uint32_t tag;              /* rkey without its key byte; 0: slot free */
+	uint32_t cur_key;          /* the window's rkey, bound or not (under lock) */
+	uint8_t type;              /* 1 or 2 (DRNIC_MW_TYPE_*) */
+	uint8_t bound;             /* under lock */
+	const struct drnic_pd *pd;
+	rte_spinlock_t lock;
+	uint32_t uses;             /* allocations so far: the generation's input */
+	uint32_t next_free;        /* FIFO of free slots, control path only */
+};
+
+struct drnic_mw {
+	struct drnic_pd *pd;
+	uint32_t rkey;             /* the application's view (drnic_mw_rkey()) */
+	uint32_t idx;              /* slot in dev->mw_tab */
+	uint8_t type;
 };
 
 struct drnic_mr {
@@ -132,10 +187,12 @@ struct drnic_mr {
 #define VERBS_WR_ATOMIC    0x08u   /* one 8-byte SGE, an 8-aligned remote address */
 #define VERBS_WR_IMM       0x10u   /* carries immediate data */
 #define VERBS_WR_INLINE    0x20u   /* may carry inline data */
+#define VERBS_WR_LOCAL     0x40u   /* a local operation: no packet, no PSN (BIND_MW, LOCAL_INV) */
+#define VERBS_WR_INV       0x80u   /* a SEND with Invalidate: an IETH on its last packet */
 #define VERBS_WR_RD_ATOMIC (VERBS_WR_READ | VERBS_WR_ATOMIC)  /* answered by a response */
 
 /* Send opcodes are 0 .. VERBS_WR_OPCODE_MAX - 1; post_send refuses others. */
-#define VERBS_WR_OPCODE_MAX (DRNIC_WR_ATOMIC_FETCH_AND_ADD + 1)
+#define VERBS_WR_OPCODE_MAX (DRNIC_WR_SEND_WITH_INV + 1)
 
 struct verbs_wr_info {
 	uint8_t flags;         /* VERBS_WR_* */
@@ -158,6 +215,10 @@ verbs_wr_info(uint8_t op)
 		[DRNIC_WR_RDMA_READ] = { VERBS_WR_READ, DRNIC_WC_RDMA_READ, 0 },
 		[DRNIC_WR_ATOMIC_CMP_AND_SWP] = { VERBS_WR_ATOMIC, DRNIC_WC_COMP_SWAP, 1 },
 		[DRNIC_WR_ATOMIC_FETCH_AND_ADD] = { VERBS_WR_ATOMIC, DRNIC_WC_FETCH_ADD, 1 },
+		[DRNIC_WR_LOCAL_INV] = { VERBS_WR_LOCAL, DRNIC_WC_LOCAL_INV, 0 },
+		[DRNIC_WR_BIND_MW] = { VERBS_WR_LOCAL, DRNIC_WC_BIND_MW, 0 },
+		[DRNIC_WR_SEND_WITH_INV] = { VERBS_WR_SEND | VERBS_WR_INV | VERBS_WR_INLINE,
+					     DRNIC_WC_SEND, 0 },
 	};
 
 	return &tab[op];
@@ -173,14 +234,21 @@ enum wqe_state {
 	WQE_FAILED,          /* completed in error (status says why) */
 };
 
-/* A send WQE: what post_send copied from the WR, plus engine bookkeeping. */
+/*
+ * A send WQE: what post_send copied from the WR, plus engine bookkeeping.
+ * BIND_MW keeps its binding in the other fields (verbs_mw_bind() reads
+ * them): imm_data the window's rkey when posted (which window),
+ * rkey the new rkey, remote_addr and compare_add the address and length,
+ * swap the MR's lkey (low 32 bits) and the access (high 32 bits),
+ * mw_type1 whether drnic_bind_mw() posted it.
+ */
 struct verbs_send_wqe {
 	uint64_t wr_id;
 	uint8_t opcode;            /* enum drnic_wr_opcode */
 	uint8_t inl;               /* data is inline, after the header */
 	uint16_t num_sge;
 	uint32_t send_flags;
-	uint32_t imm_data;         /* network order */
+	uint32_t imm_data;         /* network order; SEND_WITH_INV, LOCAL_INV: the rkey */
 	uint32_t length;           /* message bytes (sum of SGEs or inline) */
 	uint64_t remote_addr;
 	uint32_t rkey;
@@ -201,7 +269,8 @@ struct verbs_send_wqe {
 	uint32_t last_psn;
 	uint8_t state;             /* enum wqe_state */
 	uint8_t status;            /* completion status once known */
-	uint16_t pad1;
+	uint8_t mw_type1;          /* BIND_MW: posted by drnic_bind_mw() */
+	uint8_t pad1;
 	/* READ: the next response PSN it waits for (its own progress, kept
 	 * across go-backs); VERBS_WQE_NO_PSN until the engine starts it. */
 	uint32_t rd_next;
@@ -492,6 +561,14 @@ struct drnic_device {
 	uint32_t mr_free;          /* FIFO of free slots: oldest, 0 = none */
 	uint32_t mr_free_last;     /* ... newest */
 	unsigned int nb_mr;
+	/* Window table: slot index = (key >> 8) & mw_idx_mask. */
+	struct verbs_mw_slot *mw_tab;
+	uint32_t mw_tab_size;
+	uint32_t mw_idx_mask;
+	uint8_t mw_idx_bits;
+	uint32_t mw_free;          /* FIFO of free slots: oldest, 0 = none */
+	uint32_t mw_free_last;
+	unsigned int nb_mw;
 	unsigned int nb_pd;
 	uint32_t pd_seq;
 
@@ -644,11 +721,17 @@ int verbs_mr_check(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t
  * valid until the step ends.
  */
 #ifndef VERBS_MR_KEY_LIVE_STUB   /* unit tests of the engine answer themselves */
+bool verbs_mw_key_live(const struct drnic_device *dev, uint32_t key);
+
 static inline bool
 verbs_mr_key_live(const struct drnic_device *dev, uint32_t key)
 {
 	uint32_t idx = key & dev->mr_idx_mask;
 
+	/* A window's rkey (bit 31): the window still bound with it, to an MR
+	 * still registered. */
+	if (unlikely(key & VERBS_MW_KEY_BIT))
+		return verbs_mw_key_live(dev, key);
 	return idx != 0 && idx < dev->mr_tab_size &&
 	       atomic_load_explicit(&((struct verbs_mr_slot *)&dev->mr_tab[idx])->key,
 				    memory_order_acquire) == key;
@@ -656,6 +739,40 @@ verbs_mr_key_live(const struct drnic_device *dev, uint32_t key)
 #else
 bool verbs_mr_key_live(const struct drnic_device *dev, uint32_t key);
 #endif
+
+/*
+ * Remote access through @p key by a request arriving on @p qp: an MR's rkey
+ * (verbs_mr_check() with the QP's PD), or a window's, bound now, of the
+ * QP's PD, to this QP when it is a type 2 window, with @p access among its
+ * rights and [addr, addr + len) inside it, over an MR still registered.
+ * 0 or -ENOENT / -EPERM / -ERANGE as verbs_mr_check(). (mw.c)
+ */
+int verbs_rkey_check(const struct drnic_qp *qp, uint32_t key, uint64_t addr, uint64_t len,
+		     uint32_t access, uint8_t **va_out);
+
+/*
+ * Engine: execute BIND_MW WQE @p w of @p qp (the rules of ibv_bind_mw(3)
+ * and IBA 10.6.7). 0; -EINVAL when the bind breaks a rule (the WQE
+ * completes with MW_BIND_ERR). (mw.c)
+ */
+int verbs_mw_bind(const struct drnic_qp *qp, const struct verbs_send_wqe *w);
+
+/*
+ * Engine: invalidate window rkey @p rkey for @p qp: by a LOCAL_INV of the
+ * QP (@p remote false), or a SEND with Invalidate it received. Only a
+ * bound type 2 window of the QP's PD is invalidated, with that exact key,
+ * and remotely only through the QP it is bound to. 0; -EINVAL otherwise
+ * (nothing changes). (mw.c)
+ */
+int verbs_mw_invalidate(const struct drnic_qp *qp, uint32_t rkey, bool remote);
+
+/* Lay out the zeroed window table (dev->mw_tab_size slots; mw.c). */
+void verbs_mw_table_setup(struct drnic_device *dev);
+
+/* Generation @p uses of slot @p idx on @p bits bits (mr.c): a keyed
+ * permutation, so a slot repeats a key only after 2^bits uses. */
+uint32_t verbs_key_gen(const struct drnic_device *dev, uint32_t idx, uint32_t uses,
+		       unsigned int bits);
 
 /* Lay out a zeroed MR table of dev->mr_tab_size slots: key layout, a random
  * seed, every slot but 0 free (mr.c; the device at open). */

@@ -117,6 +117,7 @@ dev_free(struct drnic_device *dev)
 	if (dev->async != NULL)
 		drnic_async_queue_destroy(dev->async);
 	rte_free(dev->mr_tab);
+	rte_free(dev->mw_tab);
 	rte_free(dev->qp_tab);
 	pthread_mutex_destroy(&dev->lock);
 	pthread_mutex_destroy(&dev->async_lock);
@@ -253,6 +254,12 @@ drnic_device_open(const struct drnic_config *cfg)
 	if (dev->mr_tab == NULL)
 		goto fail;
 	verbs_mr_table_setup(dev);
+	dev->mw_tab_size = VERBS_MAX_MW + 1;
+	dev->mw_tab = rte_zmalloc_socket("drnic_mw_tab", sizeof(dev->mw_tab[0]) * dev->mw_tab_size,
+					 RTE_CACHE_LINE_SIZE, cfg->socket_id);
+	if (dev->mw_tab == NULL)
+		goto fail;
+	verbs_mw_table_setup(dev);
 
 	dev->qp_tab_size = dev_pow2(cfg->max_qp + VERBS_FIRST_QPN);
 	dev->qp_mask = dev->qp_tab_size - 1;
@@ -422,6 +429,7 @@ drnic_query_device(struct drnic_device *dev, struct drnic_device_attr *a)
 	a->max_mcast_grp = VERBS_MAX_MCAST_GRP;
 	a->max_mcast_qp_attach = VERBS_MAX_MCAST_QP_ATTACH;
 	a->max_total_mcast_qp_attach = VERBS_MAX_MCAST_GRP * VERBS_MAX_MCAST_QP_ATTACH;
+	a->max_mw = VERBS_MAX_MW;
 	a->max_inline_data = (int)c->max_inline_data;
 	a->nb_engines = dev->nb_engines;
 	a->progress = c->progress;

@@ -345,6 +345,7 @@ struct drnic_device_attr {
 	int max_mcast_grp;       /**< multicast groups attached at once */
 	int max_mcast_qp_attach; /**< UD QPs per multicast group */
 	int max_total_mcast_qp_attach; /**< attachments in all */
+	int max_mw;              /**< memory windows per device (type 1 and 2) */
 	/* drnic additions */
 	int max_inline_data;
 	unsigned int nb_engines;
@@ -532,7 +533,7 @@ int drnic_dealloc_pd(struct drnic_pd *pd);
  * that is a keyed permutation (random seed per device) of the slot's
  * registration count: keys are never 0, not sequential, a key used after
  * drnic_dereg_mr() fails the access, and a freed key is handed out again
- * only after 2^(32 - log2(max_mr + 1), rounded up) registrations of its slot
+ * only after 2^(31 - log2(max_mr + 1), rounded up) registrations of its slot
  * (free slots are reused oldest first). lkey == rkey.
  *
  * The range is probed once, here (from /proc/self/maps, touching nothing):
@@ -555,7 +556,9 @@ struct drnic_mr *drnic_reg_mr(struct drnic_pd *pd, void *addr, size_t length, un
 /**
  * Deregister a memory region; its keys fail from now on.
  * @return 0; -EINVAL when @p mr is NULL or not a registered MR (deregistered
- *         already: nothing behind it is read).
+ *         already: nothing behind it is read); -EBUSY while a memory window
+ *         is bound to it (IBA: a region with bound windows stays
+ *         registered; nothing is changed).
  */
 int drnic_dereg_mr(struct drnic_mr *mr);
 
@@ -889,10 +892,28 @@ struct drnic_recv_wr {
  *    misaligned atomic);
  *  - REM_OP_ERR: the responder failed (e.g. its receive lkey was bad);
  *  - RNR_RETRY_EXC_ERR / RETRY_EXC_ERR: rnr_retry / retry_cnt exhausted;
+ *  - MW_BIND_ERR: a BIND_MW or LOCAL_INV that breaks the window rules
+ *    (drnic_bind_mw(); a type 1 window by BIND_MW; a type 2 window that
+ *    is bound, or bound with length 0, or an rkey that differs from the
+ *    window's above its key byte; LOCAL_INV of anything but a bound type 2
+ *    window of the QP's PD with that rkey);
  *  - WR_FLUSH_ERR: the QP went to ERR before the WR completed.
  * After an error completion the QP is in ERR. Inline data is copied now.
  *
- * @return 0; -EINVAL (NULL qp/wr/bad_wr, unknown opcode, num_sge < 0 or above
+ * Memory windows: DRNIC_WR_BIND_MW binds bind_mw.mw (type 2) to this QP
+ * with rkey bind_mw.rkey; DRNIC_WR_LOCAL_INV invalidates the type 2 window
+ * of rkey invalidate_rkey; both are local (no packet, sg_list ignored),
+ * execute in order when the QP reaches them, and complete with opcode
+ * BIND_MW / LOCAL_INV. DRNIC_WR_SEND_WITH_INV is a SEND whose last packet
+ * asks the responder to invalidate invalidate_rkey (RC only): its receive
+ * completes with DRNIC_WC_WITH_INV and invalidated_rkey; a key it cannot
+ * invalidate (not a bound type 2 window of its PD bound to that QP) is an
+ * invalid request (REM_INV_REQ_ERR here; there the receive is flushed and
+ * the QP goes to ERR).
+ *
+ * @return 0; -EINVAL (NULL qp/wr/bad_wr, unknown opcode, a READ, atomic or SEND_WITH_INV on a UC QP, a BIND_MW whose
+ *         window is not live or whose rights have a bit other than
+ *         DRNIC_ACCESS_REMOTE_*, num_sge < 0 or above
  *         the QP's max_send_sge (inline data too, as mlx5), checked before
  *         the list is read; INLINE
  *         with a READ or atomic or more than max_inline_data bytes, atomic
@@ -915,6 +936,76 @@ int drnic_post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_
  *         (receive queue full).
  */
 int drnic_post_recv(struct drnic_qp *qp, struct drnic_recv_wr *wr, struct drnic_recv_wr **bad_wr);
+
+/* ------------------------------------------------------------------------ */
+/* Memory windows                                                           */
+/* ------------------------------------------------------------------------ */
+
+/** Memory window types (= enum ibv_mw_type). drnic's type 2 windows are
+ * type 2B: bound to one QP, usable only through it. */
+enum drnic_mw_type {
+	DRNIC_MW_TYPE_1 = 1,
+	DRNIC_MW_TYPE_2 = 2,
+};
+
+/**
+ * Allocate a memory window (ibv_alloc_mw(3)): remote access to part of a
+ * memory region, through an rkey of its own, with its own bounds and
+ * rights, once bound. A type 1 window is bound with drnic_bind_mw(); a
+ * type 2 window with a DRNIC_WR_BIND_MW work request (drnic_post_send()),
+ * to the QP that posts it, and is invalidated by DRNIC_WR_LOCAL_INV or by
+ * a SEND with Invalidate arriving on that QP. A window's rkey has bit 31
+ * set, and its low 8 bits are the consumer's key: a type 2 bind gives the
+ * window the rkey named in the WR, which may differ from the current one
+ * only there (ibv_inc_rkey()).
+ *
+ * @return the window (not bound: its rkey allows nothing yet), or NULL
+ *         with rte_errno EINVAL (NULL or freed @p pd, a type other than 1
+ *         or 2) or ENOMEM (max_mw reached).
+ */
+struct drnic_mw *drnic_alloc_mw(struct drnic_pd *pd, enum drnic_mw_type type);
+
+/**
+ * Deallocate a memory window, bound or not: its rkey fails from now on;
+ * when this returns no engine touches the window any more (the engines are
+ * fenced as by drnic_dereg_mr()). A bind of it still queued completes with
+ * MW_BIND_ERR.
+ *
+ * @return 0; -EINVAL when @p mw is NULL or not a live window.
+ */
+int drnic_dealloc_mw(struct drnic_mw *mw);
+
+/** A type 1 bind (= struct ibv_mw_bind). */
+struct drnic_mw_bind {
+	uint64_t wr_id;
+	unsigned int send_flags;          /**< DRNIC_SEND_SIGNALED, DRNIC_SEND_FENCE */
+	struct drnic_mw_bind_info bind_info;  /**< length 0: unbind */
+};
+
+/**
+ * Bind a type 1 window (ibv_bind_mw(3)): a BIND_MW work request on @p qp's
+ * send queue, which completes with opcode DRNIC_WC_BIND_MW (when signaled)
+ * in order with the WRs around it. The window's rkey changes now, in its
+ * key byte (drnic_mw_rkey() gives the new one, valid for remote access
+ * once the bind has executed; the old one fails from then on). A length of
+ * 0 unbinds the window. The rules are checked when the WR executes; one
+ * broken completes it with DRNIC_WC_MW_BIND_ERR (and the QP goes to ERR):
+ * a type 2 window, a window, MR or QP of different PDs, an MR deregistered
+ * or without DRNIC_ACCESS_MW_BIND, a range outside the MR, REMOTE_WRITE or
+ * REMOTE_ATOMIC on an MR without LOCAL_WRITE.
+ *
+ * @return 0; -EINVAL (NULL argument, a window not live, mw_access_flags
+ *         with a bit other than DRNIC_ACCESS_REMOTE_*, QP in RESET, INIT
+ *         or RTR); -ENOMEM (send queue full). Nothing is posted on error.
+ */
+int drnic_bind_mw(struct drnic_qp *qp, struct drnic_mw *mw, const struct drnic_mw_bind *bind);
+
+/** @return the window's rkey as the application knows it (0 for NULL):
+ *  for type 1, the one the last drnic_bind_mw() gave it. */
+uint32_t drnic_mw_rkey(const struct drnic_mw *mw);
+
+/** @return the window's type (0 for NULL). */
+enum drnic_mw_type drnic_mw_type(const struct drnic_mw *mw);
 
 /* ------------------------------------------------------------------------ */
 /* Shared receive queues                                                    */

@@ -78,16 +78,17 @@ verbs_mr_table_setup(struct drnic_device *dev)
 }
 
 /*
- * The generation of slot @p idx's registration number @p uses: a bijection
- * of @p uses on the generation's bits (adds, multiplications by odd
- * constants and xor-shifts, each invertible modulo 2^bits), keyed by the
- * device's seed and the slot. So a slot's keys repeat only after 2^bits
- * registrations, and look random meanwhile (not cryptographically so).
+ * The generation of slot @p idx's registration number @p uses, on @p bits
+ * bits: a bijection of @p uses (adds, multiplications by odd constants and
+ * xor-shifts, each invertible modulo 2^bits), keyed by the device's seed
+ * and the slot. So a slot's keys repeat only after 2^bits registrations,
+ * and look random meanwhile (not cryptographically so). Windows' keys
+ * (mw.c) take theirs from here too.
  */
-static uint32_t
-mr_gen(const struct drnic_device *dev, uint32_t idx, uint32_t uses)
+uint32_t
+verbs_key_gen(const struct drnic_device *dev, uint32_t idx, uint32_t uses, unsigned int bits)
 {
-	unsigned int bits = 32 - dev->mr_idx_bits, half = bits / 2 + 1;
+	unsigned int half = bits / 2 + 1;
 	uint64_t seed = dev->mr_key_seed;
 	uint32_t mask = (uint32_t)((UINT64_C(1) << bits) - 1);
 	uint32_t x;
@@ -218,7 +219,8 @@ drnic_reg_mr(struct drnic_pd *pd, void *addr, size_t length, unsigned int access
 	dev->mr_free = s->next_free;
 	if (dev->mr_free == 0)
 		dev->mr_free_last = 0;
-	key = mr_gen(dev, idx, s->uses++) << dev->mr_idx_bits | idx;
+	/* Bit 31 stays clear: it marks windows' keys. */
+	key = verbs_key_gen(dev, idx, s->uses++, 31 - dev->mr_idx_bits) << dev->mr_idx_bits | idx;
 	s->access = access;
 	s->addr = (uintptr_t)addr;
 	s->length = length;
@@ -255,8 +257,17 @@ drnic_dereg_mr(struct drnic_mr *mr)
 		pthread_mutex_unlock(&dev->lock);
 		return -EINVAL;
 	}
-	/* Key first: from now on the key fails, whatever follows. */
-	atomic_store_explicit(&s->key, 0, memory_order_release);
+	/* Key first: from now on the key fails, whatever follows. Then the
+	 * windows bound to it: an engine binding one counts it, then checks
+	 * the key (verbs_mw_bind(), both sequentially consistent), so one of
+	 * the two sees the other. A bound MR stays registered (EBUSY). */
+	atomic_store_explicit(&s->key, 0, memory_order_seq_cst);
+	if (atomic_load_explicit(&s->mw_binds, memory_order_seq_cst) != 0) {
+		atomic_store_explicit(&s->key, mr->lkey, memory_order_release);
+		pthread_mutex_unlock(&dev->lock);
+		(void)handle_add(mr, HANDLE_MR);  /* cannot fail: its slot is free */
+		return -EBUSY;
+	}
 	s->mr = NULL;
 	/* Last in the FIFO: the slot (and so a key like this one) comes back
 	 * after every other free slot. */

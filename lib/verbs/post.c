@@ -21,15 +21,29 @@ post_check_send(const struct drnic_qp *qp, const struct drnic_send_wr *wr, uint6
 	if ((unsigned int)wr->opcode >= VERBS_WR_OPCODE_MAX)
 		return -EINVAL;
 	op = verbs_wr_info((uint8_t)wr->opcode);
-	/* UC: SEND and RDMA WRITE (with immediate) only. */
-	if (qp->type == DRNIC_QPT_UC && (op->flags & VERBS_WR_RD_ATOMIC))
+	/* UC: SEND and RDMA WRITE (with immediate), and the local operations. */
+	if (qp->type == DRNIC_QPT_UC && (op->flags & (VERBS_WR_RD_ATOMIC | VERBS_WR_INV)))
 		return -EINVAL;
 	/* UD: SEND (with immediate) to a live AH of the QP's device and a
 	 * QPN; the AH is checked before it is followed. */
 	if (qp->type == DRNIC_QPT_UD &&
-	    (!(op->flags & VERBS_WR_SEND) || wr->wr.ud.remote_qpn > 0xFFFFFF ||
+	    (!(op->flags & VERBS_WR_SEND) || (op->flags & VERBS_WR_INV) ||
+	     wr->wr.ud.remote_qpn > 0xFFFFFF ||
 	     !handle_live(wr->wr.ud.ah, HANDLE_AH) || wr->wr.ud.ah->dev != qp->dev))
 		return -EINVAL;
+	if (op->flags & VERBS_WR_LOCAL) {
+		/* No data: the SGEs are not read (ibv_post_send(3)). A bind
+		 * names a live window and only remote rights; the rules are
+		 * the engine's, when it executes (MW_BIND_ERR). */
+		if (wr->opcode == DRNIC_WR_BIND_MW &&
+		    (!handle_live(wr->bind_mw.mw, HANDLE_MW) ||
+		     (wr->bind_mw.bind_info.mw_access_flags & ~(unsigned int)(
+			     DRNIC_ACCESS_REMOTE_WRITE | DRNIC_ACCESS_REMOTE_READ |
+			     DRNIC_ACCESS_REMOTE_ATOMIC)) != 0))
+			return -EINVAL;
+		*len_out = 0;
+		return 0;
+	}
 	/* The count before the list: never read past what the caller has. As
 	 * mlx5, max_send_sge bounds inline data's buffers too. */
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge ||
@@ -51,8 +65,26 @@ post_check_send(const struct drnic_qp *qp, const struct drnic_send_wr *wr, uint6
 	return 0;
 }
 
-int
-drnic_post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_send_wr **bad_wr)
+/* The binding of BIND_MW @p wr into WQE @p w (struct verbs_send_wqe). */
+static void
+post_bind_wqe(struct verbs_send_wqe *w, const struct drnic_send_wr *wr)
+{
+	const struct drnic_mw_bind_info *b = &wr->bind_mw.bind_info;
+	/* An MR that is not registered binds nothing (MW_BIND_ERR when the
+	 * WQE executes); its pointer is not followed. */
+	uint32_t lkey = handle_live(b->mr, HANDLE_MR) ? b->mr->lkey : 0;
+
+	w->imm_data = wr->bind_mw.mw->rkey;
+	w->rkey = wr->bind_mw.rkey;
+	w->remote_addr = b->addr;
+	w->compare_add = b->length;
+	w->swap = (uint64_t)b->mw_access_flags << 32 | lkey;
+}
+
+/* drnic_post_send(); @p mw_type1: drnic_bind_mw() posts its BIND_MW. */
+static int
+post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_send_wr **bad_wr,
+	  bool mw_type1)
 {
 	struct verbs_wq *sq;
 	enum drnic_qp_state state;
@@ -94,7 +126,15 @@ drnic_post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_send
 		w->length = (uint32_t)len;
 		w->state = WQE_POSTED;
 		w->status = 0;
+		w->mw_type1 = mw_type1;
 		w->rd_next = VERBS_WQE_NO_PSN;
+		if (w->opcode == DRNIC_WR_BIND_MW) {
+			post_bind_wqe(w, wr);
+			w->inl = 0;
+			w->num_sge = 0;
+			prod++;
+			continue;
+		}
 		if (qp->type == DRNIC_QPT_UD) {
 			w->remote_addr = 0;
 			w->rkey = 0;
@@ -144,6 +184,36 @@ drnic_post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_send
 		if (qp->dev->cfg.progress == DRNIC_PROGRESS_INLINE)
 			verbs_engine_ops()->progress();
 	}
+	return rc;
+}
+
+int
+drnic_post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_send_wr **bad_wr)
+{
+	return post_send(qp, wr, bad_wr, false);
+}
+
+int
+drnic_bind_mw(struct drnic_qp *qp, struct drnic_mw *mw, const struct drnic_mw_bind *bind)
+{
+	struct drnic_send_wr wr, *bad;
+	uint32_t rkey;
+	int rc;
+
+	if (qp == NULL || bind == NULL || !handle_live(mw, HANDLE_MW))
+		return -EINVAL;
+	/* The new rkey: the next key byte, as ibv_inc_rkey(). */
+	rkey = (mw->rkey & ~0xFFu) | ((mw->rkey + 1) & 0xFFu);
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = bind->wr_id;
+	wr.opcode = DRNIC_WR_BIND_MW;
+	wr.send_flags = bind->send_flags;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info = bind->bind_info;
+	rc = post_send(qp, &wr, &bad, true);
+	if (rc == 0)
+		mw->rkey = rkey;
 	return rc;
 }
 

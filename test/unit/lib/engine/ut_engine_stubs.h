@@ -121,6 +121,38 @@ verbs_mr_check(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t key
 	return ut_key_rc;
 }
 
+int
+verbs_rkey_check(const struct drnic_qp *qp, uint32_t key, uint64_t addr, uint64_t len,
+		 uint32_t access, uint8_t **va_out)
+{
+	RTE_SET_USED(qp);
+	return verbs_mr_check(NULL, NULL, key, addr, len, access, va_out);
+}
+
+static int ut_mw_rc;                 /* what verbs_mw_bind/_invalidate answer */
+static unsigned int ut_mw_binds, ut_mw_invs;
+static uint32_t ut_mw_inv_rkey;
+static bool ut_mw_inv_remote;
+
+int
+verbs_mw_bind(const struct drnic_qp *qp, const struct verbs_send_wqe *w)
+{
+	RTE_SET_USED(qp);
+	RTE_SET_USED(w);
+	ut_mw_binds++;
+	return ut_mw_rc;
+}
+
+int
+verbs_mw_invalidate(const struct drnic_qp *qp, uint32_t rkey, bool remote)
+{
+	RTE_SET_USED(qp);
+	ut_mw_invs++;
+	ut_mw_inv_rkey = rkey;
+	ut_mw_inv_remote = remote;
+	return ut_mw_rc;
+}
+
 static uint32_t ut_dead_key;         /* verbs_mr_key_live() says no for it (0: none) */
 
 bool

@@ -131,7 +131,10 @@ test_bad_wr(void)
 		CU_ASSERT_EQUAL(atomic_load(&qp->sq.prod), prod);               \
 	} while (0)
 
-	EXPECT_BAD(w.opcode = (enum drnic_wr_opcode)7);
+	EXPECT_BAD(w.opcode = (enum drnic_wr_opcode)VERBS_WR_OPCODE_MAX);
+	/* A bind names a live window, and only remote rights. */
+	EXPECT_BAD(w.opcode = DRNIC_WR_BIND_MW; w.bind_mw.mw = NULL);
+	EXPECT_BAD(w.opcode = DRNIC_WR_BIND_MW; w.bind_mw.mw = (struct drnic_mw *)&w);
 	EXPECT_BAD(w.num_sge = -1);
 	EXPECT_BAD(w.sg_list = NULL);
 	EXPECT_BAD(w.opcode = DRNIC_WR_RDMA_READ; w.send_flags |= DRNIC_SEND_INLINE);
@@ -338,7 +341,8 @@ test_wr_info(void)
 
 	for (op = 0; op < VERBS_WR_OPCODE_MAX; op++) {
 		const struct verbs_wr_info *i = verbs_wr_info((uint8_t)op);
-		uint8_t kind = i->flags & (VERBS_WR_SEND | VERBS_WR_WRITE | VERBS_WR_RD_ATOMIC);
+		uint8_t kind = i->flags & (VERBS_WR_SEND | VERBS_WR_WRITE | VERBS_WR_RD_ATOMIC |
+					   VERBS_WR_LOCAL);
 
 		CU_ASSERT(kind != 0 && (kind & (kind - 1)) == 0);
 		if (i->flags & (VERBS_WR_IMM | VERBS_WR_INLINE))
@@ -354,6 +358,11 @@ test_wr_info(void)
 		case VERBS_WR_READ:
 			CU_ASSERT_EQUAL(i->wc_opcode, DRNIC_WC_RDMA_READ);
 			break;
+		case VERBS_WR_LOCAL:
+			CU_ASSERT(i->wc_opcode == DRNIC_WC_BIND_MW ||
+				  i->wc_opcode == DRNIC_WC_LOCAL_INV);
+			CU_ASSERT_EQUAL(i->flags, VERBS_WR_LOCAL);
+			break;
 		default:
 			CU_ASSERT(i->wc_opcode == DRNIC_WC_COMP_SWAP ||
 				  i->wc_opcode == DRNIC_WC_FETCH_ADD);
@@ -362,6 +371,10 @@ test_wr_info(void)
 	CU_ASSERT(verbs_wr_info(DRNIC_WR_SEND_WITH_IMM)->flags & VERBS_WR_IMM);
 	CU_ASSERT(verbs_wr_info(DRNIC_WR_RDMA_WRITE_WITH_IMM)->flags & VERBS_WR_IMM);
 	CU_ASSERT_FALSE(verbs_wr_info(DRNIC_WR_SEND)->flags & VERBS_WR_IMM);
+	CU_ASSERT_EQUAL(verbs_wr_info(DRNIC_WR_SEND_WITH_INV)->flags,
+			VERBS_WR_SEND | VERBS_WR_INV | VERBS_WR_INLINE);
+	CU_ASSERT_EQUAL(verbs_wr_info(DRNIC_WR_BIND_MW)->wc_opcode, DRNIC_WC_BIND_MW);
+	CU_ASSERT_EQUAL(verbs_wr_info(DRNIC_WR_LOCAL_INV)->wc_opcode, DRNIC_WC_LOCAL_INV);
 }
 
 int
