@@ -81,6 +81,11 @@ struct dibv_mr {
 	struct drnic_mr *dmr;
 };
 
+struct dibv_mw {
+	struct ibv_mw mw;
+	struct drnic_mw *dmw;
+};
+
 struct dibv_comp_channel {
 	struct ibv_comp_channel ch;
 	struct drnic_comp_channel *dch;

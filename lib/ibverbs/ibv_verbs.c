@@ -155,6 +155,108 @@ ibv_dereg_mr(struct ibv_mr *mr)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Memory windows (context ops: libibverbs' ibv_alloc_mw(), ibv_bind_mw()   */
+/* and ibv_dealloc_mw() are inline functions that call them)                */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A bind's window and MR as drnic's: a pointer that is not a live object of
+ * this library gives NULL (drnic_post_send() refuses a window that is not
+ * live; an MR that is not binds nothing: MW_BIND_ERR).
+ */
+static void
+dibv_bind_convert(struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bi,
+		  struct drnic_send_wr *d)
+{
+	struct dibv_mw *m = (struct dibv_mw *)(void *)mw;
+	struct dibv_mr *r = (struct dibv_mr *)(void *)bi->mr;
+
+	d->bind_mw.mw = handle_live(m, HANDLE_IBV_MW) ? m->dmw : NULL;
+	d->bind_mw.rkey = rkey;
+	d->bind_mw.bind_info.mr = handle_live(r, HANDLE_IBV_MR) ? r->dmr : NULL;
+	d->bind_mw.bind_info.addr = bi->addr;
+	d->bind_mw.bind_info.length = bi->length;
+	d->bind_mw.bind_info.mw_access_flags = bi->mw_access_flags;
+}
+
+static struct ibv_mw *
+dibv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct dibv_pd *p = (struct dibv_pd *)(void *)pd;
+	struct dibv_mw *m;
+
+	if (!handle_live(p, HANDLE_IBV_PD)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (m == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* enum ibv_mw_type is enum drnic_mw_type. */
+	m->dmw = drnic_alloc_mw(p->dpd, (enum drnic_mw_type)type);
+	if (m->dmw == NULL) {
+		errno = rte_errno ? rte_errno : EINVAL;
+		free(m);
+		return NULL;
+	}
+	m->mw.context = pd->context;
+	m->mw.pd = pd;
+	m->mw.rkey = drnic_mw_rkey(m->dmw);
+	m->mw.handle = m->mw.rkey;
+	m->mw.type = type;
+	if (handle_add(m, HANDLE_IBV_MW) < 0) {
+		drnic_dealloc_mw(m->dmw);
+		free(m);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return &m->mw;
+}
+
+static int
+dibv_dealloc_mw(struct ibv_mw *mw)
+{
+	struct dibv_mw *m = (struct dibv_mw *)(void *)mw;
+	int rc;
+
+	if (handle_take(m, HANDLE_IBV_MW) < 0)
+		return DIBV_ERR(EINVAL);
+	rc = drnic_dealloc_mw(m->dmw);
+	if (rc < 0)
+		return dibv_handle_undo(m, HANDLE_IBV_MW, dibv_errno(rc));
+	free(m);
+	return 0;
+}
+
+/* A type 1 bind; as mlx5's, the window's rkey changes as it is posted. */
+static int
+dibv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mb)
+{
+	struct dibv_mw *m = (struct dibv_mw *)(void *)mw;
+	struct drnic_send_wr d;
+	struct drnic_mw_bind b;
+	int rc;
+
+	if (qp == NULL || mb == NULL || !handle_live(m, HANDLE_IBV_MW))
+		return DIBV_ERR(EINVAL);
+	memset(&d, 0, sizeof(d));
+	dibv_bind_convert(mw, 0, &mb->bind_info, &d);
+	b.wr_id = mb->wr_id;
+	b.send_flags = mb->send_flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED);
+	b.bind_info = d.bind_mw.bind_info;
+	drnic_progress_app_enter();
+	rc = drnic_bind_mw(dibv_qp_of(qp)->dqp, m->dmw, &b);
+	drnic_progress_posted();
+	drnic_progress_app_leave();
+	if (rc < 0)
+		return dibv_errno(rc);
+	mw->rkey = drnic_mw_rkey(m->dmw);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Completion channels                                                      */
 /* ------------------------------------------------------------------------ */
 
@@ -751,7 +853,8 @@ dibv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *ax)
 	const uint64_t ok_ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 				IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
 				IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-				IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+				IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_BIND_MW |
+				IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV;
 	struct ibv_qp_init_attr ia;
 	struct ibv_qp *qp;
 
@@ -939,7 +1042,7 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 static int
 dibv_wr_convert(const struct dibv_qp *q, const struct ibv_send_wr *s, struct drnic_send_wr *d)
 {
-	if ((unsigned int)s->opcode > IBV_WR_ATOMIC_FETCH_AND_ADD)
+	if ((unsigned int)s->opcode > IBV_WR_SEND_WITH_INV)
 		return EINVAL;
 	d->wr_id = s->wr_id;
 	d->next = NULL;
@@ -949,8 +1052,11 @@ dibv_wr_convert(const struct dibv_qp *q, const struct ibv_send_wr *s, struct drn
 	d->opcode = (enum drnic_wr_opcode)s->opcode;
 	d->send_flags = s->send_flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED |
 					 IBV_SEND_SOLICITED | IBV_SEND_INLINE);
-	d->imm_data = s->imm_data;
-	if (s->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || s->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+	d->imm_data = s->imm_data;     /* invalidate_rkey too */
+	if (s->opcode == IBV_WR_BIND_MW) {
+		dibv_bind_convert(s->bind_mw.mw, s->bind_mw.rkey, &s->bind_mw.bind_info, d);
+	} else if (s->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		   s->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 		d->wr.atomic.remote_addr = s->wr.atomic.remote_addr;
 		d->wr.atomic.compare_add = s->wr.atomic.compare_add;
 		d->wr.atomic.swap = s->wr.atomic.swap;
@@ -1389,22 +1495,33 @@ static void
 dibv_wr_bind_mw(struct ibv_qp_ex *x, struct ibv_mw *mw, uint32_t rkey,
 		const struct ibv_mw_bind_info *bi)
 {
-	(void)mw, (void)rkey, (void)bi;
-	dibv_wr_unsupported(QX(x));
+	struct dibv_wr *w = dibv_wr_new(QX(x), DRNIC_WR_BIND_MW);
+
+	if (w == NULL)
+		return;
+	w->wr.sg_list = NULL;
+	dibv_bind_convert(mw, rkey, bi, &w->wr);
+}
+
+static void
+dibv_wr_inv(struct ibv_qp_ex *x, enum drnic_wr_opcode op, uint32_t rkey)
+{
+	struct dibv_wr *w = dibv_wr_new(QX(x), op);
+
+	if (w != NULL)
+		w->wr.invalidate_rkey = rkey;
 }
 
 static void
 dibv_wr_local_inv(struct ibv_qp_ex *x, uint32_t rkey)
 {
-	(void)rkey;
-	dibv_wr_unsupported(QX(x));
+	dibv_wr_inv(x, DRNIC_WR_LOCAL_INV, rkey);
 }
 
 static void
 dibv_wr_send_inv(struct ibv_qp_ex *x, uint32_t rkey)
 {
-	(void)rkey;
-	dibv_wr_unsupported(QX(x));
+	dibv_wr_inv(x, DRNIC_WR_SEND_WITH_INV, rkey);
 }
 
 static void
@@ -1494,6 +1611,9 @@ dibv_context_ops_init(struct dibv_context *c)
 	o->post_send = dibv_post_send;
 	o->post_recv = dibv_post_recv;
 	o->post_srq_recv = dibv_post_srq_recv;
+	o->alloc_mw = dibv_alloc_mw;
+	o->bind_mw = dibv_bind_mw;
+	o->dealloc_mw = dibv_dealloc_mw;
 	c->vctx.query_port = dibv_query_port_ex;
 	c->vctx.query_device_ex = dibv_query_device_ex;
 	c->vctx.create_cq_ex = dibv_create_cq_ex;

@@ -430,6 +430,196 @@ check_port_events(struct ibv_device *dev, const char *ring)
 	return failures == 0 ? 0 : 1;
 }
 
+/* One completion of @p cq within 5 s (the inline engine runs in the poll). */
+static int
+check_poll1(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	struct timespec t0, t;
+	int n;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n != 0)
+			return n;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 5);
+	return 0;
+}
+
+/* WR @p id of @p op, one SGE, to @p raddr / @p rkey (0 when none). */
+static void
+check_wr1(struct ibv_send_wr *wr, uint64_t id, struct ibv_sge *sge, enum ibv_wr_opcode op,
+	  uint64_t raddr, uint32_t rkey)
+{
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = id;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->opcode = op;
+	wr->wr.rdma.remote_addr = raddr;
+	wr->wr.rdma.rkey = rkey;
+}
+
+/* Post @p wr (signaled) on @p qp; its completion's status and opcode. */
+static bool
+check_post_wc(struct check_env *m, struct ibv_send_wr *wr, enum ibv_wc_status status,
+	      enum ibv_wc_opcode opcode, struct ibv_wc *wc)
+{
+	struct ibv_send_wr *bad = NULL;
+
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	return ibv_post_send(m->qp, wr, &bad) == 0 && check_poll1(m->cq, wc) == 1 &&
+	       wc->wr_id == wr->wr_id && wc->status == status &&
+	       (status != IBV_WC_SUCCESS || wc->opcode == opcode) &&
+	       wc->qp_num == m->qp->qp_num;
+}
+
+/*
+ * Memory windows through the drop-in (issue 15): the caps, ibv_alloc_mw,
+ * ibv_bind_mw (type 1), IBV_WR_BIND_MW (type 2), remote access through the
+ * windows' rkeys, IBV_WR_SEND_WITH_INV (the receive says WITH_INV and the
+ * rkey) and ibv_wr_local_inv; the QP is connected to itself, so one QP
+ * binds, accesses and receives.
+ */
+static void
+check_memory_windows(struct check_env *e)
+{
+	struct check_env m = *e;
+	uint8_t *buf = calloc(1, 16384);
+	struct ibv_device_attr da;
+	struct ibv_mr *mr = NULL;
+	struct ibv_mw *mw1 = NULL, *mw2 = NULL;
+	struct ibv_mw_bind b = { 0 };
+	struct ibv_mw_bind_info bi2;
+	struct ibv_sge sge, rsge;
+	struct ibv_send_wr wr;
+	struct ibv_recv_wr rwr = { 0 }, *rbad;
+	struct ibv_qp_ex *qx;
+	struct ibv_wc wc;
+	uint32_t k0, k2;
+
+	CHECK(ibv_query_device(e->ctx, &da) == 0 &&
+	      (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW) &&
+	      (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B) &&
+	      !(da.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2A) && da.max_mw > 0,
+	      "caps: MEM_WINDOW, TYPE_2B (not 2A), max_mw %d", da.max_mw);
+	m.qp = check_qp_rts(&m, 2);
+	if (buf != NULL && m.qp != NULL)
+		mr = ibv_reg_mr(e->pd, buf, 16384, IBV_ACCESS_LOCAL_WRITE |
+				IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_MW_BIND);
+	if (mr != NULL) {
+		mw1 = ibv_alloc_mw(e->pd, IBV_MW_TYPE_1);
+		mw2 = ibv_alloc_mw(e->pd, IBV_MW_TYPE_2);
+	}
+	CHECK(mw1 != NULL && mw2 != NULL && mw1->type == IBV_MW_TYPE_1 && mw1->pd == e->pd &&
+	      mw2->type == IBV_MW_TYPE_2 && mw1->context == e->ctx,
+	      "ibv_alloc_mw type 1 and 2");
+	if (mw1 == NULL || mw2 == NULL)
+		goto out;
+
+	/* Type 1: ibv_bind_mw; the rkey takes the next key byte now. */
+	k0 = mw1->rkey;
+	b.wr_id = 1;
+	b.send_flags = IBV_SEND_SIGNALED;
+	b.bind_info = (struct ibv_mw_bind_info){ mr, (uintptr_t)buf + 1024, 4096,
+						 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ };
+	CHECK(ibv_bind_mw(m.qp, mw1, &b) == 0 && mw1->rkey == ibv_inc_rkey(k0) &&
+	      check_poll1(m.cq, &wc) == 1 && wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS &&
+	      wc.opcode == IBV_WC_BIND_MW, "ibv_bind_mw: BIND_MW completion, rkey %#x",
+	      mw1->rkey);
+	CHECK(ibv_bind_mw(m.qp, mw2, &b) == EINVAL, "ibv_bind_mw of a type 2 window: EINVAL");
+	memset(buf + 8192, 0xA5, 100);
+	sge = (struct ibv_sge){ (uintptr_t)buf + 8192, 100, mr->lkey };
+	check_wr1(&wr, 2, &sge, IBV_WR_RDMA_WRITE, (uintptr_t)buf + 1024 + 3990, mw1->rkey);
+	CHECK(check_post_wc(&m, &wr, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, &wc) &&
+	      buf[1024 + 3990] == 0xA5 && buf[1024 + 4089] == 0xA5,
+	      "RDMA WRITE through the type 1 window");
+
+	/* Type 2: IBV_WR_BIND_MW with a key byte of ours. */
+	k2 = (mw2->rkey & ~0xFFu) | 0x3C;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 3;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.bind_mw.mw = mw2;
+	wr.bind_mw.rkey = k2;
+	bi2 = (struct ibv_mw_bind_info){ mr, (uintptr_t)buf + 6144, 1024, IBV_ACCESS_REMOTE_READ };
+	wr.bind_mw.bind_info = bi2;
+	CHECK(check_post_wc(&m, &wr, IBV_WC_SUCCESS, IBV_WC_BIND_MW, &wc),
+	      "IBV_WR_BIND_MW of a type 2 window");
+	memset(buf + 6144, 0x5A, 1024);
+	sge = (struct ibv_sge){ (uintptr_t)buf + 12288, 1024, mr->lkey };
+	check_wr1(&wr, 4, &sge, IBV_WR_RDMA_READ, (uintptr_t)buf + 6144, k2);
+	CHECK(check_post_wc(&m, &wr, IBV_WC_SUCCESS, IBV_WC_RDMA_READ, &wc) &&
+	      wc.byte_len == 1024 && buf[12288] == 0x5A && buf[12288 + 1023] == 0x5A,
+	      "RDMA READ through the type 2 window");
+
+	/* SEND with Invalidate of the type 2 window: the receive says so. */
+	rsge = (struct ibv_sge){ (uintptr_t)buf + 14336, 64, mr->lkey };
+	rwr.wr_id = 5;
+	rwr.sg_list = &rsge;
+	rwr.num_sge = 1;
+	CHECK(ibv_post_recv(m.qp, &rwr, &rbad) == 0, "post_recv");
+	sge = (struct ibv_sge){ (uintptr_t)buf + 8192, 16, mr->lkey };
+	check_wr1(&wr, 6, &sge, IBV_WR_SEND_WITH_INV, 0, 0);
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.invalidate_rkey = k2;
+	{
+		/* One CQ, one QP: the receive completes before the SEND's ACK. */
+		struct ibv_send_wr *bad;
+		struct ibv_wc sw;
+
+		CHECK(ibv_post_send(m.qp, &wr, &bad) == 0 && check_poll1(m.cq, &wc) == 1 &&
+		      check_poll1(m.cq, &sw) == 1 && wc.wr_id == 5 &&
+		      wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+		      wc.byte_len == 16 && wc.wc_flags == IBV_WC_WITH_INV &&
+		      wc.invalidated_rkey == k2 && wc.qp_num == m.qp->qp_num &&
+		      sw.wr_id == 6 && sw.status == IBV_WC_SUCCESS && sw.opcode == IBV_WC_SEND,
+		      "IBV_WR_SEND_WITH_INV: receive WITH_INV, invalidated_rkey %#x",
+		      wc.invalidated_rkey);
+	}
+
+	/* Bound again through ibv_qp_ex, invalidated by ibv_wr_local_inv. */
+	qx = ibv_qp_to_qp_ex(m.qp);
+	ibv_wr_start(qx);
+	qx->wr_id = 7;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(qx, mw2, ibv_inc_rkey(k2), &bi2);
+	qx->wr_id = 8;
+	ibv_wr_local_inv(qx, ibv_inc_rkey(k2));
+	CHECK(ibv_wr_complete(qx) == 0 && check_poll1(m.cq, &wc) == 1 && wc.wr_id == 7 &&
+	      wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW &&
+	      check_poll1(m.cq, &wc) == 1 && wc.wr_id == 8 && wc.status == IBV_WC_SUCCESS &&
+	      wc.opcode == IBV_WC_LOCAL_INV, "ibv_wr_bind_mw, ibv_wr_local_inv");
+	CHECK(ibv_dereg_mr(mr) == EBUSY, "dereg of an MR with a bound window: EBUSY");
+
+	/* The invalidated rkey reads nothing. (The QP is its own peer: its
+	 * responder's access error moves it to ERR, so the READ is flushed
+	 * rather than NAKed; rnic_mw_autotest sees REM_ACCESS_ERR with two.) */
+	memset(buf + 12288, 0, 64);
+	sge = (struct ibv_sge){ (uintptr_t)buf + 12288, 64, mr->lkey };
+	check_wr1(&wr, 9, &sge, IBV_WR_RDMA_READ, (uintptr_t)buf + 6144, ibv_inc_rkey(k2));
+	wr.send_flags = IBV_SEND_SIGNALED;
+	{
+		struct ibv_send_wr *bad;
+
+		CHECK(ibv_post_send(m.qp, &wr, &bad) == 0 && check_poll1(m.cq, &wc) == 1 &&
+		      wc.wr_id == 9 && (wc.status == IBV_WC_REM_ACCESS_ERR ||
+					wc.status == IBV_WC_WR_FLUSH_ERR) &&
+		      buf[12288] == 0 && buf[12288 + 63] == 0,
+		      "READ through an invalidated window fails (%s), nothing read",
+		      ibv_wc_status_str(wc.status));
+	}
+out:
+	CHECK((mw1 == NULL || ibv_dealloc_mw(mw1) == 0) && (mw2 == NULL || ibv_dealloc_mw(mw2) == 0),
+	      "ibv_dealloc_mw");
+	CHECK(mr == NULL || ibv_dereg_mr(mr) == 0, "dereg MR");
+	while (m.qp != NULL && ibv_poll_cq(m.cq, 1, &wc) > 0)
+		;
+	CHECK(m.qp != NULL && ibv_destroy_qp(m.qp) == 0, "destroy the windows' QP");
+	free(buf);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -483,6 +673,7 @@ main(int argc, char **argv)
 	check_reg_unmapped(&e);
 	check_gid_table_and_vendor(&e);
 	check_double_destroy(&e);
+	check_memory_windows(&e);
 	check_async_per_context(&e);     /* leaves e.qp in SQD */
 
 	CHECK(ibv_destroy_qp(e.qp) == 0, "destroy QP");
