@@ -271,6 +271,10 @@ ut_qp_reset(uint32_t psn)
 	ut_tx_fail = 0;
 	ut_key_rc = 0;
 	ut_dead_key = 0;
+	ut_mw_rc = 0;
+	ut_mw_binds = ut_mw_invs = 0;
+	ut_mw_inv_rkey = 0;
+	ut_mw_inv_remote = false;
 	ut_activated = ut_errors = ut_events = 0;
 	return eq;
 }

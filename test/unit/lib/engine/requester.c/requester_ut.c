@@ -290,6 +290,84 @@ test_local_failures(void)
 	CU_ASSERT_EQUAL(memcmp(ut_tx[0].data, "inline payload", 14), 0);
 }
 
+/*
+ * BIND_MW and LOCAL_INV are local: executed when the requester reaches
+ * them, in order, no packet and no PSN (an empty range), retired at once;
+ * one the rules refuse fails MW_BIND_ERR and stops the requester; a
+ * go-back over an executed one does not execute it again. SEND with
+ * Invalidate carries the IETH on its last packet only.
+ */
+static void
+test_local_ops(void)
+{
+	struct engine_qp *eq = ut_qp_reset(500);
+	struct drnic_sge sge = { (uintptr_t)src, 1500, 1 };
+	struct verbs_send_wqe *w, *b, *inv;
+
+	ut_fill();
+	w = ut_post_send(1, DRNIC_WR_RDMA_WRITE, &sge, 1, 0);   /* 2 packets */
+	b = ut_post_send(2, DRNIC_WR_BIND_MW, NULL, 0, 0);
+	inv = ut_post_send(3, DRNIC_WR_LOCAL_INV, NULL, 0, 0);
+	inv->imm_data = 0x80001234;
+	ut_post_send(4, DRNIC_WR_SEND_WITH_INV, &sge, 1, 0)->imm_data = 0x80005601;
+	ut_retired = 0;
+	/* WRITE 2 packets, the bind, LOCAL_INV, SEND 2 packets. */
+	CU_ASSERT_EQUAL(req_step(eq, 32), 6);
+	CU_ASSERT_EQUAL(ut_mw_binds, 1);
+	CU_ASSERT_EQUAL(ut_mw_invs, 1);
+	CU_ASSERT_EQUAL(ut_mw_inv_rkey, 0x80001234);
+	CU_ASSERT_FALSE(ut_mw_inv_remote);
+	CU_ASSERT_EQUAL(ut_retired, 2);
+	CU_ASSERT_EQUAL(b->state, WQE_DONE);
+	CU_ASSERT_EQUAL(inv->state, WQE_DONE);
+	/* No PSN: the SEND's packets follow the WRITE's. */
+	CU_ASSERT_EQUAL(b->first_psn, 502);
+	CU_ASSERT_EQUAL(b->last_psn, 501);
+	CU_ASSERT_EQUAL(ut_ntx, 4);
+	CU_ASSERT_EQUAL(ut_tx[2].pkt.bth.psn, 502);
+	CU_ASSERT_EQUAL(ut_tx[2].pkt.bth.opcode, DRNIC_WIRE_OP_RC_SEND_FIRST);
+	CU_ASSERT_EQUAL(ut_tx[3].pkt.bth.opcode, DRNIC_WIRE_OP_RC_SEND_LAST_WITH_INVALIDATE);
+	CU_ASSERT_EQUAL(ut_tx[3].pkt.ieth_rkey, 0x80005601);
+	/* Back to the WRITE (a NAK): the bind and LOCAL_INV are not again. */
+	req_rewind(eq, 0);
+	CU_ASSERT_EQUAL(b->state, WQE_DONE);
+	ut_ntx = 0;
+	CU_ASSERT_EQUAL(req_step(eq, 32), 6);
+	CU_ASSERT_EQUAL(ut_mw_binds, 1);
+	CU_ASSERT_EQUAL(ut_mw_invs, 1);
+	CU_ASSERT_EQUAL(ut_ntx, 4);
+	CU_ASSERT_EQUAL(ut_tx[2].pkt.bth.psn, 502);
+	CU_ASSERT_EQUAL(w->first_psn, 500);
+
+	/* Refused by the rules: MW_BIND_ERR, nothing sent, stopped. */
+	eq = ut_qp_reset(0);
+	ut_mw_rc = -EINVAL;
+	b = ut_post_send(5, DRNIC_WR_BIND_MW, NULL, 0, 0);
+	ut_post_send(6, DRNIC_WR_SEND, &sge, 1, 0);
+	ut_retired = 0;
+	req_step(eq, 32);
+	CU_ASSERT_EQUAL(ut_ntx, 0);
+	CU_ASSERT_EQUAL(b->state, WQE_FAILED);
+	CU_ASSERT_EQUAL(b->status, DRNIC_WC_MW_BIND_ERR);
+	CU_ASSERT_EQUAL(eq->req.state, REQ_STOPPED);
+	CU_ASSERT_EQUAL(ut_retired, 1);
+	eq = ut_qp_reset(0);
+	ut_mw_rc = -EINVAL;
+	inv = ut_post_send(7, DRNIC_WR_LOCAL_INV, NULL, 0, 0);
+	req_step(eq, 32);
+	CU_ASSERT_EQUAL(inv->state, WQE_FAILED);
+	CU_ASSERT_EQUAL(inv->status, DRNIC_WC_MW_BIND_ERR);
+
+	/* A fenced bind waits for the READ before it. */
+	eq = ut_qp_reset(0);
+	ut_post_send(8, DRNIC_WR_RDMA_READ, &sge, 1, 0);
+	b = ut_post_send(9, DRNIC_WR_BIND_MW, NULL, 0, DRNIC_SEND_FENCE);
+	CU_ASSERT_EQUAL(req_step(eq, 32), 1);
+	CU_ASSERT_EQUAL(eq->req.state, REQ_WAIT_FENCE);
+	CU_ASSERT_EQUAL(ut_mw_binds, 0);
+	CU_ASSERT_EQUAL(b->state, WQE_POSTED);
+}
+
 /* A long message asks for an ACK every ENGINE_ACKREQ_EVERY packets. */
 static void
 test_ackreq_every(void)
@@ -471,6 +549,7 @@ main(void)
 	CU_ADD_TEST(s, test_read_atomic);
 	CU_ADD_TEST(s, test_fence_and_limits);
 	CU_ADD_TEST(s, test_local_failures);
+	CU_ADD_TEST(s, test_local_ops);
 	CU_ADD_TEST(s, test_budget_nomem_rewind);
 	CU_ADD_TEST(s, test_rewind_psn);
 	CU_ADD_TEST(s, test_ackreq_every);

@@ -207,6 +207,63 @@ test_send(void)
 	CU_ASSERT_FALSE(ut_wc_sol[1]);
 }
 
+/*
+ * SEND with Invalidate: the window the IETH names is invalidated (for this
+ * QP, remotely) as the last packet executes, and the receive completes
+ * WITH_INV with that rkey; a duplicate does not invalidate again. A key the
+ * QP cannot invalidate: NAK invalid request, QP to ERR, no receive
+ * completion (it is flushed).
+ */
+static void
+test_send_inv(void)
+{
+	struct engine_qp *eq = ut_setup_qp(40);
+	struct drnic_sge rs = { (uintptr_t)mem, 4096, 1 };
+	struct drnic_wire_pkt p;
+
+	ut_post_recv(51, &rs, 1);
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_FIRST, 40, 1024);
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(ut_mw_invs, 0);
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_LAST_WITH_INVALIDATE, 41, 100);
+	p.ieth_rkey = 0x80AB1207;
+	rx(eq, &p, payload + 1024);
+	CU_ASSERT_EQUAL(ut_mw_invs, 1);
+	CU_ASSERT_EQUAL(ut_mw_inv_rkey, 0x80AB1207);
+	CU_ASSERT_TRUE(ut_mw_inv_remote);
+	CU_ASSERT_EQUAL(memcmp(mem, payload, 1124), 0);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 51);
+	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_SUCCESS);
+	CU_ASSERT_EQUAL(ut_wc[0].opcode, DRNIC_WC_RECV);
+	CU_ASSERT_EQUAL(ut_wc[0].byte_len, 1124);
+	CU_ASSERT_EQUAL(ut_wc[0].qp_num, 17);
+	CU_ASSERT_EQUAL(ut_wc[0].src_qp, 33);
+	CU_ASSERT_EQUAL(ut_wc[0].wc_flags, DRNIC_WC_WITH_INV);
+	CU_ASSERT_EQUAL(ut_wc[0].invalidated_rkey, 0x80AB1207);
+	ut_expect_ack(eq, ACK, 41);
+	/* The same packet again (its ACK was lost): acknowledged, not run. */
+	rx(eq, &p, payload + 1024);
+	CU_ASSERT_EQUAL(ut_mw_invs, 1);
+	CU_ASSERT_EQUAL(ut_nwc, 1);
+
+	/* A key it cannot invalidate. */
+	eq = ut_setup_qp(0);
+	ut_post_recv(52, &rs, 1);
+	ut_mw_rc = -EINVAL;
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_ONLY_WITH_INVALIDATE, 0, 10);
+	p.ieth_rkey = 0x1234;
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(ut_mw_invs, 1);
+	CU_ASSERT_EQUAL(ut_nwc, 0);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_INVALID_REQ), 0);
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_ERR);
+	CU_ASSERT_EQUAL(ut_last_event, DRNIC_EVENT_QP_REQ_ERR);
+	CU_ASSERT_EQUAL(resp_flush(eq), 1);
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 52);
+	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_WR_FLUSH_ERR);
+}
+
 /* A peer that sends the same out-of-sequence PSN again and again, one per
  * step: the NAK goes, then ENGINE_NAK_BURST repeats of it, then one per
  * ENGINE_NAK_REFILL_NS of the (fake) clock; the others are counted. A NAK
@@ -1186,6 +1243,7 @@ main(void)
 	CU_ADD_TEST(s, test_uc);
 	CU_ADD_TEST(s, test_ud);
 	CU_ADD_TEST(s, test_send);
+	CU_ADD_TEST(s, test_send_inv);
 	CU_ADD_TEST(s, test_psn_and_sequence);
 	CU_ADD_TEST(s, test_recv_errors);
 	CU_ADD_TEST(s, test_write);
