@@ -20,7 +20,9 @@
 #     recovery   frames lost both ways (drnic's injector: fault_dir=tx, then
 #                fault_dir=rx); both stacks retransmit
 #     verbs      SEND, SEND_WITH_IMM, WRITE, WRITE_WITH_IMM, READ, CMP_SWAP,
-#                FETCH_ADD between a drnic QP and an rxe QP
+#                FETCH_ADD between a drnic QP and an rxe QP, and a type 2
+#                memory window bound on one side, written through and
+#                invalidated (SEND_WITH_INV) by the other
 #     uxd        UD and UC both ways (uxd_peer.c on both sides, drnic's through
 #                the drop-in): GRH area, WC fields, bytes; one packet lost by
 #                drnic's injector loses exactly its UC message

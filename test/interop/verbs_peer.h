@@ -14,6 +14,15 @@
  * qp_num; memory written or changed by the atomic) and answers "OK n" or
  * "BAD n reason". Both print one line per step and exit 1 on any failure.
  *
+ * Memory windows: the responder of a phase binds its type 2 window (a
+ * BIND_MW work request with the next key byte) over [VP_MW_OFF, +VP_MW_LEN)
+ * of its buffer, remote write only, and gives its rkey in the GO line ("GO
+ * phase rkey"). The requester WRITEs through it (MW_RDMA_WRITE), then sends
+ * with Invalidate of that rkey (SEND_WITH_INV): the responder's receive
+ * must say WITH_INV and the rkey, and the window must be free again, which
+ * the responder shows by binding it once more and invalidating it with
+ * LOCAL_INV (a bound type 2 window cannot be bound: MW_BIND_ERR).
+ *
  * Shared here: the exchange record (host byte order: both ends x86-64), the
  * step table, the buffer layout and the data pattern.
  */
@@ -37,7 +46,10 @@ struct vp_info {
 	uint8_t gid[16];
 };
 
-enum vp_op { VP_SEND, VP_SEND_IMM, VP_WRITE, VP_WRITE_IMM, VP_READ, VP_CMP_SWAP, VP_FETCH_ADD };
+enum vp_op {
+	VP_SEND, VP_SEND_IMM, VP_WRITE, VP_WRITE_IMM, VP_READ, VP_CMP_SWAP, VP_FETCH_ADD,
+	VP_MW_WRITE, VP_SEND_INV,
+};
 
 struct vp_step {
 	enum vp_op op;
@@ -55,14 +67,39 @@ static const struct vp_step vp_steps[] = {
 	{ VP_READ, "RDMA_READ", 7000, 24576 },
 	{ VP_CMP_SWAP, "ATOMIC_CMP_AND_SWP", 8, 0 },
 	{ VP_FETCH_ADD, "ATOMIC_FETCH_AND_ADD", 8, 0 },
+	{ VP_MW_WRITE, "MW_RDMA_WRITE", 3000, 2048 + 512 },   /* inside VP_MW_OFF's window */
+	{ VP_SEND_INV, "SEND_WITH_INV", 200, 57344 },         /* VP_RECV_OFF(3) */
 };
 #define VP_NB_STEPS (sizeof(vp_steps) / sizeof(vp_steps[0]))
 
 #define VP_BUF_LEN 65536u
 #define VP_SRC_OFF 49152u   /* requester: source of SEND/WRITE, READ destination */
 #define VP_ATOMIC_RES_OFF 64u   /* requester: original value of an atomic */
-#define VP_RECV_SLOTS 3         /* SEND, SEND_IMM, WRITE_IMM consume one each */
+#define VP_RECV_SLOTS 4         /* SEND, SEND_IMM, WRITE_IMM, SEND_INV consume one each */
 #define VP_RECV_OFF(i) (32768u + (uint32_t)(i) * 8192u)
+#define VP_MW_OFF 2048u         /* the responder's window */
+#define VP_MW_LEN 4096u
+#define VP_MW_WR_ID 3000u       /* its BIND_MW and LOCAL_INV work requests */
+
+/* The receive slot a SEND-like step takes (-1: none). */
+static inline int
+vp_recv_slot(enum vp_op op)
+{
+	switch (op) {
+	case VP_SEND: return 0;
+	case VP_SEND_IMM: return 1;
+	case VP_WRITE_IMM: return 2;
+	case VP_SEND_INV: return 3;
+	default: return -1;
+	}
+}
+
+/* The next rkey of a type 2 window: the key byte plus one (ibv_inc_rkey()). */
+static inline uint32_t
+vp_inc_rkey(uint32_t rkey)
+{
+	return (rkey & ~0xFFu) | ((rkey + 1) & 0xFFu);
+}
 
 /* Atomic values: target starts at A; CMP_SWAP(A -> B); FETCH_ADD(+C). */
 #define VP_ATOMIC_A(ph) (0x0102030405060708ull + (ph))

@@ -33,6 +33,8 @@ static struct drnic_pd *pd;
 static struct drnic_cq *cq;
 static struct drnic_qp *qp;
 static struct drnic_mr *mr;
+static struct drnic_mw *mw;      /* the type 2 window (verbs_peer.h) */
+static uint32_t mw_rkey;         /* its rkey: the last bound */
 static uint8_t *buf;
 static int failures;
 
@@ -119,18 +121,53 @@ connect_qp(const struct vp_info *r)
 			       DRNIC_QP_RNR_RETRY | DRNIC_QP_SQ_PSN | DRNIC_QP_MAX_QP_RD_ATOMIC);
 }
 
-/* The responder's memory at the start of phase @p ph, its receives posted. */
+/* A local WR on the QP (BIND_MW of the window with the next key byte, or
+ * LOCAL_INV of its rkey) and its completion; false with @p why filled. */
+static bool
+mw_local(enum drnic_wr_opcode op, char *why, size_t len)
+{
+	struct drnic_send_wr wr = { .wr_id = VP_MW_WR_ID, .opcode = op,
+				    .send_flags = DRNIC_SEND_SIGNALED }, *bad;
+	enum drnic_wc_opcode want = op == DRNIC_WR_BIND_MW ? DRNIC_WC_BIND_MW : DRNIC_WC_LOCAL_INV;
+	uint32_t k = op == DRNIC_WR_BIND_MW ? vp_inc_rkey(mw_rkey) : mw_rkey;
+	struct drnic_wc wc;
+	int rc;
+
+	if (op == DRNIC_WR_BIND_MW) {
+		wr.bind_mw.mw = mw;
+		wr.bind_mw.rkey = k;
+		wr.bind_mw.bind_info = (struct drnic_mw_bind_info){
+			mr, (uintptr_t)buf + VP_MW_OFF, VP_MW_LEN, DRNIC_ACCESS_REMOTE_WRITE };
+	} else {
+		wr.invalidate_rkey = k;
+	}
+	rc = drnic_post_send(qp, &wr, &bad);
+	if (rc < 0 || poll_one(&wc, 30) != 1 || wc.status != DRNIC_WC_SUCCESS ||
+	    wc.opcode != want || wc.wr_id != VP_MW_WR_ID) {
+		snprintf(why, len, "%s of 0x%x: %s", op == DRNIC_WR_BIND_MW ? "BIND_MW" : "LOCAL_INV",
+			 k, rc < 0 ? strerror(-rc) : drnic_wc_status_str(wc.status));
+		return false;
+	}
+	mw_rkey = k;
+	return true;
+}
+
+/* The responder's memory at the start of phase @p ph, its receives posted,
+ * its window bound. */
 static void
 respond_prepare(int fd, int ph)
 {
 	uint64_t v = VP_ATOMIC_A(ph);
+	char why[200];
 
 	memset(buf, 0, VP_BUF_LEN);
 	vp_fill(buf + vp_steps[4].roff, vp_steps[4].len, ph, 4);   /* READ source */
 	memcpy(buf + vp_steps[5].roff, &v, 8);
 	for (unsigned int i = 0; i < VP_RECV_SLOTS; i++)
 		post_recv(i);
-	vp_send_line(fd, "GO %d", ph);
+	if (!mw_local(DRNIC_WR_BIND_MW, why, sizeof(why)))
+		report(ph, "drnic rsp", "BIND_MW", false, "%s", why);
+	vp_send_line(fd, "GO %d %x", ph, mw_rkey);
 }
 
 /* Responder: even phases (rxe requests). */
@@ -149,10 +186,11 @@ respond(int fd, int ph)
 			report(ph, "drnic rsp", s->name, false, "no STEP %u over TCP", k);
 			return false;
 		}
-		if (s->op == VP_SEND || s->op == VP_SEND_IMM || s->op == VP_WRITE_IMM) {
+		if (vp_recv_slot(s->op) >= 0) {
 			struct drnic_wc wc;
-			bool imm = s->op != VP_SEND;
-			unsigned int slot = s->op == VP_SEND ? 0 : s->op == VP_SEND_IMM ? 1 : 2;
+			bool imm = s->op == VP_SEND_IMM || s->op == VP_WRITE_IMM;
+			bool inv = s->op == VP_SEND_INV;
+			unsigned int slot = (unsigned int)vp_recv_slot(s->op);
 			enum drnic_wc_opcode want = s->op == VP_WRITE_IMM ? DRNIC_WC_RECV_RDMA_WITH_IMM
 									  : DRNIC_WC_RECV;
 			const uint8_t *data = buf + (s->op == VP_WRITE_IMM ? s->roff : VP_RECV_OFF(slot));
@@ -165,7 +203,9 @@ respond(int fd, int ph)
 				   wc.wr_id != 100 + slot || wc.byte_len != s->len ||
 				   wc.qp_num != drnic_qp_num(qp) ||
 				   !!(wc.wc_flags & DRNIC_WC_WITH_IMM) != imm ||
-				   (imm && ntohl(wc.imm_data) != VP_IMM(ph, k))) {
+				   (imm && ntohl(wc.imm_data) != VP_IMM(ph, k)) ||
+				   !!(wc.wc_flags & DRNIC_WC_WITH_INV) != inv ||
+				   (inv && wc.invalidated_rkey != mw_rkey)) {
 				okay = false;
 				snprintf(why, sizeof(why),
 					 "wc status %s opcode 0x%x wr_id %llu byte_len %u flags 0x%x imm 0x%08x",
@@ -175,12 +215,17 @@ respond(int fd, int ph)
 			} else if ((b = vp_verify(data, s->len, ph, k)) >= 0) {
 				okay = false;
 				snprintf(why, sizeof(why), "byte %ld of %u wrong", b, s->len);
+			} else if (inv && !mw_local(DRNIC_WR_BIND_MW, why, sizeof(why))) {
+				okay = false;   /* still bound: not invalidated */
+			} else if (inv && !mw_local(DRNIC_WR_LOCAL_INV, why, sizeof(why))) {
+				okay = false;
 			} else {
 				snprintf(why, sizeof(why), "opcode %s byte_len %u%s",
 					 want == DRNIC_WC_RECV ? "RECV" : "RECV_RDMA_WITH_IMM",
-					 wc.byte_len, imm ? " imm ok" : "");
+					 wc.byte_len, imm ? " imm ok" :
+					 inv ? " WITH_INV ok; window bound again, LOCAL_INV ok" : "");
 			}
-		} else if (s->op == VP_WRITE) {
+		} else if (s->op == VP_WRITE || s->op == VP_MW_WRITE) {
 			long b = vp_verify(buf + s->roff, s->len, ph, k);
 
 			okay = b < 0;
@@ -210,17 +255,18 @@ request(int fd, const struct vp_info *r, int ph)
 	static const enum drnic_wr_opcode wro[] = {
 		DRNIC_WR_SEND, DRNIC_WR_SEND_WITH_IMM, DRNIC_WR_RDMA_WRITE,
 		DRNIC_WR_RDMA_WRITE_WITH_IMM, DRNIC_WR_RDMA_READ, DRNIC_WR_ATOMIC_CMP_AND_SWP,
-		DRNIC_WR_ATOMIC_FETCH_AND_ADD,
+		DRNIC_WR_ATOMIC_FETCH_AND_ADD, DRNIC_WR_RDMA_WRITE, DRNIC_WR_SEND_WITH_INV,
 	};
 	static const enum drnic_wc_opcode wco[] = {
 		DRNIC_WC_SEND, DRNIC_WC_SEND, DRNIC_WC_RDMA_WRITE, DRNIC_WC_RDMA_WRITE,
-		DRNIC_WC_RDMA_READ, DRNIC_WC_COMP_SWAP, DRNIC_WC_FETCH_ADD,
+		DRNIC_WC_RDMA_READ, DRNIC_WC_COMP_SWAP, DRNIC_WC_FETCH_ADD, DRNIC_WC_RDMA_WRITE,
+		DRNIC_WC_SEND,
 	};
 	char go[64];
-	unsigned int gph;
+	unsigned int gph, peer_mw;
 
 	if (vp_recv_line(fd, go, sizeof(go), 60000, idle, NULL) < 0 ||
-	    sscanf(go, "GO %u", &gph) != 1 || gph != (unsigned int)ph) {
+	    sscanf(go, "GO %u %x", &gph, &peer_mw) != 2 || gph != (unsigned int)ph) {
 		report(ph, "drnic req", "-", false, "no GO %d over TCP", ph);
 		return false;
 	}
@@ -251,6 +297,8 @@ request(int fd, const struct vp_info *r, int ph)
 		wr.send_flags = DRNIC_SEND_SIGNALED;
 		if (s->op == VP_SEND_IMM || s->op == VP_WRITE_IMM)
 			wr.imm_data = htonl(VP_IMM(ph, k));
+		if (s->op == VP_SEND_INV)
+			wr.invalidate_rkey = peer_mw;
 		if (atomic) {
 			wr.wr.atomic.remote_addr = r->addr + s->roff;
 			wr.wr.atomic.rkey = r->rkey;
@@ -258,7 +306,7 @@ request(int fd, const struct vp_info *r, int ph)
 			wr.wr.atomic.swap = VP_ATOMIC_B(ph);
 		} else {
 			wr.wr.rdma.remote_addr = r->addr + s->roff;
-			wr.wr.rdma.rkey = r->rkey;
+			wr.wr.rdma.rkey = s->op == VP_MW_WRITE ? peer_mw : r->rkey;
 		}
 		rc = drnic_post_send(qp, &wr, &bad);
 		if (rc < 0) {
@@ -391,7 +439,13 @@ main(int argc, char **argv)
 		return 1;
 	mr = drnic_reg_mr(pd, buf, VP_BUF_LEN, DRNIC_ACCESS_LOCAL_WRITE |
 			  DRNIC_ACCESS_REMOTE_WRITE | DRNIC_ACCESS_REMOTE_READ |
-			  DRNIC_ACCESS_REMOTE_ATOMIC);
+			  DRNIC_ACCESS_REMOTE_ATOMIC | DRNIC_ACCESS_MW_BIND);
+	mw = drnic_alloc_mw(pd, DRNIC_MW_TYPE_2);
+	if (mw == NULL) {
+		fprintf(stderr, "alloc_mw: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	mw_rkey = drnic_mw_rkey(mw);
 	ca.cqe = 16;
 	ca.socket_id = -1;
 	ca.async_queue = drnic_device_async_queue(dev);
@@ -467,6 +521,7 @@ main(int argc, char **argv)
 	}
 	close(fd);
 	drnic_destroy_qp(qp);
+	drnic_dealloc_mw(mw);
 	drnic_dereg_mr(mr);
 	drnic_cq_destroy(cq);
 	drnic_dealloc_pd(pd);

@@ -23,6 +23,22 @@ static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_qp *qp;
 static struct ibv_mr *mr;
+static struct ibv_mw *mw;        /* the type 2 window (verbs_peer.h) */
+
+/*
+ * rxe (Linux 6.1, rdma-core 44) writes the kernel's ib_wc_flags into a user
+ * CQ: a receive that invalidated a key says IB_WC_WITH_INVALIDATE, 1 << 2,
+ * which libibverbs names IBV_WC_IP_CSUM_OK, not IBV_WC_WITH_INV (1 << 3).
+ * Either is taken as "with invalidate" here (nothing else sets bit 2 on
+ * rxe); the line says which one came.
+ */
+#define RXE_WC_WITH_INV_KERNEL (1u << 2)
+
+static bool
+wc_with_inv(const struct ibv_wc *wc)
+{
+	return (wc->wc_flags & (IBV_WC_WITH_INV | RXE_WC_WITH_INV_KERNEL)) != 0;
+}
 static uint8_t *buf;
 static int failures;
 
@@ -103,16 +119,17 @@ request(int fd, const struct vp_info *r, int ph)
 	static const enum ibv_wr_opcode wro[] = {
 		IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM,
 		IBV_WR_RDMA_READ, IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
+		IBV_WR_RDMA_WRITE, IBV_WR_SEND_WITH_INV,
 	};
 	static const enum ibv_wc_opcode wco[] = {
 		IBV_WC_SEND, IBV_WC_SEND, IBV_WC_RDMA_WRITE, IBV_WC_RDMA_WRITE, IBV_WC_RDMA_READ,
-		IBV_WC_COMP_SWAP, IBV_WC_FETCH_ADD,
+		IBV_WC_COMP_SWAP, IBV_WC_FETCH_ADD, IBV_WC_RDMA_WRITE, IBV_WC_SEND,
 	};
 	char go[64];
-	unsigned int gph;
+	unsigned int gph, peer_mw;
 
 	if (vp_recv_line(fd, go, sizeof(go), 60000, NULL, NULL) < 0 ||
-	    sscanf(go, "GO %u", &gph) != 1 || gph != (unsigned int)ph) {
+	    sscanf(go, "GO %u %x", &gph, &peer_mw) != 2 || gph != (unsigned int)ph) {
 		report(ph, "rxe req", "-", false, "no GO %d over TCP", ph);
 		return false;
 	}
@@ -138,6 +155,8 @@ request(int fd, const struct vp_info *r, int ph)
 		wr.send_flags = IBV_SEND_SIGNALED;
 		if (s->op == VP_SEND_IMM || s->op == VP_WRITE_IMM)
 			wr.imm_data = htonl(VP_IMM(ph, k));
+		if (s->op == VP_SEND_INV)
+			wr.invalidate_rkey = peer_mw;
 		if (atomic) {
 			wr.wr.atomic.remote_addr = r->addr + s->roff;
 			wr.wr.atomic.rkey = r->rkey;
@@ -145,7 +164,7 @@ request(int fd, const struct vp_info *r, int ph)
 			wr.wr.atomic.swap = VP_ATOMIC_B(ph);
 		} else {
 			wr.wr.rdma.remote_addr = r->addr + s->roff;
-			wr.wr.rdma.rkey = r->rkey;
+			wr.wr.rdma.rkey = s->op == VP_MW_WRITE ? peer_mw : r->rkey;
 		}
 		if (ibv_post_send(qp, &wr, &bad)) {
 			report(ph, "rxe req", s->name, false, "ibv_post_send failed");
@@ -186,18 +205,55 @@ request(int fd, const struct vp_info *r, int ph)
 	return true;
 }
 
-/* The responder's memory at the start of phase @p ph, its receives posted. */
+/*
+ * A local WR on the QP (BIND_MW of the window with the next key byte, or
+ * LOCAL_INV of its rkey) and its completion; false with @p why filled. As
+ * rxe's provider does for ibv_bind_mw(), the window's rkey is updated after
+ * a type 2 bind: rxe names the window of a later bind by it.
+ */
+static bool
+mw_local(enum ibv_wr_opcode op, char *why, size_t len)
+{
+	struct ibv_send_wr wr = { .wr_id = VP_MW_WR_ID, .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	enum ibv_wc_opcode want = op == IBV_WR_BIND_MW ? IBV_WC_BIND_MW : IBV_WC_LOCAL_INV;
+	uint32_t k = op == IBV_WR_BIND_MW ? vp_inc_rkey(mw->rkey) : mw->rkey;
+	struct ibv_wc wc;
+
+	if (op == IBV_WR_BIND_MW) {
+		wr.bind_mw.mw = mw;
+		wr.bind_mw.rkey = k;
+		wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+			mr, (uintptr_t)buf + VP_MW_OFF, VP_MW_LEN, IBV_ACCESS_REMOTE_WRITE };
+	} else {
+		wr.invalidate_rkey = k;
+	}
+	if (ibv_post_send(qp, &wr, &bad) != 0 || poll_one(&wc, 30) != 1 ||
+	    wc.status != IBV_WC_SUCCESS || wc.opcode != want || wc.wr_id != VP_MW_WR_ID) {
+		snprintf(why, len, "%s of 0x%x: %s", op == IBV_WR_BIND_MW ? "BIND_MW" : "LOCAL_INV",
+			 k, ibv_wc_status_str(wc.status));
+		return false;
+	}
+	mw->rkey = k;
+	return true;
+}
+
+/* The responder's memory at the start of phase @p ph, its receives posted,
+ * its window bound. */
 static void
 respond_prepare(int fd, int ph)
 {
 	uint64_t v = VP_ATOMIC_A(ph);
+	char why[200];
 
 	memset(buf, 0, VP_BUF_LEN);
 	vp_fill(buf + vp_steps[4].roff, vp_steps[4].len, ph, 4);   /* READ source */
 	memcpy(buf + vp_steps[5].roff, &v, 8);
 	for (unsigned int i = 0; i < VP_RECV_SLOTS; i++)
 		post_recv(i);
-	vp_send_line(fd, "GO %d", ph);
+	if (!mw_local(IBV_WR_BIND_MW, why, sizeof(why)))
+		report(ph, "rxe rsp", "BIND_MW", false, "%s", why);
+	vp_send_line(fd, "GO %d %x", ph, mw->rkey);
 }
 
 /* Responder: phase 1. */
@@ -216,10 +272,11 @@ respond(int fd, int ph)
 			report(ph, "rxe rsp", s->name, false, "no STEP %u over TCP", k);
 			return false;
 		}
-		if (s->op == VP_SEND || s->op == VP_SEND_IMM || s->op == VP_WRITE_IMM) {
+		if (vp_recv_slot(s->op) >= 0) {
 			struct ibv_wc wc;
-			bool imm = s->op != VP_SEND;
-			unsigned int slot = s->op == VP_SEND ? 0 : s->op == VP_SEND_IMM ? 1 : 2;
+			bool imm = s->op == VP_SEND_IMM || s->op == VP_WRITE_IMM;
+			bool inv = s->op == VP_SEND_INV;
+			unsigned int slot = (unsigned int)vp_recv_slot(s->op);
 			enum ibv_wc_opcode want = s->op == VP_WRITE_IMM ? IBV_WC_RECV_RDMA_WITH_IMM
 									: IBV_WC_RECV;
 			const uint8_t *data = buf + (s->op == VP_WRITE_IMM ? s->roff : VP_RECV_OFF(slot));
@@ -232,22 +289,32 @@ respond(int fd, int ph)
 				   wc.wr_id != 100 + slot || wc.byte_len != s->len ||
 				   wc.qp_num != qp->qp_num ||
 				   !!(wc.wc_flags & IBV_WC_WITH_IMM) != imm ||
-				   (imm && ntohl(wc.imm_data) != VP_IMM(ph, k))) {
+				   (imm && ntohl(wc.imm_data) != VP_IMM(ph, k)) ||
+				   wc_with_inv(&wc) != inv ||
+				   (inv && wc.invalidated_rkey != mw->rkey)) {
 				okay = false;
 				snprintf(why, sizeof(why),
-					 "wc status %s opcode 0x%x wr_id %llu byte_len %u flags 0x%x imm 0x%08x",
-					 ibv_wc_status_str(wc.status), wc.opcode,
+					 "wc status %s opcode 0x%x wr_id %llu byte_len %u flags 0x%x imm 0x%08x"
+					 " (window rkey 0x%08x)", ibv_wc_status_str(wc.status), wc.opcode,
 					 (unsigned long long)wc.wr_id, wc.byte_len, wc.wc_flags,
-					 ntohl(wc.imm_data));
+					 ntohl(wc.imm_data), mw->rkey);
 			} else if ((b = vp_verify(data, s->len, ph, k)) >= 0) {
 				okay = false;
 				snprintf(why, sizeof(why), "byte %ld of %u wrong", b, s->len);
+			} else if (inv && !mw_local(IBV_WR_BIND_MW, why, sizeof(why))) {
+				okay = false;   /* still bound: not invalidated */
+			} else if (inv && !mw_local(IBV_WR_LOCAL_INV, why, sizeof(why))) {
+				okay = false;
 			} else {
 				snprintf(why, sizeof(why), "opcode %s byte_len %u%s",
 					 want == IBV_WC_RECV ? "RECV" : "RECV_RDMA_WITH_IMM",
-					 wc.byte_len, imm ? " imm ok" : "");
+					 wc.byte_len, imm ? " imm ok" : !inv ? "" :
+					 (wc.wc_flags & IBV_WC_WITH_INV) ?
+					 " WITH_INV ok; window bound again, LOCAL_INV ok" :
+					 " with invalidate (rxe's kernel flag 1<<2); window bound"
+					 " again, LOCAL_INV ok");
 			}
-		} else if (s->op == VP_WRITE) {
+		} else if (s->op == VP_WRITE || s->op == VP_MW_WRITE) {
 			long b = vp_verify(buf + s->roff, s->len, ph, k);
 
 			okay = b < 0;
@@ -314,10 +381,11 @@ main(int argc, char **argv)
 	pd = ibv_alloc_pd(ctx);
 	buf = aligned_alloc(4096, VP_BUF_LEN);
 	mr = ibv_reg_mr(pd, buf, VP_BUF_LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
 	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	if (pd == NULL || mr == NULL || cq == NULL) {
-		fprintf(stderr, "pd/mr/cq failed\n");
+	mw = pd != NULL ? ibv_alloc_mw(pd, IBV_MW_TYPE_2) : NULL;
+	if (pd == NULL || mr == NULL || cq == NULL || mw == NULL) {
+		fprintf(stderr, "pd/mr/cq/mw failed\n");
 		return 1;
 	}
 	qa.send_cq = cq;
@@ -382,6 +450,7 @@ main(int argc, char **argv)
 	printf("rxe side: %s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
 	close(fd);
 	ibv_destroy_qp(qp);
+	ibv_dealloc_mw(mw);
 	ibv_dereg_mr(mr);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
