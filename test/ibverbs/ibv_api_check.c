@@ -447,6 +447,36 @@ check_poll1(struct ibv_cq *cq, struct ibv_wc *wc)
 	return 0;
 }
 
+/* One completion of extended CQ @p cq within 5 s, read with the
+ * ibv_wc_read_*() calls into @p wc. */
+static int
+check_pollx(struct ibv_cq_ex *cq, struct ibv_wc *wc)
+{
+	struct ibv_poll_cq_attr pa = { 0 };
+	struct timespec t0, t;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		rc = ibv_start_poll(cq, &pa);
+		if (rc == 0) {
+			memset(wc, 0, sizeof(*wc));
+			wc->wr_id = cq->wr_id;
+			wc->status = cq->status;
+			wc->opcode = ibv_wc_read_opcode(cq);
+			wc->byte_len = ibv_wc_read_byte_len(cq);
+			wc->qp_num = ibv_wc_read_qp_num(cq);
+			wc->wc_flags = ibv_wc_read_wc_flags(cq);
+			if (wc->wc_flags & IBV_WC_WITH_INV)
+				wc->invalidated_rkey = ibv_wc_read_invalidated_rkey(cq);
+			ibv_end_poll(cq);
+			return 1;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (rc == ENOENT && t.tv_sec - t0.tv_sec < 5);
+	return 0;
+}
+
 /* WR @p id of @p op, one SGE, to @p raddr / @p rkey (0 when none). */
 static void
 check_wr1(struct ibv_send_wr *wr, uint64_t id, struct ibv_sge *sge, enum ibv_wr_opcode op,
@@ -495,6 +525,11 @@ check_memory_windows(struct check_env *e)
 	struct ibv_sge sge, rsge;
 	struct ibv_send_wr wr;
 	struct ibv_recv_wr rwr = { 0 }, *rbad;
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 64, .wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |
+				       IBV_WC_EX_WITH_QP_NUM,
+	};
+	struct ibv_cq_ex *cqx;
 	struct ibv_qp_ex *qx;
 	struct ibv_wc wc;
 	uint32_t k0, k2;
@@ -504,6 +539,15 @@ check_memory_windows(struct check_env *e)
 	      (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B) &&
 	      !(da.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2A) && da.max_mw > 0,
 	      "caps: MEM_WINDOW, TYPE_2B (not 2A), max_mw %d", da.max_mw);
+	/* An extended CQ: the invalidated rkey is read with
+	 * ibv_wc_read_invalidated_rkey() (classic polls work on it too). */
+	cqx = ibv_create_cq_ex(e->ctx, &ca);
+	CHECK(cqx != NULL, "ibv_create_cq_ex for the windows' QP");
+	if (cqx == NULL) {
+		free(buf);
+		return;
+	}
+	m.cq = ibv_cq_ex_to_cq(cqx);
 	m.qp = check_qp_rts(&m, 2);
 	if (buf != NULL && m.qp != NULL)
 		mr = ibv_reg_mr(e->pd, buf, 16384, IBV_ACCESS_LOCAL_WRITE |
@@ -569,13 +613,13 @@ check_memory_windows(struct check_env *e)
 		struct ibv_send_wr *bad;
 		struct ibv_wc sw;
 
-		CHECK(ibv_post_send(m.qp, &wr, &bad) == 0 && check_poll1(m.cq, &wc) == 1 &&
-		      check_poll1(m.cq, &sw) == 1 && wc.wr_id == 5 &&
+		CHECK(ibv_post_send(m.qp, &wr, &bad) == 0 && check_pollx(cqx, &wc) == 1 &&
+		      check_pollx(cqx, &sw) == 1 && wc.wr_id == 5 &&
 		      wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
 		      wc.byte_len == 16 && wc.wc_flags == IBV_WC_WITH_INV &&
 		      wc.invalidated_rkey == k2 && wc.qp_num == m.qp->qp_num &&
 		      sw.wr_id == 6 && sw.status == IBV_WC_SUCCESS && sw.opcode == IBV_WC_SEND,
-		      "IBV_WR_SEND_WITH_INV: receive WITH_INV, invalidated_rkey %#x",
+		      "IBV_WR_SEND_WITH_INV: receive WITH_INV, ibv_wc_read_invalidated_rkey %#x",
 		      wc.invalidated_rkey);
 	}
 
@@ -617,6 +661,7 @@ out:
 	while (m.qp != NULL && ibv_poll_cq(m.cq, 1, &wc) > 0)
 		;
 	CHECK(m.qp != NULL && ibv_destroy_qp(m.qp) == 0, "destroy the windows' QP");
+	CHECK(ibv_destroy_cq(m.cq) == 0, "destroy the extended CQ");
 	free(buf);
 }
 
