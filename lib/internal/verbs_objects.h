@@ -766,6 +766,10 @@ int verbs_mw_bind(const struct drnic_qp *qp, const struct verbs_send_wqe *w);
  */
 int verbs_mw_invalidate(const struct drnic_qp *qp, uint32_t rkey, bool remote);
 
+/* @p qp is destroyed (off its engine): the type 2 windows bound to it are
+ * invalidated, so a QP that gets its number later reaches none. (mw.c) */
+void verbs_mw_qp_destroyed(const struct drnic_qp *qp);
+
 /* Lay out the zeroed window table (dev->mw_tab_size slots; mw.c). */
 void verbs_mw_table_setup(struct drnic_device *dev);
 

@@ -957,7 +957,8 @@ enum drnic_mw_type {
  * a SEND with Invalidate arriving on that QP. A window's rkey has bit 31
  * set, and its low 8 bits are the consumer's key: a type 2 bind gives the
  * window the rkey named in the WR, which may differ from the current one
- * only there (ibv_inc_rkey()).
+ * only there (ibv_inc_rkey()). A type 2 window bound to a QP that is
+ * destroyed is invalidated with it (its QP number may come back).
  *
  * @return the window (not bound: its rkey allows nothing yet), or NULL
  *         with rte_errno EINVAL (NULL or freed @p pd, a type other than 1

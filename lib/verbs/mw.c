@@ -283,6 +283,30 @@ out:
 	return rc;
 }
 
+void
+verbs_mw_qp_destroyed(const struct drnic_qp *qp)
+{
+	struct drnic_device *dev = qp->dev;
+	uint32_t i;
+
+	for (i = 1; i < dev->mw_tab_size; i++) {
+		struct verbs_mw_slot *s = &dev->mw_tab[i];
+
+		/* A racy first look: only a window bound to this QP matters,
+		 * and no engine binds to a QP that is off its engine. */
+		if (s->qpn != qp->qp_num || s->pd != qp->pd)
+			continue;
+		rte_spinlock_lock(&s->lock);
+		if (s->bound && s->type == DRNIC_MW_TYPE_2 && s->qpn == qp->qp_num &&
+		    s->pd == qp->pd) {
+			mw_change_begin(s);
+			mw_unbind(dev, s);
+			mw_change_end(s);
+		}
+		rte_spinlock_unlock(&s->lock);
+	}
+}
+
 bool
 verbs_mw_key_live(const struct drnic_device *dev, uint32_t key)
 {

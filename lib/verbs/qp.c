@@ -673,6 +673,7 @@ drnic_destroy_qp(struct drnic_qp *qp)
 	atomic_store_explicit(&dev->qp_tab[qp->qp_num], NULL, memory_order_release);
 	verbs_engine_ops()->qp_detach(qp);
 	qp_put_ahs(qp);
+	verbs_mw_qp_destroyed(qp);
 	dev->nb_qp--;
 	atomic_fetch_sub(&qp->pd->refs, 1);
 	if (qp->srq != NULL)

@@ -225,6 +225,39 @@ test_type2(void)
 	ut_end();
 }
 
+/* A destroyed QP's type 2 windows are invalidated (its number may come
+ * back with another QP); other QPs' windows and type 1 windows stay. */
+static void
+test_qp_destroyed(void)
+{
+	struct drnic_mw *wa, *wb, *w1;
+	uint32_t ka, kb, k1;
+
+	ut_begin();
+	wa = drnic_alloc_mw(pd, DRNIC_MW_TYPE_2);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(wa);
+	wb = drnic_alloc_mw(pd, DRNIC_MW_TYPE_2);
+	w1 = drnic_alloc_mw(pd, DRNIC_MW_TYPE_1);
+	ka = ut_inc(wa->rkey);
+	kb = ut_inc(wb->rkey);
+	k1 = ut_inc(w1->rkey);
+	CU_ASSERT_EQUAL(verbs_mw_bind(&qa, ut_bind(wa, ka, mr->lkey, 0, 64, RW, false)), 0);
+	CU_ASSERT_EQUAL(verbs_mw_bind(&qb, ut_bind(wb, kb, mr->lkey, 0, 64, RW, false)), 0);
+	CU_ASSERT_EQUAL(verbs_mw_bind(&qa, ut_bind(w1, k1, mr->lkey, 0, 64, RW, true)), 0);
+	verbs_mw_qp_destroyed(&qa);
+	CU_ASSERT_EQUAL(ut_access(&qa, ka, 0, 8, DRNIC_ACCESS_REMOTE_READ), -ENOENT);
+	CU_ASSERT_EQUAL(ut_access(&qb, kb, 0, 8, DRNIC_ACCESS_REMOTE_READ), 0);
+	CU_ASSERT_EQUAL(ut_access(&qb, k1, 0, 8, DRNIC_ACCESS_REMOTE_READ), 0);
+	CU_ASSERT_EQUAL(atomic_load(&dev->mr_tab[mr->lkey & dev->mr_idx_mask].mw_binds), 2);
+	/* Free: it binds again. */
+	CU_ASSERT_EQUAL(verbs_mw_bind(&qb, ut_bind(wa, ut_inc(ka), mr->lkey, 0, 64, RW, false)),
+			0);
+	CU_ASSERT_EQUAL(drnic_dealloc_mw(wa), 0);
+	CU_ASSERT_EQUAL(drnic_dealloc_mw(wb), 0);
+	CU_ASSERT_EQUAL(drnic_dealloc_mw(w1), 0);
+	ut_end();
+}
+
 /* Every rule broken refuses the bind, and the window is as it was. */
 static void
 test_bind_rules(void)
@@ -353,5 +386,6 @@ main(void)
 	CU_ADD_TEST(s, test_type2);
 	CU_ADD_TEST(s, test_bind_rules);
 	CU_ADD_TEST(s, test_key_spaces);
+	CU_ADD_TEST(s, test_qp_destroyed);
 	return ut_run_all();
 }

@@ -12,6 +12,15 @@
 
 static struct drnic_device *dev;
 static int ut_dev_progress_calls;
+static int ut_mw_qp_gone;
+
+/* mw.c's (verbs_mw_ut): destroy tells it which QP went. */
+void
+verbs_mw_qp_destroyed(const struct drnic_qp *qp)
+{
+	RTE_SET_USED(qp);
+	ut_mw_qp_gone++;
+}
 
 int
 drnic_device_progress(struct drnic_device *d)
@@ -257,7 +266,9 @@ test_modify_path(void)
 	/* And again to RTS. */
 	ut_to_rts(qp);
 	CU_ASSERT_EQUAL(drnic_qp_state(qp), DRNIC_QPS_RTS);
+	ut_mw_qp_gone = 0;
 	CU_ASSERT_EQUAL(drnic_destroy_qp(qp), 0);
+	CU_ASSERT_EQUAL(ut_mw_qp_gone, 1);   /* its type 2 windows are let go */
 }
 
 static void
