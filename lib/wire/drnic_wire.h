@@ -67,14 +67,16 @@ struct rte_mbuf;
 #define DRNIC_WIRE_DETH_LEN       8
 /** The GRH area at the start of a UD receive buffer (IBA 11.4.1.1). */
 #define DRNIC_WIRE_GRH_LEN        40
+#define DRNIC_WIRE_XRCETH_LEN     4
 #define DRNIC_WIRE_CNP_RSVD_LEN   16  /**< reserved bytes after a CNP's BTH */
 #define DRNIC_WIRE_ICRC_LEN       4
 /** Shortest Ethernet frame without FCS; shorter frames are padded after the ICRC. */
 #define DRNIC_WIRE_ETH_MIN_FRAME  60
-/** Longest header stack: Ethernet + tag + IPv6 + UDP + BTH + AtomicETH. */
+/** Longest header stack: Ethernet + tag + IPv6 + UDP + BTH + XRCETH + AtomicETH. */
 #define DRNIC_WIRE_MAX_HDR_LEN \
 	(DRNIC_WIRE_ETH_LEN + DRNIC_WIRE_VLAN_LEN + DRNIC_WIRE_IPV6_LEN + \
-	 DRNIC_WIRE_UDP_LEN + DRNIC_WIRE_BTH_LEN + DRNIC_WIRE_ATOMICETH_LEN)
+	 DRNIC_WIRE_UDP_LEN + DRNIC_WIRE_BTH_LEN + DRNIC_WIRE_XRCETH_LEN + \
+	 DRNIC_WIRE_ATOMICETH_LEN)
 
 #define DRNIC_PSN_BITS  24
 #define DRNIC_PSN_MASK  0xFFFFFFu    /**< PSNs, QPNs and MSNs are 24 bits */
@@ -137,7 +139,36 @@ enum drnic_wire_opcode {
 
 	/** RoCEv2 Congestion Notification Packet (annex A17). */
 	DRNIC_WIRE_OP_CNP                          = 0x81,
+
+	/* Extended Reliable Connection: RC's operations at 0xA0 + RC's code;
+	 * requests carry an XRCETH after the BTH, responses do not. */
+	DRNIC_WIRE_OP_XRC_SEND_FIRST               = 0xA0,
+	DRNIC_WIRE_OP_XRC_SEND_MIDDLE              = 0xA1,
+	DRNIC_WIRE_OP_XRC_SEND_LAST                = 0xA2,
+	DRNIC_WIRE_OP_XRC_SEND_LAST_WITH_IMMEDIATE = 0xA3,
+	DRNIC_WIRE_OP_XRC_SEND_ONLY                = 0xA4,
+	DRNIC_WIRE_OP_XRC_SEND_ONLY_WITH_IMMEDIATE = 0xA5,
+	DRNIC_WIRE_OP_XRC_RDMA_WRITE_FIRST         = 0xA6,
+	DRNIC_WIRE_OP_XRC_RDMA_WRITE_MIDDLE        = 0xA7,
+	DRNIC_WIRE_OP_XRC_RDMA_WRITE_LAST          = 0xA8,
+	DRNIC_WIRE_OP_XRC_RDMA_WRITE_LAST_WITH_IMMEDIATE = 0xA9,
+	DRNIC_WIRE_OP_XRC_RDMA_WRITE_ONLY          = 0xAA,
+	DRNIC_WIRE_OP_XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE = 0xAB,
+	DRNIC_WIRE_OP_XRC_RDMA_READ_REQUEST        = 0xAC,
+	DRNIC_WIRE_OP_XRC_RDMA_READ_RESPONSE_FIRST = 0xAD,
+	DRNIC_WIRE_OP_XRC_RDMA_READ_RESPONSE_MIDDLE = 0xAE,
+	DRNIC_WIRE_OP_XRC_RDMA_READ_RESPONSE_LAST  = 0xAF,
+	DRNIC_WIRE_OP_XRC_RDMA_READ_RESPONSE_ONLY  = 0xB0,
+	DRNIC_WIRE_OP_XRC_ACKNOWLEDGE              = 0xB1,
+	DRNIC_WIRE_OP_XRC_ATOMIC_ACKNOWLEDGE       = 0xB2,
+	DRNIC_WIRE_OP_XRC_COMPARE_SWAP             = 0xB3,
+	DRNIC_WIRE_OP_XRC_FETCH_ADD                = 0xB4,
+	DRNIC_WIRE_OP_XRC_SEND_LAST_WITH_INVALIDATE = 0xB6,
+	DRNIC_WIRE_OP_XRC_SEND_ONLY_WITH_INVALIDATE = 0xB7,
 };
+
+/** XRC's opcode for RC opcode @p rc_op (0x00..0x17): the same operation. */
+#define DRNIC_WIRE_OP_XRC_OF(rc_op) ((uint8_t)(0xA0u | ((rc_op) & 0x1Fu)))
 
 /** Transport of an opcode. */
 enum drnic_wire_transport {
@@ -146,13 +177,14 @@ enum drnic_wire_transport {
 	DRNIC_WIRE_TR_UC,
 	DRNIC_WIRE_TR_RD,       /**< defined by IBA, not supported by drnic */
 	DRNIC_WIRE_TR_UD,
-	DRNIC_WIRE_TR_XRC,      /**< defined by IBA, not supported by drnic */
+	DRNIC_WIRE_TR_XRC,      /**< Extended Reliable Connection */
 	DRNIC_WIRE_TR_CNP,
 };
 
 /** Extension headers following the BTH; wire order is the bit order. */
 enum drnic_wire_ext_idx {
 	DRNIC_WIRE_EXT_IDX_DETH = 0,
+	DRNIC_WIRE_EXT_IDX_XRCETH,  /**< XRC requests: the target XRC SRQ */
 	DRNIC_WIRE_EXT_IDX_RETH,
 	DRNIC_WIRE_EXT_IDX_ATOMICETH,
 	DRNIC_WIRE_EXT_IDX_AETH,
@@ -164,6 +196,7 @@ enum drnic_wire_ext_idx {
 };
 
 #define DRNIC_WIRE_EXT_DETH         (1u << DRNIC_WIRE_EXT_IDX_DETH)
+#define DRNIC_WIRE_EXT_XRCETH       (1u << DRNIC_WIRE_EXT_IDX_XRCETH)
 #define DRNIC_WIRE_EXT_RETH         (1u << DRNIC_WIRE_EXT_IDX_RETH)
 #define DRNIC_WIRE_EXT_ATOMICETH    (1u << DRNIC_WIRE_EXT_IDX_ATOMICETH)
 #define DRNIC_WIRE_EXT_AETH         (1u << DRNIC_WIRE_EXT_IDX_AETH)
@@ -211,7 +244,7 @@ struct drnic_wire_opinfo {
 /**
  * The opcode table, indexed by the BTH opcode. Entries with name == NULL are
  * undefined opcodes; entries without DRNIC_WIRE_OPF_SUPPORTED are defined by
- * IBA but not implemented here (RD, XRC, FLUSH, ATOMIC_WRITE).
+ * IBA but not implemented here (RD, FLUSH, ATOMIC_WRITE).
  */
 extern const struct drnic_wire_opinfo drnic_wire_opcodes[256];
 
@@ -330,6 +363,11 @@ struct drnic_wire_ieth {
 struct drnic_wire_deth {
 	rte_be32_t qkey;
 	rte_be32_t sqpn;      /**< reserved(31:24) SrcQP(23:0) */
+} __rte_packed;
+
+/** XRC Extended Transport Header: the XRC SRQ a request is for. */
+struct drnic_wire_xrceth {
+	rte_be32_t srqn;      /**< reserved(31:24) XRCSRQ(23:0) */
 } __rte_packed;
 
 /**
@@ -499,6 +537,9 @@ struct drnic_wire_pkt {
 		uint32_t qkey;
 		uint32_t sqpn;        /**< 24 bits */
 	} deth;
+	struct {
+		uint32_t srqn;        /**< XRC SRQ number, 24 bits */
+	} xrceth;
 
 	/* Build input: the payload, gathered in order. */
 	const struct drnic_wire_sge *sg;
@@ -629,7 +670,7 @@ enum drnic_wire_drop {
 	DRNIC_WIRE_DROP_UDP_LENGTH_MISMATCH,/**< UDP length != IP payload length */
 	DRNIC_WIRE_DROP_TRUNCATED_BTH,      /**< UDP payload shorter than BTH + ICRC */
 	DRNIC_WIRE_DROP_UNKNOWN_OPCODE,     /**< opcode undefined by IBA */
-	DRNIC_WIRE_DROP_UNSUPPORTED_OPCODE, /**< defined (RD, XRC, ...) but not supported */
+	DRNIC_WIRE_DROP_UNSUPPORTED_OPCODE, /**< defined (RD, ...) but not supported */
 	DRNIC_WIRE_DROP_BAD_TVER,           /**< BTH TVer != 0 */
 	DRNIC_WIRE_DROP_TRUNCATED_EXT_HEADER, /**< extension headers + ICRC do not fit */
 	DRNIC_WIRE_DROP_BAD_PADCNT,         /**< PadCnt with no room for it, or on a no-payload / full-MTU opcode */

@@ -142,6 +142,8 @@ wire_put_ext(uint8_t *bth, const struct drnic_wire_opinfo *oi, const struct drni
 		wire_put32(h, p->deth.qkey);
 		wire_put32(h + 4, p->deth.sqpn & DRNIC_QPN_MASK);
 	}
+	if (oi->ext & DRNIC_WIRE_EXT_XRCETH)
+		wire_put32(bth + off[DRNIC_WIRE_EXT_IDX_XRCETH], p->xrceth.srqn & DRNIC_QPN_MASK);
 	if (oi->ext & DRNIC_WIRE_EXT_RETH) {
 		h = bth + off[DRNIC_WIRE_EXT_IDX_RETH];
 		wire_put64(h, p->reth.va);

@@ -8,6 +8,7 @@
 /* Bytes of the extension headers in mask @e. */
 #define WIRE_EXT_LEN(e) \
 	(((e) & DRNIC_WIRE_EXT_DETH ? DRNIC_WIRE_DETH_LEN : 0) + \
+	 ((e) & DRNIC_WIRE_EXT_XRCETH ? DRNIC_WIRE_XRCETH_LEN : 0) + \
 	 ((e) & DRNIC_WIRE_EXT_RETH ? DRNIC_WIRE_RETH_LEN : 0) + \
 	 ((e) & DRNIC_WIRE_EXT_ATOMICETH ? DRNIC_WIRE_ATOMICETH_LEN : 0) + \
 	 ((e) & DRNIC_WIRE_EXT_AETH ? DRNIC_WIRE_AETH_LEN : 0) + \
@@ -31,7 +32,7 @@
 		.hdr_len = DRNIC_WIRE_BTH_LEN + WIRE_EXT_LEN(e), \
 		.ext_off = { WIRE_EXT_OFF(e, 0), WIRE_EXT_OFF(e, 1), WIRE_EXT_OFF(e, 2), \
 			     WIRE_EXT_OFF(e, 3), WIRE_EXT_OFF(e, 4), WIRE_EXT_OFF(e, 5), \
-			     WIRE_EXT_OFF(e, 6), WIRE_EXT_OFF(e, 7) }, \
+			     WIRE_EXT_OFF(e, 6), WIRE_EXT_OFF(e, 7), WIRE_EXT_OFF(e, 8) }, \
 	}
 
 /* Defined by IBA, not implemented by drnic: a name, nothing else. */
@@ -57,6 +58,7 @@
 #define PL_FULL (DRNIC_WIRE_OPF_PAYLOAD | DRNIC_WIRE_OPF_PAYLOAD_REQ | DRNIC_WIRE_OPF_FULL_MTU)
 
 #define E_DETH   DRNIC_WIRE_EXT_DETH
+#define E_XRC    DRNIC_WIRE_EXT_XRCETH
 #define E_RETH   DRNIC_WIRE_EXT_RETH
 #define E_ATOM   DRNIC_WIRE_EXT_ATOMICETH
 #define E_AETH   DRNIC_WIRE_EXT_AETH
@@ -64,26 +66,53 @@
 #define E_IMM    DRNIC_WIRE_EXT_IMMDT
 #define E_IETH   DRNIC_WIRE_EXT_IETH
 
-/* The SEND and RDMA WRITE families, shared by RC and UC (base 0x00 / 0x20). */
-#define WIRE_SEND_WRITE_OPS(base, pfx, tr) \
-	WIRE_OP(base + 0x00, pfx "_SEND_FIRST", tr, F_FIRST, REQ | SEND | PL_FULL, 0), \
-	WIRE_OP(base + 0x01, pfx "_SEND_MIDDLE", tr, F_MIDDLE, REQ | SEND | PL_FULL, 0), \
-	WIRE_OP(base + 0x02, pfx "_SEND_LAST", tr, F_LAST, REQ | SEND | PL_REQ, 0), \
+/* The SEND and RDMA WRITE families, shared by RC, UC and XRC (base 0x00 /
+ * 0x20 / 0xA0); @x: the headers every request of the transport carries
+ * after the BTH (XRC's XRCETH). */
+#define WIRE_SEND_WRITE_OPS_X(base, pfx, tr, x) \
+	WIRE_OP(base + 0x00, pfx "_SEND_FIRST", tr, F_FIRST, REQ | SEND | PL_FULL, x), \
+	WIRE_OP(base + 0x01, pfx "_SEND_MIDDLE", tr, F_MIDDLE, REQ | SEND | PL_FULL, x), \
+	WIRE_OP(base + 0x02, pfx "_SEND_LAST", tr, F_LAST, REQ | SEND | PL_REQ, x), \
 	WIRE_OP(base + 0x03, pfx "_SEND_LAST_WITH_IMMEDIATE", tr, F_LAST, \
-		REQ | SEND | IMM | PL_REQ, E_IMM), \
-	WIRE_OP(base + 0x04, pfx "_SEND_ONLY", tr, F_ONLY, REQ | SEND | PL_OPT, 0), \
+		REQ | SEND | IMM | PL_REQ, (x) | E_IMM), \
+	WIRE_OP(base + 0x04, pfx "_SEND_ONLY", tr, F_ONLY, REQ | SEND | PL_OPT, x), \
 	WIRE_OP(base + 0x05, pfx "_SEND_ONLY_WITH_IMMEDIATE", tr, F_ONLY, \
-		REQ | SEND | IMM | PL_OPT, E_IMM), \
-	WIRE_OP(base + 0x06, pfx "_RDMA_WRITE_FIRST", tr, F_FIRST, REQ | WRITE | PL_FULL, E_RETH), \
-	WIRE_OP(base + 0x07, pfx "_RDMA_WRITE_MIDDLE", tr, F_MIDDLE, REQ | WRITE | PL_FULL, 0), \
-	WIRE_OP(base + 0x08, pfx "_RDMA_WRITE_LAST", tr, F_LAST, REQ | WRITE | PL_REQ, 0), \
+		REQ | SEND | IMM | PL_OPT, (x) | E_IMM), \
+	WIRE_OP(base + 0x06, pfx "_RDMA_WRITE_FIRST", tr, F_FIRST, REQ | WRITE | PL_FULL, \
+		(x) | E_RETH), \
+	WIRE_OP(base + 0x07, pfx "_RDMA_WRITE_MIDDLE", tr, F_MIDDLE, REQ | WRITE | PL_FULL, x), \
+	WIRE_OP(base + 0x08, pfx "_RDMA_WRITE_LAST", tr, F_LAST, REQ | WRITE | PL_REQ, x), \
 	WIRE_OP(base + 0x09, pfx "_RDMA_WRITE_LAST_WITH_IMMEDIATE", tr, F_LAST, \
-		REQ | WRITE | IMM | PL_REQ, E_IMM), \
-	WIRE_OP(base + 0x0A, pfx "_RDMA_WRITE_ONLY", tr, F_ONLY, REQ | WRITE | PL_OPT, E_RETH), \
+		REQ | WRITE | IMM | PL_REQ, (x) | E_IMM), \
+	WIRE_OP(base + 0x0A, pfx "_RDMA_WRITE_ONLY", tr, F_ONLY, REQ | WRITE | PL_OPT, \
+		(x) | E_RETH), \
 	WIRE_OP(base + 0x0B, pfx "_RDMA_WRITE_ONLY_WITH_IMMEDIATE", tr, F_ONLY, \
-		REQ | WRITE | IMM | PL_OPT, E_RETH | E_IMM)
+		REQ | WRITE | IMM | PL_OPT, (x) | E_RETH | E_IMM)
+#define WIRE_SEND_WRITE_OPS(base, pfx, tr) WIRE_SEND_WRITE_OPS_X(base, pfx, tr, 0)
 
-/* Names of the 0x00..0x17 operations of RC, for the RD and XRC entries. */
+/* The rest of RC's operations, shared by RC and XRC (base 0x00 / 0xA0):
+ * READ, its responses, ACKs, atomics, SEND with Invalidate. */
+#define WIRE_RELIABLE_OPS(base, pfx, tr, x) \
+	WIRE_OP(base + 0x0C, pfx "_RDMA_READ_REQUEST", tr, F_ONLY, REQ | READ, (x) | E_RETH), \
+	WIRE_OP(base + 0x0D, pfx "_RDMA_READ_RESPONSE_FIRST", tr, F_FIRST, \
+		RESP | READ | ACK | PL_FULL, E_AETH), \
+	WIRE_OP(base + 0x0E, pfx "_RDMA_READ_RESPONSE_MIDDLE", tr, F_MIDDLE, \
+		RESP | READ | PL_FULL, 0), \
+	WIRE_OP(base + 0x0F, pfx "_RDMA_READ_RESPONSE_LAST", tr, F_LAST, \
+		RESP | READ | ACK | PL_REQ, E_AETH), \
+	WIRE_OP(base + 0x10, pfx "_RDMA_READ_RESPONSE_ONLY", tr, F_ONLY, \
+		RESP | READ | ACK | PL_OPT, E_AETH), \
+	WIRE_OP(base + 0x11, pfx "_ACKNOWLEDGE", tr, F_ONLY, RESP | ACK, E_AETH), \
+	WIRE_OP(base + 0x12, pfx "_ATOMIC_ACKNOWLEDGE", tr, F_ONLY, RESP | ATOM | ACK, \
+		E_AETH | E_ATOMACK), \
+	WIRE_OP(base + 0x13, pfx "_COMPARE_SWAP", tr, F_ONLY, REQ | ATOM, (x) | E_ATOM), \
+	WIRE_OP(base + 0x14, pfx "_FETCH_ADD", tr, F_ONLY, REQ | ATOM, (x) | E_ATOM), \
+	WIRE_OP(base + 0x16, pfx "_SEND_LAST_WITH_INVALIDATE", tr, F_LAST, \
+		REQ | SEND | INV | PL_REQ, (x) | E_IETH), \
+	WIRE_OP(base + 0x17, pfx "_SEND_ONLY_WITH_INVALIDATE", tr, F_ONLY, \
+		REQ | SEND | INV | PL_OPT, (x) | E_IETH)
+
+/* Names of the 0x00..0x14 operations of RC, for the RD entries. */
 #define WIRE_NAMED_OPS(base, pfx, tr) \
 	WIRE_OP_UNSUPPORTED(base + 0x00, pfx "_SEND_FIRST", tr), \
 	WIRE_OP_UNSUPPORTED(base + 0x01, pfx "_SEND_MIDDLE", tr), \
@@ -110,24 +139,7 @@
 const struct drnic_wire_opinfo drnic_wire_opcodes[256] = {
 	/* Reliable Connection */
 	WIRE_SEND_WRITE_OPS(0x00, "RC", DRNIC_WIRE_TR_RC),
-	WIRE_OP(0x0C, "RC_RDMA_READ_REQUEST", DRNIC_WIRE_TR_RC, F_ONLY, REQ | READ, E_RETH),
-	WIRE_OP(0x0D, "RC_RDMA_READ_RESPONSE_FIRST", DRNIC_WIRE_TR_RC, F_FIRST,
-		RESP | READ | ACK | PL_FULL, E_AETH),
-	WIRE_OP(0x0E, "RC_RDMA_READ_RESPONSE_MIDDLE", DRNIC_WIRE_TR_RC, F_MIDDLE,
-		RESP | READ | PL_FULL, 0),
-	WIRE_OP(0x0F, "RC_RDMA_READ_RESPONSE_LAST", DRNIC_WIRE_TR_RC, F_LAST,
-		RESP | READ | ACK | PL_REQ, E_AETH),
-	WIRE_OP(0x10, "RC_RDMA_READ_RESPONSE_ONLY", DRNIC_WIRE_TR_RC, F_ONLY,
-		RESP | READ | ACK | PL_OPT, E_AETH),
-	WIRE_OP(0x11, "RC_ACKNOWLEDGE", DRNIC_WIRE_TR_RC, F_ONLY, RESP | ACK, E_AETH),
-	WIRE_OP(0x12, "RC_ATOMIC_ACKNOWLEDGE", DRNIC_WIRE_TR_RC, F_ONLY, RESP | ATOM | ACK,
-		E_AETH | E_ATOMACK),
-	WIRE_OP(0x13, "RC_COMPARE_SWAP", DRNIC_WIRE_TR_RC, F_ONLY, REQ | ATOM, E_ATOM),
-	WIRE_OP(0x14, "RC_FETCH_ADD", DRNIC_WIRE_TR_RC, F_ONLY, REQ | ATOM, E_ATOM),
-	WIRE_OP(0x16, "RC_SEND_LAST_WITH_INVALIDATE", DRNIC_WIRE_TR_RC, F_LAST,
-		REQ | SEND | INV | PL_REQ, E_IETH),
-	WIRE_OP(0x17, "RC_SEND_ONLY_WITH_INVALIDATE", DRNIC_WIRE_TR_RC, F_ONLY,
-		REQ | SEND | INV | PL_OPT, E_IETH),
+	WIRE_RELIABLE_OPS(0x00, "RC", DRNIC_WIRE_TR_RC, 0),
 	/* IBA 1.5 additions drnic does not implement. */
 	WIRE_OP_UNSUPPORTED(0x1C, "RC_FLUSH", DRNIC_WIRE_TR_RC),
 	WIRE_OP_UNSUPPORTED(0x1D, "RC_ATOMIC_WRITE", DRNIC_WIRE_TR_RC),
@@ -147,10 +159,10 @@ const struct drnic_wire_opinfo drnic_wire_opcodes[256] = {
 	/* RoCEv2 congestion notification: BTH, 16 reserved bytes, ICRC. */
 	WIRE_OP(0x81, "CNP", DRNIC_WIRE_TR_CNP, F_ONLY, DRNIC_WIRE_OPF_CNP, DRNIC_WIRE_EXT_CNP),
 
-	/* Extended Reliable Connection: defined, not supported. */
-	WIRE_NAMED_OPS(0xA0, "XRC", DRNIC_WIRE_TR_XRC),
-	WIRE_OP_UNSUPPORTED(0xB6, "XRC_SEND_LAST_WITH_INVALIDATE", DRNIC_WIRE_TR_XRC),
-	WIRE_OP_UNSUPPORTED(0xB7, "XRC_SEND_ONLY_WITH_INVALIDATE", DRNIC_WIRE_TR_XRC),
+	/* Extended Reliable Connection: RC's operations; every request
+	 * carries the XRCETH (the target XRC SRQ) right after the BTH. */
+	WIRE_SEND_WRITE_OPS_X(0xA0, "XRC", DRNIC_WIRE_TR_XRC, E_XRC),
+	WIRE_RELIABLE_OPS(0xA0, "XRC", DRNIC_WIRE_TR_XRC, E_XRC),
 };
 
 const char *

@@ -16,10 +16,11 @@
 #include "drnic_wire.h"
 #include "wire_internal.h"
 
-/* The longest header stack the parser looks at: tag, IPv4 with options, AtomicETH. */
+/* The longest header stack the parser looks at: tag, IPv4 with options,
+ * XRCETH and AtomicETH. */
 #define WIRE_PARSE_WINDOW \
 	(DRNIC_WIRE_ETH_LEN + DRNIC_WIRE_VLAN_LEN + 60 + DRNIC_WIRE_UDP_LEN + \
-	 DRNIC_WIRE_BTH_LEN + DRNIC_WIRE_ATOMICETH_LEN)
+	 DRNIC_WIRE_BTH_LEN + DRNIC_WIRE_XRCETH_LEN + DRNIC_WIRE_ATOMICETH_LEN)
 
 static const char *const wire_drop_names[DRNIC_WIRE_DROP_MAX] = {
 	[DRNIC_WIRE_OK] = "ok",
@@ -118,6 +119,8 @@ wire_get_ext(const uint8_t *bth, const struct drnic_wire_opinfo *oi, struct drni
 		p->deth.qkey = wire_get32(h);
 		p->deth.sqpn = wire_get32(h + 4) & DRNIC_QPN_MASK;
 	}
+	if (oi->ext & DRNIC_WIRE_EXT_XRCETH)
+		p->xrceth.srqn = wire_get32(bth + off[DRNIC_WIRE_EXT_IDX_XRCETH]) & DRNIC_QPN_MASK;
 	if (oi->ext & DRNIC_WIRE_EXT_RETH) {
 		h = bth + off[DRNIC_WIRE_EXT_IDX_RETH];
 		p->reth.va = wire_get64(h);

@@ -4,7 +4,7 @@
  *
  * Builds one frame of each family (RC, UC, UD; with and without immediate;
  * IPv4 and IPv6; a tagged one; a zero-length SEND that needs Ethernet padding;
- * READ, ACK, atomics, CNP) with drnic_wire_build(), writes them with
+ * READ, ACK, atomics, CNP; XRC's with their XRCETH) with drnic_wire_build(), writes them with
  * drnic_capture to a pcapng file in a temporary directory and runs
  *
  *   tshark -r FILE --disable-protocol rpcordma
@@ -15,8 +15,9 @@
  *
  * For every frame: tshark reports no malformed packet and no expert warning
  * or error, and decodes the opcode, destination QP, PSN and ICRC that were
- * built (Wireshark 4.0 shows a CNP as an unknown opcode with no ICRC field;
- * its opcode, QP and PSN are still checked). Fails, saying so, when tshark is
+ * built (Wireshark 4.0 shows a CNP as an unknown opcode with no ICRC field,
+ * and an XRC frame's BTH with the rest as "unknown header sequence": their
+ * opcode, QP and PSN are still checked). Fails, saying so, when tshark is
  * not installed.
  *
  * udp.ignore_ipv6_zero_checksum: RoCEv2 sends UDP checksum 0 over IPv6 too
@@ -76,6 +77,16 @@ static const struct ts_frame ts_frames[] = {
 	{ DRNIC_WIRE_OP_RC_SEND_ONLY, 4, true, 64, 0x000012, 0x00010c },
 	{ DRNIC_WIRE_OP_RC_SEND_ONLY, 6, true, 0, 0x000012, 0x00010d },
 	{ DRNIC_WIRE_OP_CNP, 4, false, 0, 0x000012, 0 },
+	/* XRC: requests carry the XRCETH after the BTH, responses do not. */
+	{ DRNIC_WIRE_OP_XRC_SEND_ONLY, 4, false, 64, 0x000014, 0x000200 },
+	{ DRNIC_WIRE_OP_XRC_SEND_FIRST, 6, false, 256, 0x000014, 0x000201 },
+	{ DRNIC_WIRE_OP_XRC_SEND_LAST_WITH_IMMEDIATE, 4, true, 61, 0x000014, 0x000202 },
+	{ DRNIC_WIRE_OP_XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 4, false, 64, 0x000014, 0x000203 },
+	{ DRNIC_WIRE_OP_XRC_RDMA_READ_REQUEST, 4, false, 0, 0x000014, 0x000204 },
+	{ DRNIC_WIRE_OP_XRC_RDMA_READ_RESPONSE_ONLY, 4, false, 64, 0x000035, 0x000204 },
+	{ DRNIC_WIRE_OP_XRC_ACKNOWLEDGE, 6, false, 0, 0x000035, 0x000203 },
+	{ DRNIC_WIRE_OP_XRC_FETCH_ADD, 4, false, 0, 0x000014, 0x000205 },
+	{ DRNIC_WIRE_OP_XRC_ATOMIC_ACKNOWLEDGE, 4, false, 0, 0x000035, 0x000205 },
 };
 
 #define TS_NFRAMES RTE_DIM(ts_frames)
@@ -106,7 +117,8 @@ ts_describe(const struct ts_frame *f, struct drnic_wire_pkt *p, struct drnic_wir
 	p->bth.ackreq = true;
 	p->reth.va = 0x7f0000001000ull;
 	p->reth.rkey = 0x1234;
-	p->reth.dmalen = f->opcode == DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST ? 64 : f->len;
+	p->reth.dmalen = f->opcode == DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST ||
+			 f->opcode == DRNIC_WIRE_OP_XRC_RDMA_READ_REQUEST ? 64 : f->len;
 	p->aeth.syndrome = drnic_aeth_syndrome(DRNIC_AETH_ACK, DRNIC_AETH_CREDIT_INVALID);
 	p->aeth.msn = 7;
 	p->atomic.va = 0x7f0000002000ull;
@@ -118,6 +130,7 @@ ts_describe(const struct ts_frame *f, struct drnic_wire_pkt *p, struct drnic_wir
 	p->ieth_rkey = 0x9abc;
 	p->deth.qkey = 0x80010000;
 	p->deth.sqpn = 0x000016;
+	p->xrceth.srqn = 0x000abc;
 	sge->addr = ts_payload;
 	sge->len = f->len;
 	p->sg = sge;
@@ -189,6 +202,15 @@ ts_has_warning(const char *severities)
 	return false;
 }
 
+/* Wireshark 4.0 decodes the BTH of a CNP and of XRC's opcodes (it names
+ * them), but not what follows: no XRCETH, no ICRC field. */
+static bool
+ts_icrc_undecoded(uint8_t opcode)
+{
+	return opcode == DRNIC_WIRE_OP_CNP ||
+	       drnic_wire_opcode_info(opcode)->transport == DRNIC_WIRE_TR_XRC;
+}
+
 static int
 ts_check_tshark(const char *dir, const char *file, const uint32_t *icrc)
 {
@@ -236,7 +258,7 @@ ts_check_tshark(const char *dir, const char *file, const uint32_t *icrc)
 			       n + 1, drnic_wire_opcode_name(want->opcode), f[1], f[2], f[3], f[5],
 			       f[6], f[7], want->opcode, want->dqpn, want->psn);
 			bad++;
-		} else if (want->opcode == DRNIC_WIRE_OP_CNP ? f[4][0] != '\0' && crc != icrc[n] :
+		} else if (ts_icrc_undecoded(want->opcode) ? f[4][0] != '\0' && crc != icrc[n] :
 			   crc != icrc[n]) {
 			/* tshark reads the ICRC as a big-endian number: bytes swapped */
 			printf("frame %u (%s): tshark ICRC %s, drnic_wire_parse() ICRC 0x%08x "

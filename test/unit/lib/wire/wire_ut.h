@@ -248,6 +248,7 @@ ut_pkt_random(struct drnic_wire_pkt *p, uint8_t opcode, uint8_t version, bool vl
 	p->ieth_rkey = ut_rand() ^ ut_rand() << 16;
 	p->deth.qkey = ut_rand() ^ ut_rand() << 16;
 	p->deth.sqpn = ut_rand() & DRNIC_QPN_MASK;
+	p->xrceth.srqn = ut_rand() ^ ut_rand() << 16;   /* above 24 bits too: masked */
 }
 
 /*
@@ -304,6 +305,7 @@ ut_pkt_check(const struct drnic_wire_pkt *q, const struct drnic_wire_pkt *p, uin
 	UT_EXT_EQ(DRNIC_WIRE_EXT_IETH, ieth_rkey, p->ieth_rkey);
 	UT_EXT_EQ(DRNIC_WIRE_EXT_DETH, deth.qkey, p->deth.qkey);
 	UT_EXT_EQ(DRNIC_WIRE_EXT_DETH, deth.sqpn, p->deth.sqpn & DRNIC_QPN_MASK);
+	UT_EXT_EQ(DRNIC_WIRE_EXT_XRCETH, xrceth.srqn, p->xrceth.srqn & DRNIC_QPN_MASK);
 #undef UT_EXT_EQ
 	CU_ASSERT_PTR_NULL(q->sg);
 	CU_ASSERT_EQUAL(q->l3_off, l2);

@@ -27,8 +27,10 @@ test_lengths(void)
 
 	CU_ASSERT_EQUAL(drnic_wire_hdr_len(DRNIC_WIRE_OP_RC_SEND_ONLY, 4, false), 54);
 	CU_ASSERT_EQUAL(drnic_wire_hdr_len(DRNIC_WIRE_OP_RC_SEND_ONLY, 6, true), 78);
-	CU_ASSERT_EQUAL(drnic_wire_hdr_len(DRNIC_WIRE_OP_RC_COMPARE_SWAP, 6, true),
+	CU_ASSERT_EQUAL(drnic_wire_hdr_len(DRNIC_WIRE_OP_XRC_COMPARE_SWAP, 6, true),
 			DRNIC_WIRE_MAX_HDR_LEN);
+	CU_ASSERT_EQUAL(drnic_wire_hdr_len(DRNIC_WIRE_OP_XRC_SEND_ONLY, 4, false), 58);
+	CU_ASSERT_EQUAL(drnic_wire_hdr_len(DRNIC_WIRE_OP_XRC_ACKNOWLEDGE, 4, false), 58);
 	CU_ASSERT_EQUAL(drnic_wire_hdr_len(0x15, 4, false), 0);
 	CU_ASSERT_EQUAL(drnic_wire_hdr_len(DRNIC_WIRE_OP_RC_SEND_ONLY, 5, false), 0);
 	/* 58-byte frame padded to 60; ACK is 62. */
@@ -175,6 +177,44 @@ static const uint32_t ut_sizes[] = {
 	0, 1, 2, 3, 4, 5, 6, 7, 8, 13, 60, 255, 256, 257, 1023, 1024, 1025, 2048, 4093,
 	4094, 4095, 4096,
 };
+
+/* XRC: the XRCETH (8 reserved bits, the 24-bit SRQ number) sits right after
+ * the BTH and before the RETH and ImmDt; it is covered by the ICRC. */
+static void
+test_xrceth_layout(void)
+{
+	struct drnic_wire_pkt p, q;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(ut_big_pool);
+	uint32_t flen;
+
+	CU_ASSERT_FATAL(m != NULL);
+	drnic_wire_pkt_init(&p);
+	p.bth.opcode = DRNIC_WIRE_OP_XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE;
+	p.bth.dqpn = 0x000042;
+	p.xrceth.srqn = 0xFFABCDEF;     /* 24 bits go on the wire */
+	p.reth.va = 0x1122334455667788ull;
+	p.reth.rkey = 0x99AABBCC;
+	p.reth.dmalen = 0;
+	p.imm = rte_cpu_to_be_32(0xDEADBEEF);
+	CU_ASSERT_EQUAL_FATAL(drnic_wire_build(m, &p), 0);
+	flen = ut_mbuf_bytes(m, ut_frame);
+	/* Ethernet 14, IPv4 20, UDP 8, BTH 12: the XRCETH at 54. */
+	CU_ASSERT_EQUAL(ut_frame[42], 0xAB);
+	CU_ASSERT(memcmp(ut_frame + 54, "\x00\xAB\xCD\xEF", 4) == 0);
+	CU_ASSERT(memcmp(ut_frame + 58, "\x11\x22\x33\x44\x55\x66\x77\x88", 8) == 0);
+	CU_ASSERT(memcmp(ut_frame + 66, "\x99\xAA\xBB\xCC\x00\x00\x00\x00", 8) == 0);
+	CU_ASSERT(memcmp(ut_frame + 74, "\xDE\xAD\xBE\xEF", 4) == 0);
+	CU_ASSERT_EQUAL(flen, 78 + 4);
+	CU_ASSERT_EQUAL_FATAL(drnic_wire_parse(m, &q), DRNIC_WIRE_OK);
+	CU_ASSERT_EQUAL(q.xrceth.srqn, 0xABCDEF);
+	CU_ASSERT_EQUAL(q.reth.rkey, 0x99AABBCC);
+	CU_ASSERT_EQUAL(q.payload_off, 78);
+	CU_ASSERT_EQUAL(q.icrc, ut_ref_icrc(ut_frame + q.l3_off, q.frame_len - q.l3_off));
+	/* The ICRC covers the XRCETH: another SRQ number fails the check. */
+	rte_pktmbuf_mtod(m, uint8_t *)[57] ^= 1;
+	CU_ASSERT_EQUAL(drnic_wire_parse(m, &q), DRNIC_WIRE_DROP_BAD_ICRC);
+	rte_pktmbuf_free(m);
+}
 
 /* Every supported opcode, both IP versions, with and without a tag. */
 static void
@@ -372,7 +412,7 @@ test_errors(void)
 				       SOCKET_ID_ANY);
 	CU_ASSERT_FATAL(tiny != NULL);
 	m = rte_pktmbuf_alloc(tiny);
-	ut_pkt_random(&p, DRNIC_WIRE_OP_RC_COMPARE_SWAP, 6, true);
+	ut_pkt_random(&p, DRNIC_WIRE_OP_XRC_COMPARE_SWAP, 6, true);
 	CU_ASSERT_EQUAL(drnic_wire_build(m, &p), -ENOSPC);
 	CU_ASSERT_EQUAL(m->pkt_len, 0);
 	/* 62 header bytes in a 64-byte room: the ICRC is split over two segments. */
@@ -431,6 +471,7 @@ main(void)
 	s = CU_add_suite("wire_build", NULL, NULL);
 	CU_add_test(s, "lengths", test_lengths);
 	CU_add_test(s, "exact_layout", test_exact_layout);
+	CU_add_test(s, "xrceth_layout", test_xrceth_layout);
 	CU_add_test(s, "roundtrip_opcodes", test_roundtrip_opcodes);
 	CU_add_test(s, "roundtrip_sizes", test_roundtrip_sizes);
 	CU_add_test(s, "multiseg", test_multiseg);

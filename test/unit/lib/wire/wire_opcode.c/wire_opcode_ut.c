@@ -6,6 +6,7 @@
 
 static const uint8_t ut_ext_lens[DRNIC_WIRE_EXT_IDX_NUM] = {
 	[DRNIC_WIRE_EXT_IDX_DETH] = 8,
+	[DRNIC_WIRE_EXT_IDX_XRCETH] = 4,
 	[DRNIC_WIRE_EXT_IDX_RETH] = 16,
 	[DRNIC_WIRE_EXT_IDX_ATOMICETH] = 28,
 	[DRNIC_WIRE_EXT_IDX_AETH] = 4,
@@ -67,8 +68,8 @@ test_table_consistent(void)
 			CU_ASSERT_EQUAL(!!(oi->flags & DRNIC_WIRE_OPF_REQUEST),
 					!(oi->flags & DRNIC_WIRE_OPF_RESPONSE));
 	}
-	/* RC 0x00-0x14 + 0x16, 0x17 (23), UC 12, UD 2, CNP 1. */
-	CU_ASSERT_EQUAL(supported, 23 + 12 + 2 + 1);
+	/* RC 0x00-0x14 + 0x16, 0x17 (23), UC 12, UD 2, CNP 1, XRC as RC (23). */
+	CU_ASSERT_EQUAL(supported, 23 + 12 + 2 + 1 + 23);
 }
 
 static void
@@ -161,7 +162,51 @@ test_table_entries(void)
 	CU_ASSERT_STRING_EQUAL(drnic_wire_opcode_name(0xB7), "XRC_SEND_ONLY_WITH_INVALIDATE");
 	CU_ASSERT_STRING_EQUAL(drnic_wire_opcode_name(0x1C), "RC_FLUSH");
 	CU_ASSERT_STRING_EQUAL(drnic_wire_opcode_name(0xFF), "UNKNOWN");
+	CU_ASSERT_STRING_EQUAL(drnic_wire_opcode_name(0xB5), "UNKNOWN");
 	CU_ASSERT_STRING_EQUAL(drnic_wire_opcode_name(0x80), "UNKNOWN");
+}
+
+/* XRC is RC's operations at 0xA0; its requests carry the XRCETH right
+ * after the BTH, before RETH / AtomicETH / ImmDt / IETH; responses do not. */
+static void
+test_xrc_entries(void)
+{
+	const struct drnic_wire_opinfo *oi, *rc;
+	unsigned int op;
+
+	for (op = 0xA0; op <= 0xB7; op++) {
+		oi = drnic_wire_opcode_info((uint8_t)op);
+		rc = drnic_wire_opcode_info((uint8_t)(op - 0xA0));
+		CU_ASSERT_EQUAL(oi->name != NULL, op != 0xB5);
+		if (op == 0xB5)
+			continue;
+		CU_ASSERT(oi->flags & DRNIC_WIRE_OPF_SUPPORTED);
+		CU_ASSERT_EQUAL(oi->transport, DRNIC_WIRE_TR_XRC);
+		CU_ASSERT_EQUAL(oi->flags, rc->flags);
+		CU_ASSERT_EQUAL(oi->pos, rc->pos);
+		CU_ASSERT_STRING_EQUAL(oi->name + 3, rc->name + 2);
+		CU_ASSERT_EQUAL(DRNIC_WIRE_OP_XRC_OF(op - 0xA0), op);
+		if (oi->flags & DRNIC_WIRE_OPF_REQUEST) {
+			CU_ASSERT_EQUAL(oi->ext, rc->ext | DRNIC_WIRE_EXT_XRCETH);
+			CU_ASSERT_EQUAL(oi->ext_off[DRNIC_WIRE_EXT_IDX_XRCETH], 12);
+			CU_ASSERT_EQUAL(oi->hdr_len, rc->hdr_len + DRNIC_WIRE_XRCETH_LEN);
+		} else {
+			CU_ASSERT_EQUAL(oi->ext, rc->ext);
+			CU_ASSERT_EQUAL(oi->hdr_len, rc->hdr_len);
+		}
+	}
+	oi = drnic_wire_opcode_info(DRNIC_WIRE_OP_XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE);
+	CU_ASSERT_STRING_EQUAL(oi->name, "XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE");
+	CU_ASSERT_EQUAL(oi->ext_off[DRNIC_WIRE_EXT_IDX_RETH], 16);
+	CU_ASSERT_EQUAL(oi->ext_off[DRNIC_WIRE_EXT_IDX_IMMDT], 32);
+	CU_ASSERT_EQUAL(oi->hdr_len, 36);
+	oi = drnic_wire_opcode_info(DRNIC_WIRE_OP_XRC_COMPARE_SWAP);
+	CU_ASSERT_EQUAL(oi->ext_off[DRNIC_WIRE_EXT_IDX_ATOMICETH], 16);
+	CU_ASSERT_EQUAL(oi->hdr_len, 44);
+	oi = drnic_wire_opcode_info(DRNIC_WIRE_OP_XRC_ACKNOWLEDGE);
+	CU_ASSERT_EQUAL(oi->ext, DRNIC_WIRE_EXT_AETH);
+	CU_ASSERT_EQUAL(oi->hdr_len, 16);
+	CU_ASSERT_STRING_EQUAL(drnic_wire_opcode_name(0xB7), "XRC_SEND_ONLY_WITH_INVALIDATE");
 }
 
 int
@@ -174,5 +219,6 @@ main(void)
 	s = CU_add_suite("wire_opcode", NULL, NULL);
 	CU_add_test(s, "table_consistent", test_table_consistent);
 	CU_add_test(s, "table_entries", test_table_entries);
+	CU_add_test(s, "xrc_entries", test_xrc_entries);
 	return ut_run_all();
 }
