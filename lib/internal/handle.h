@@ -35,6 +35,7 @@ enum handle_kind {
 	HANDLE_COMP_CHANNEL,
 	HANDLE_ASYNC_QUEUE,
 	HANDLE_SRQ,
+	HANDLE_XRCD,
 	/* The drop-in libibverbs' objects (its wrappers around the above). */
 	HANDLE_IBV_CONTEXT,
 	HANDLE_IBV_PD,
@@ -48,6 +49,7 @@ enum handle_kind {
 	/* Memory windows: drnic's and the drop-in's. */
 	HANDLE_MW,
 	HANDLE_IBV_MW,
+	HANDLE_IBV_XRCD,
 };
 
 /*

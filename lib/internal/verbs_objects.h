@@ -252,7 +252,7 @@ struct verbs_send_wqe {
 	uint32_t length;           /* message bytes (sum of SGEs or inline) */
 	uint64_t remote_addr;
 	uint32_t rkey;
-	uint32_t pad0;
+	uint32_t xrc_srqn;         /* XRC_SEND: the XRCETH's SRQ number */
 	union {
 		struct {               /* atomics */
 			uint64_t compare_add;
@@ -362,6 +362,31 @@ verbs_wq_retire(struct verbs_wq *wq, uint32_t cons)
 }
 
 /* ------------------------------------------------------------------------ */
+/* XRC domains (xrc.c)                                                      */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * An XRC domain: XRC SRQs and XRC target QPs of one domain serve each
+ * other. Control path only, under dev->lock: opens (drnic_open_xrcd() of
+ * the same file share it), the users (XRC SRQs and target QPs). The engine
+ * compares domain pointers only (an XRC SRQ's and its target QP's), both
+ * held alive by their users.
+ */
+struct drnic_xrcd {
+	struct drnic_device *dev;
+	struct drnic_xrcd *next;   /* the device's list */
+	bool keyed;                /* opened for a file: shared by its inode */
+	uint64_t key_dev;          /* st_dev, st_ino of that file */
+	uint64_t key_ino;
+	unsigned int opens;        /* drnic_open_xrcd() calls not closed */
+	unsigned int users;        /* XRC SRQs and XRC target QPs in it */
+};
+
+/* The engine XRC target QPs run on, and whose CQs XRC SRQs complete on:
+ * one producer per CQ, whichever target QP an XRC message came through. */
+#define VERBS_XRC_ENGINE 0u
+
+/* ------------------------------------------------------------------------ */
 /* Shared receive queues                                                    */
 /* ------------------------------------------------------------------------ */
 
@@ -370,10 +395,15 @@ verbs_wq_retire(struct verbs_wq *wq, uint32_t cons)
  * post_lock; the engines of the QPs that use it (any number, at once) take
  * the oldest with verbs_srq_take(), which copies it and moves rq.cons by
  * compare-and-swap: a slot is the poster's again once cons has passed it.
+ * An XRC SRQ has a number (the XRCETH names it; the device's srq_tab finds
+ * it), a domain and a CQ its receives complete on.
  */
 struct drnic_srq {
 	struct drnic_device *dev;
 	struct drnic_pd *pd;
+	struct drnic_xrcd *xrcd;           /* XRC: its domain; NULL: basic */
+	struct drnic_cq *cq;               /* XRC: where its receives complete */
+	uint32_t srq_num;                  /* XRC: its number (24 bits, not 0) */
 	void *srq_context;
 	struct drnic_async_queue *async;   /* where its events go */
 	uint32_t max_wr;                   /* rq.size, what query_srq reports */
@@ -390,6 +420,10 @@ struct drnic_srq {
  * armed limit. Returns false when the SRQ is empty.
  */
 bool verbs_srq_take(struct drnic_srq *srq, struct verbs_recv_wqe *w);
+
+/* A CQ's progress hook in inline mode (cq_set_progress()): polling it runs
+ * the process's inline engines. (qp.c) */
+int verbs_inline_progress(void *arg);
 
 /* Raise an event about @p srq (any thread). */
 void verbs_srq_event(struct drnic_srq *srq, enum drnic_event_type type);
@@ -500,7 +534,7 @@ struct drnic_qp {
 	uint32_t qp_num;
 	uint16_t engine;           /* index in dev->eng[] */
 	uint8_t sq_sig_all;
-	uint8_t type;              /* enum drnic_qp_type: RC, UC or UD */
+	uint8_t type;              /* enum drnic_qp_type: RC, UC, UD, XRC_SEND or XRC_RECV */
 	struct drnic_qp_cap cap;
 	/*
 	 * State: written by modify_qp (application) and by the owning engine
@@ -518,6 +552,10 @@ struct drnic_qp {
 	atomic_uint events_unacked;  /* async events taken and not acknowledged */
 	struct drnic_srq *srq;     /* receives come from it (NULL: from rq) */
 	unsigned int nb_mcast;     /* UD: groups attached (under dev->lock) */
+	/* XRC_RECV: its domain (the XRC SRQs it may deliver to); the
+	 * drnic_open_qp() calls not yet matched by a destroy. */
+	struct drnic_xrcd *xrcd;
+	unsigned int opens;
 	void *eng_priv;            /* engine-private state (engine_qp) */
 	struct verbs_wq sq;
 	struct verbs_wq rq;
@@ -589,6 +627,13 @@ struct drnic_device {
 	/* Multicast groups attached (under lock); nb_mcast of them in use. */
 	struct verbs_mcast_grp mcast[VERBS_MAX_MCAST_GRP];
 	unsigned int nb_mcast;
+	/* XRC SRQs by number (srq_num & srq_mask), as qp_tab: written under
+	 * lock with release, read by engines with acquire. */
+	_Atomic(struct drnic_srq *) *srq_tab;
+	uint32_t srq_tab_size;
+	uint32_t srq_mask;
+	uint32_t srq_next;         /* next SRQ number to try */
+	struct drnic_xrcd *xrcds;  /* open XRC domains, under lock */
 
 	struct verbs_engine_ref eng[DRNIC_MAX_ENGINES];
 	unsigned int nb_engines;
@@ -688,6 +733,17 @@ verbs_qp_lookup(struct drnic_device *dev, uint32_t qpn)
 						   memory_order_acquire);
 
 	return qp != NULL && qp->qp_num == qpn ? qp : NULL;
+}
+
+/* Look up an XRC SRQ by number for an engine (acquire); NULL when none.
+ * drnic_destroy_srq() clears its slot, then fences the engines. */
+static inline struct drnic_srq *
+verbs_srq_lookup(struct drnic_device *dev, uint32_t srqn)
+{
+	struct drnic_srq *srq = atomic_load_explicit(&dev->srq_tab[srqn & dev->srq_mask],
+						     memory_order_acquire);
+
+	return srq != NULL && srq->srq_num == srqn ? srq : NULL;
 }
 
 /* Current QP state (acquire). */

@@ -119,6 +119,7 @@ dev_free(struct drnic_device *dev)
 	rte_free(dev->mr_tab);
 	rte_free(dev->mw_tab);
 	rte_free(dev->qp_tab);
+	rte_free(dev->srq_tab);
 	pthread_mutex_destroy(&dev->lock);
 	pthread_mutex_destroy(&dev->async_lock);
 	rte_free(dev);
@@ -268,6 +269,15 @@ drnic_device_open(const struct drnic_config *cfg)
 	if (dev->qp_tab == NULL)
 		goto fail;
 	dev->qp_next = VERBS_FIRST_QPN;
+	/* XRC SRQ numbers: max_srq of them, never 0. */
+	dev->srq_tab_size = dev_pow2(cfg->max_qp + 1);
+	dev->srq_mask = dev->srq_tab_size - 1;
+	dev->srq_tab = rte_zmalloc_socket("drnic_srq_tab",
+					  sizeof(dev->srq_tab[0]) * dev->srq_tab_size,
+					  RTE_CACHE_LINE_SIZE, cfg->socket_id);
+	if (dev->srq_tab == NULL)
+		goto fail;
+	dev->srq_next = 1;
 
 	snprintf(lname, sizeof(lname), "%s.%s", cfg->name, cfg->link_driver);
 	/* The device's addresses go to the link, which answers ARP and
@@ -319,7 +329,7 @@ drnic_device_close(struct drnic_device *dev)
 	if (handle_take(dev, HANDLE_DEVICE) < 0)
 		return -EINVAL;
 	pthread_mutex_lock(&dev->lock);
-	if (dev->nb_qp != 0 || dev->nb_mr != 0 || dev->nb_pd != 0) {
+	if (dev->nb_qp != 0 || dev->nb_mr != 0 || dev->nb_pd != 0 || dev->xrcds != NULL) {
 		pthread_mutex_unlock(&dev->lock);
 		(void)handle_add(dev, HANDLE_DEVICE);  /* cannot fail: its slot is free */
 		return -EBUSY;
@@ -431,6 +441,7 @@ drnic_query_device(struct drnic_device *dev, struct drnic_device_attr *a)
 	a->max_total_mcast_qp_attach = VERBS_MAX_MCAST_GRP * VERBS_MAX_MCAST_QP_ATTACH;
 	a->max_mw = VERBS_MAX_MW;
 	a->max_inline_data = (int)c->max_inline_data;
+	a->max_xrcd = (int)c->max_pd;
 	a->nb_engines = dev->nb_engines;
 	a->progress = c->progress;
 	return 0;

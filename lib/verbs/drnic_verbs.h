@@ -347,6 +347,7 @@ struct drnic_device_attr {
 	int max_total_mcast_qp_attach; /**< attachments in all */
 	int max_mw;              /**< memory windows per device (type 1 and 2) */
 	/* drnic additions */
+	int max_xrcd;            /**< XRC domains per device (XRC: see drnic_open_xrcd()) */
 	int max_inline_data;
 	unsigned int nb_engines;
 	enum drnic_progress_mode progress;
@@ -398,8 +399,8 @@ struct drnic_device *drnic_device_open(const struct drnic_config *cfg);
  * Close a device: stop its engines (or leave the shared ones), close its link.
  *
  * @return 0; -EINVAL when @p dev is NULL or not an open device (closed
- *         already: nothing behind it is read); -EBUSY while PDs, MRs or QPs of the
- *         device still exist.
+ *         already: nothing behind it is read); -EBUSY while PDs, MRs, QPs or
+ *         XRC domains of the device still exist.
  */
 int drnic_device_close(struct drnic_device *dev);
 
@@ -594,10 +595,13 @@ struct drnic_qp_init_attr {
 	struct drnic_srq *srq;
 	/** Requested capacities; on success the actual ones (rounded up). */
 	struct drnic_qp_cap cap;
-	enum drnic_qp_type qp_type;  /**< DRNIC_QPT_RC, UC or UD */
+	enum drnic_qp_type qp_type;  /**< RC, UC, UD, XRC_SEND or XRC_RECV */
 	int sq_sig_all;              /**< every send WR generates a completion */
 	/** Where the QP's async events go; NULL: the device's queue. */
 	struct drnic_async_queue *async_queue;
+	/** XRC_RECV: the XRC domain the QP belongs to (required; then no CQ,
+	 *  SRQ, capacity or PD is used: pd may be NULL). */
+	struct drnic_xrcd *xrcd;
 };
 
 /** Global route (= struct ibv_global_route). */
@@ -654,12 +658,26 @@ struct drnic_qp_attr {
 };
 
 /**
- * Create a QP in RESET: reliable connected (RC), unreliable connected (UC)
- * or unreliable datagram (UD). It is served by the engine of its
+ * Create a QP in RESET: reliable connected (RC), unreliable connected (UC),
+ * unreliable datagram (UD) or XRC. It is served by the engine of its
  * send CQ's comp_vector (comp_vector modulo the device's engine count); the
  * receive CQ must map to the same engine. One CQ may serve many QPs, all of
  * one device (a CQ has exactly one producer: its engine). In inline progress
  * mode the QP's CQs run the process's inline engines when polled.
+ *
+ * The types (ibv_create_qp_ex(3)):
+ *  - RC, UC and UD: a send queue and a receive queue (or an SRQ) and two
+ *    CQs.
+ *  - XRC_SEND, an XRC initiator: a send queue only (recv_cq, srq and the
+ *    receive capacities are ignored); each send WR names the XRC SRQ at
+ *    the target (drnic_send_wr::qp_type.xrc.remote_srqn). Reliable as RC:
+ *    ACKs, retries, READ and atomics.
+ *  - XRC_RECV, an XRC target: no send or receive queue, no CQ and no PD;
+ *    it belongs to attr->xrcd and delivers each incoming message to the
+ *    XRC SRQ of that domain its XRCETH names (completions on that SRQ's
+ *    CQ, with qp_num this QP's number). It runs on engine 0 (the engine
+ *    XRC SRQs' CQs must be on). Other processes' XRC domains do not
+ *    exist here: drnic_open_qp() shares it within the process.
  *
  * A UD QP sends and receives datagrams of up to the port's active MTU
  * (drnic_port_attr::active_mtu; its path_mtu reports it). Each receive
@@ -671,17 +689,30 @@ struct drnic_qp_attr {
  * (counted, DRNIC_ENGINE_DROP_UD_NO_WQE): nothing is retried, a datagram is
  * delivered once or not at all.
  *
- * @param pd    protection domain of the QP.
+ * @param pd    protection domain of the QP (NULL allowed for XRC_RECV).
  * @param attr  creation attributes; attr->cap is updated with the actual
  *              capacities (queue sizes rounded up to a power of two).
  * @return the QP, or NULL with rte_errno:
- *         EINVAL (NULL pd/attr/CQ, a CQ of another device, qp_type not RC,
- *         UC or UD, a destroyed SRQ or one of another device,
- *         max_send_wr/max_recv_wr 0 or above max_qp_wr, SGEs above
- *         max_sge, inline above max_inline_data, CQs on two engines),
+ *         EINVAL (NULL attr, NULL pd or CQ where the type needs one, a CQ
+ *         of another device, an unknown qp_type, an SRQ that is not live, of
+ *         another device or an XRC SRQ, max_send_wr/max_recv_wr 0 or above
+ *         max_qp_wr,
+ *         SGEs above max_sge, inline above max_inline_data, CQs on two
+ *         engines, XRC_RECV without a live XRC domain of this device),
  *         ENOMEM (max_qp reached or no memory).
  */
 struct drnic_qp *drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *attr);
+
+/**
+ * Open an XRC target QP of @p xrcd by number (ibv_open_qp(3)): the same QP,
+ * one more reference to it. Each open is matched by a drnic_destroy_qp(),
+ * which destroys the QP only when it is the last reference (the creation's
+ * or an open's).
+ *
+ * @return the QP, or NULL with rte_errno: EINVAL (NULL or closed
+ *         @p xrcd), ENOENT (no XRC_RECV QP of that number in @p xrcd).
+ */
+struct drnic_qp *drnic_open_qp(struct drnic_xrcd *xrcd, uint32_t qp_num);
 
 /**
  * Modify a QP (ibv_modify_qp semantics). @p attr_mask names the fields of
@@ -690,7 +721,13 @@ struct drnic_qp *drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr 
  * ACCESS_FLAGS; INIT→RTR needs AV, PATH_MTU, DEST_QPN, RQ_PSN,
  * MAX_DEST_RD_ATOMIC, MIN_RNR_TIMER; RTR→RTS needs SQ_PSN, TIMEOUT,
  * RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC; any state → RESET or ERR; RTS↔SQD;
- * SQE→RTS). Moving to ERR flushes every outstanding WR with WR_FLUSH_ERR;
+ * SQE→RTS). A UC QP neither needs nor takes the responder's and
+ * requester's reliability attributes (MAX_DEST_RD_ATOMIC, MIN_RNR_TIMER,
+ * TIMEOUT, RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC); an XRC_SEND QP (a
+ * requester only) neither needs nor takes MAX_DEST_RD_ATOMIC and
+ * MIN_RNR_TIMER; an XRC_RECV QP (a responder only) neither needs nor takes
+ * RETRY_CNT, RNR_RETRY and MAX_QP_RD_ATOMIC, but RTR→RTS needs TIMEOUT and
+ * SQ_PSN. Moving to ERR flushes every outstanding WR with WR_FLUSH_ERR;
  * moving to RESET empties the queues without completions. A UD QP follows
  * the UD column of ibv_modify_qp(3): RESET→INIT needs PKEY_INDEX, PORT and
  * QKEY; RTR→RTS needs SQ_PSN; QKEY may change in every later transition;
@@ -857,7 +894,9 @@ struct drnic_send_wr {
 	} wr;
 	union {
 		struct {
-			uint32_t remote_srqn;  /**< XRC_SEND: the target SRQ */
+			/** XRC_SEND: the number of the XRC SRQ at the target
+			 *  (24 bits) the message is for. */
+			uint32_t remote_srqn;
 		} xrc;
 	} qp_type;
 	union {
@@ -920,7 +959,9 @@ struct drnic_recv_wr {
  *         without exactly one 8-byte SGE or with a remote address not 8-byte
  *         aligned, a message longer than 2^31 bytes, QP in RESET, INIT or RTR;
  *         UD: an opcode other than SEND or SEND_WITH_IMM, wr.ud.ah not a live
- *         AH of the QP's device, remote_qpn above 0xFFFFFF);
+ *         AH of the QP's device, remote_qpn above 0xFFFFFF;
+ *         XRC_SEND: a remote_srqn above 24 bits; an XRC_RECV QP, which
+ *         has no send queue);
  *         -ENOMEM (send queue full).
  *         In ERR the WRs are queued and complete with WR_FLUSH_ERR.
  */
@@ -932,7 +973,8 @@ int drnic_post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_
  *
  * @return 0; -EINVAL (NULL argument, num_sge < 0 or above max_recv_sge,
  *         checked before the list is read; QP in RESET; a QP on an SRQ,
- *         which has no receive queue: drnic_post_srq_recv()); -ENOMEM
+ *         which has no receive queue: drnic_post_srq_recv(); an XRC QP,
+ *         which has none either); -ENOMEM
  *         (receive queue full).
  */
 int drnic_post_recv(struct drnic_qp *qp, struct drnic_recv_wr *wr, struct drnic_recv_wr **bad_wr);
@@ -1021,12 +1063,24 @@ struct drnic_srq_attr {
 	uint32_t srq_limit;
 };
 
-/** SRQ creation attributes (= struct ibv_srq_init_attr). */
+/** SRQ types (= enum ibv_srq_type). */
+enum drnic_srq_type {
+	DRNIC_SRQT_BASIC = 0,   /**< for the RC and UC QPs created on it */
+	DRNIC_SRQT_XRC = 1,     /**< for the XRC target QPs of its domain */
+};
+
+/** SRQ creation attributes (= struct ibv_srq_init_attr, and of
+ *  struct ibv_srq_init_attr_ex what drnic has). */
 struct drnic_srq_init_attr {
 	void *srq_context;    /**< returned by drnic_srq_context() */
 	struct drnic_srq_attr attr;
 	/** Where the SRQ's events go; NULL: the device's queue. */
 	struct drnic_async_queue *async_queue;
+	enum drnic_srq_type srq_type;  /**< BASIC (0) or XRC */
+	struct drnic_xrcd *xrcd;       /**< XRC: its domain */
+	/** XRC: the CQ its receives complete on (on engine 0: comp_vector a
+	 *  multiple of the device's engine count). */
+	struct drnic_cq *cq;
 };
 
 /** drnic_modify_srq() mask bits (= enum ibv_srq_attr_mask). */
@@ -1042,11 +1096,59 @@ enum drnic_srq_attr_mask {
  * as with an empty receive queue. Receive SGEs are checked against the
  * SRQ's PD.
  *
+ * An XRC SRQ (attr->srq_type DRNIC_SRQT_XRC, ibv_create_srq_ex(3)) takes
+ * the messages that any XRC target QP of its domain receives for its
+ * number (drnic_srq_num()); they complete on attr->cq, and the memory an
+ * XRC RDMA WRITE, READ or atomic for it names is checked against its PD.
+ *
  * @return the SRQ, or NULL with rte_errno: EINVAL (NULL argument, max_wr 0
  *         or above max_srq_wr, max_sge above max_srq_sge, srq_limit above
- *         max_wr), ENOMEM (max_srq reached, no memory).
+ *         max_wr, an unknown srq_type; XRC: no live XRC domain or CQ of
+ *         this device, a CQ not on engine 0), ENOMEM (max_srq reached, no
+ *         memory).
  */
 struct drnic_srq *drnic_create_srq(struct drnic_pd *pd, struct drnic_srq_init_attr *attr);
+
+/**
+ * The number of an XRC SRQ (ibv_get_srq_num(3)): what an XRC initiator puts
+ * in drnic_send_wr::qp_type.xrc.remote_srqn to reach it.
+ *
+ * @return 0; -EINVAL (NULL or destroyed SRQ, NULL @p srq_num, a basic SRQ,
+ *         which has no number).
+ */
+int drnic_srq_num(struct drnic_srq *srq, uint32_t *srq_num);
+
+/* ------------------------------------------------------------------------ */
+/* XRC domains                                                              */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Open an XRC domain (ibv_open_xrcd(3)). With @p fd -1 a new domain of its
+ * own (@p oflags must hold O_CREAT). With a file descriptor, the domain of
+ * that file's inode: O_CREAT creates it when there is none, O_CREAT |
+ * O_EXCL fails when there is one, and without O_CREAT it must exist. The
+ * sharing is within this process and device: drnic serves no other process
+ * yet (a second process opening the same file gets a domain of its own),
+ * which is what ibv_xsrq_pingpong's two processes need.
+ *
+ * @param oflags  O_CREAT and O_EXCL (<fcntl.h>); nothing else.
+ * @return the domain (the same one for each open of one file: every open
+ *         is matched by a drnic_close_xrcd()), or NULL with rte_errno:
+ *         EINVAL (NULL @p dev, another flag, @p fd -1 without O_CREAT),
+ *         EBADF (@p fd is not an open file), ENOENT (no domain for the
+ *         file and no O_CREAT), EEXIST (O_CREAT | O_EXCL and there is
+ *         one), ENOMEM.
+ */
+struct drnic_xrcd *drnic_open_xrcd(struct drnic_device *dev, int fd, int oflags);
+
+/**
+ * Close an XRC domain opened by drnic_open_xrcd(): the domain goes with its
+ * last close.
+ *
+ * @return 0; -EINVAL (NULL or closed); -EBUSY (the last close while XRC
+ *         SRQs or XRC target QPs remain in it; nothing is changed).
+ */
+int drnic_close_xrcd(struct drnic_xrcd *xrcd);
 
 /**
  * Arm the SRQ's limit (DRNIC_SRQ_LIMIT): SRQ_LIMIT_REACHED is raised once

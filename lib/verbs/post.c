@@ -24,6 +24,9 @@ post_check_send(const struct drnic_qp *qp, const struct drnic_send_wr *wr, uint6
 	/* UC: SEND and RDMA WRITE (with immediate), and the local operations. */
 	if (qp->type == DRNIC_QPT_UC && (op->flags & (VERBS_WR_RD_ATOMIC | VERBS_WR_INV)))
 		return -EINVAL;
+	/* XRC: the target's SRQ number is 24 bits. */
+	if (qp->type == DRNIC_QPT_XRC_SEND && wr->qp_type.xrc.remote_srqn > 0xFFFFFFu)
+		return -EINVAL;
 	/* UD: SEND (with immediate) to a live AH of the QP's device and a
 	 * QPN; the AH is checked before it is followed. */
 	if (qp->type == DRNIC_QPT_UD &&
@@ -97,8 +100,9 @@ post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_send_wr **
 	if (qp == NULL || wr == NULL || bad_wr == NULL)
 		return -EINVAL;
 	state = verbs_qp_state(qp);
-	if (state == DRNIC_QPS_RESET || state == DRNIC_QPS_INIT || state == DRNIC_QPS_RTR)
-		return -EINVAL;
+	if (state == DRNIC_QPS_RESET || state == DRNIC_QPS_INIT || state == DRNIC_QPS_RTR ||
+	    qp->type == DRNIC_QPT_XRC_RECV)
+		return -EINVAL;   /* an XRC target has no send queue */
 
 	sq = &qp->sq;
 	prod = atomic_load_explicit(&sq->prod, memory_order_relaxed);
@@ -128,6 +132,7 @@ post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_send_wr **
 		w->status = 0;
 		w->mw_type1 = mw_type1;
 		w->rd_next = VERBS_WQE_NO_PSN;
+		w->xrc_srqn = wr->qp_type.xrc.remote_srqn;
 		if (w->opcode == DRNIC_WR_BIND_MW) {
 			post_bind_wqe(w, wr);
 			w->inl = 0;
@@ -275,8 +280,8 @@ drnic_post_recv(struct drnic_qp *qp, struct drnic_recv_wr *wr, struct drnic_recv
 	if (qp == NULL || wr == NULL || bad_wr == NULL)
 		return -EINVAL;
 	state = verbs_qp_state(qp);
-	if (state == DRNIC_QPS_RESET || qp->srq != NULL)
-		return -EINVAL;   /* a QP on an SRQ has no receive queue */
+	if (state == DRNIC_QPS_RESET || qp->srq != NULL || qp->rq.buf == NULL)
+		return -EINVAL;   /* a QP on an SRQ, or an XRC QP, has no receive queue */
 	before = atomic_load_explicit(&qp->rq.prod, memory_order_relaxed);
 	rc = verbs_rq_post(&qp->rq, wr, bad_wr);
 	if (atomic_load_explicit(&qp->rq.prod, memory_order_relaxed) != before) {

@@ -154,6 +154,30 @@ static const struct qp_transition qp_ud_transitions[QPS_N][QPS_N] = {
 			 DRNIC_QP_TIMEOUT | DRNIC_QP_RETRY_CNT | DRNIC_QP_RNR_RETRY | \
 			 DRNIC_QP_MAX_QP_RD_ATOMIC)
 
+/* The responder's and the requester's attributes of a reliable connection:
+ * an XRC initiator (a requester only) and an XRC target (a responder only,
+ * which still takes TIMEOUT and SQ_PSN on RTR->RTS, for the ACKs it sends)
+ * neither require nor take the other side's (IBA's XRC QP attributes, as
+ * the Linux kernel's modify table has them). */
+#define QP_MASK_RESPONDER (DRNIC_QP_MAX_DEST_RD_ATOMIC | DRNIC_QP_MIN_RNR_TIMER)
+#define QP_MASK_REQUESTER (DRNIC_QP_RETRY_CNT | DRNIC_QP_RNR_RETRY | DRNIC_QP_MAX_QP_RD_ATOMIC)
+
+/* The attributes a QP of @p type neither requires nor takes. */
+static int
+qp_mask_not_taken(enum drnic_qp_type type)
+{
+	switch (type) {
+	case DRNIC_QPT_UC:
+		return QP_MASK_RC_ONLY;
+	case DRNIC_QPT_XRC_SEND:
+		return QP_MASK_RESPONDER;
+	case DRNIC_QPT_XRC_RECV:
+		return QP_MASK_REQUESTER;
+	default:
+		return 0;
+	}
+}
+
 int
 verbs_qp_check_modify(enum drnic_qp_type type, enum drnic_qp_state cur,
 		      enum drnic_qp_state next, int mask)
@@ -168,12 +192,8 @@ verbs_qp_check_modify(enum drnic_qp_type type, enum drnic_qp_state cur,
 	t = type == DRNIC_QPT_UD ? &qp_ud_transitions[cur][next] : &qp_transitions[cur][next];
 	if (!t->valid)
 		return -EINVAL;
-	req = t->req;
-	opt = t->opt;
-	if (type == DRNIC_QPT_UC) {
-		req &= ~QP_MASK_RC_ONLY;
-		opt &= ~QP_MASK_RC_ONLY;
-	}
+	req = t->req & ~qp_mask_not_taken(type);
+	opt = t->opt & ~qp_mask_not_taken(type);
 	attrs = mask & ~DRNIC_QP_STATE;
 	if ((attrs & req) != req)
 		return -EINVAL;
@@ -517,8 +537,19 @@ qp_alloc_qpn(struct drnic_device *dev, unsigned int engine)
 	return 0;
 }
 
-static int
-qp_inline_progress(void *arg)
+static void
+qp_cq_put(struct drnic_cq *cq)
+{
+	if (cq != NULL)
+		cq_put(cq);
+}
+
+static struct drnic_qp *qp_create(struct drnic_device *dev, struct drnic_pd *pd,
+				  struct drnic_qp_init_attr *ia, unsigned int engine);
+static struct drnic_qp *qp_create_xrc_recv(struct drnic_qp_init_attr *ia);
+
+int
+verbs_inline_progress(void *arg)
 {
 	RTE_SET_USED(arg);
 	return verbs_engine_ops()->progress();
@@ -527,41 +558,86 @@ qp_inline_progress(void *arg)
 struct drnic_qp *
 drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 {
-	const struct verbs_engine_ops *eops = verbs_engine_ops();
 	struct drnic_device *dev;
-	struct drnic_qp *qp;
-	struct drnic_qp_cap cap;
-	unsigned int engine;
-	int rc, socket;
 
-	if (pd == NULL || ia == NULL || ia->send_cq == NULL || ia->recv_cq == NULL ||
+	if (ia == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	if (ia->qp_type == DRNIC_QPT_XRC_RECV)
+		return qp_create_xrc_recv(ia);
+	if (pd == NULL || ia->send_cq == NULL ||
+	    (ia->recv_cq == NULL && ia->qp_type != DRNIC_QPT_XRC_SEND) ||
 	    (ia->qp_type != DRNIC_QPT_RC && ia->qp_type != DRNIC_QPT_UC &&
-	     ia->qp_type != DRNIC_QPT_UD) ||
-	    (ia->srq != NULL && (!handle_live(ia->srq, HANDLE_SRQ) || ia->srq->dev != pd->dev))) {
+	     ia->qp_type != DRNIC_QPT_UD && ia->qp_type != DRNIC_QPT_XRC_SEND) ||
+	    (ia->srq != NULL && ia->qp_type != DRNIC_QPT_XRC_SEND &&
+	     (!handle_live(ia->srq, HANDLE_SRQ) || ia->srq->dev != pd->dev ||
+	      ia->srq->xrcd != NULL))) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
 	dev = pd->dev;
+	return qp_create(dev, pd, ia, (unsigned int)cq_comp_vector(ia->send_cq) % dev->nb_engines);
+}
+
+/* An XRC target QP: in its domain, on the XRC engine, no queue or CQ of
+ * its own (a send queue of one WQE that nothing posts to, so the engine's
+ * requester side finds it empty). */
+static struct drnic_qp *
+qp_create_xrc_recv(struct drnic_qp_init_attr *ia)
+{
+	struct drnic_qp_init_attr a;
+	struct drnic_qp *qp;
+
+	if (!handle_live(ia->xrcd, HANDLE_XRCD)) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	a = *ia;
+	a.send_cq = NULL;
+	a.recv_cq = NULL;
+	a.srq = NULL;
+	memset(&a.cap, 0, sizeof(a.cap));
+	a.cap.max_send_wr = 1;
+	qp = qp_create(ia->xrcd->dev, NULL, &a, VERBS_XRC_ENGINE);
+	if (qp != NULL)
+		memset(&ia->cap, 0, sizeof(ia->cap));
+	return qp;
+}
+
+/* drnic_create_qp()'s work for every type, on engine @p engine. */
+static struct drnic_qp *
+qp_create(struct drnic_device *dev, struct drnic_pd *pd, struct drnic_qp_init_attr *ia,
+	  unsigned int engine)
+{
+	const struct verbs_engine_ops *eops = verbs_engine_ops();
+	bool xrc = ia->qp_type == DRNIC_QPT_XRC_SEND || ia->qp_type == DRNIC_QPT_XRC_RECV;
+	struct drnic_qp *qp;
+	struct drnic_qp_cap cap;
+	int rc, socket;
+
 	cap = ia->cap;
-	if (ia->srq != NULL) {
-		/* Receives come from the SRQ: no receive queue of its own. */
+	if (ia->srq != NULL || xrc) {
+		/* Receives come from an SRQ, or none (XRC): no receive queue
+		 * of its own. */
 		cap.max_recv_wr = 0;
 		cap.max_recv_sge = 0;
 	}
 	if (cap.max_send_wr == 0 || cap.max_send_wr > dev->cfg.max_qp_wr ||
 	    cap.max_send_sge > dev->cfg.max_sge || cap.max_inline_data > dev->cfg.max_inline_data ||
-	    (ia->srq == NULL && (cap.max_recv_wr == 0 || cap.max_recv_wr > dev->cfg.max_qp_wr ||
-				 cap.max_recv_sge > dev->cfg.max_sge))) {
+	    (ia->srq == NULL && !xrc &&
+	     (cap.max_recv_wr == 0 || cap.max_recv_wr > dev->cfg.max_qp_wr ||
+	      cap.max_recv_sge > dev->cfg.max_sge))) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	engine = (unsigned int)cq_comp_vector(ia->send_cq) % dev->nb_engines;
-	if ((unsigned int)cq_comp_vector(ia->recv_cq) % dev->nb_engines != engine) {
+	if (ia->recv_cq != NULL && !xrc &&
+	    (unsigned int)cq_comp_vector(ia->recv_cq) % dev->nb_engines != engine) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
 	cap.max_send_sge = RTE_MAX(cap.max_send_sge, 1u);
-	if (ia->srq == NULL)
+	if (ia->srq == NULL && !xrc)
 		cap.max_recv_sge = RTE_MAX(cap.max_recv_sge, 1u);
 
 	socket = dev->cfg.socket_id;
@@ -573,16 +649,17 @@ drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 	qp->dev = dev;
 	qp->pd = pd;
 	qp->send_cq = ia->send_cq;
-	qp->recv_cq = ia->recv_cq;
+	qp->recv_cq = ia->qp_type == DRNIC_QPT_XRC_SEND ? NULL : ia->recv_cq;
 	qp->qp_context = ia->qp_context;
-	qp->srq = ia->srq;
+	qp->srq = xrc ? NULL : ia->srq;
+	qp->xrcd = ia->qp_type == DRNIC_QPT_XRC_RECV ? ia->xrcd : NULL;
 	qp->type = (uint8_t)ia->qp_type;
 	qp->async = ia->async_queue != NULL ? ia->async_queue : dev->async;
 	qp->sq_sig_all = ia->sq_sig_all != 0;
 	qp->engine = (uint16_t)engine;
 	rc = verbs_wq_alloc(&qp->sq, cap.max_send_wr, sizeof(struct verbs_send_wqe),
 			    cap.max_send_sge, cap.max_inline_data, socket);
-	if (rc == 0 && qp->srq == NULL)
+	if (rc == 0 && qp->srq == NULL && !xrc)
 		rc = verbs_wq_alloc(&qp->rq, cap.max_recv_wr, sizeof(struct verbs_recv_wqe),
 				    cap.max_recv_sge, 0, socket);
 	if (rc < 0)
@@ -593,12 +670,12 @@ drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 	qp_reset_attr(qp);
 	atomic_store(&qp->state, DRNIC_QPS_RESET);
 
-	if (cq_get(qp->send_cq) < 0) {
+	if (qp->send_cq != NULL && cq_get(qp->send_cq) < 0) {
 		rc = -EINVAL;
 		goto fail_mem;
 	}
-	if (cq_get(qp->recv_cq) < 0) {
-		cq_put(qp->send_cq);
+	if (qp->recv_cq != NULL && cq_get(qp->recv_cq) < 0) {
+		qp_cq_put(qp->send_cq);
 		rc = -EINVAL;
 		goto fail_mem;
 	}
@@ -608,6 +685,12 @@ drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 	}
 
 	pthread_mutex_lock(&dev->lock);
+	/* Checked again under the lock: the domain may have been closed. */
+	if (qp->xrcd != NULL && !handle_live(qp->xrcd, HANDLE_XRCD)) {
+		pthread_mutex_unlock(&dev->lock);
+		rc = -EINVAL;
+		goto fail_async;
+	}
 	if (dev->nb_qp >= dev->cfg.max_qp || (qp->qp_num = qp_alloc_qpn(dev, engine)) == 0) {
 		pthread_mutex_unlock(&dev->lock);
 		rc = -ENOMEM;
@@ -626,14 +709,19 @@ drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 	}
 	atomic_store_explicit(&dev->qp_tab[qp->qp_num], qp, memory_order_release);
 	dev->nb_qp++;
-	atomic_fetch_add(&pd->refs, 1);
 	if (qp->srq != NULL)
 		atomic_fetch_add(&qp->srq->nb_qp, 1);
+	if (pd != NULL)
+		atomic_fetch_add(&pd->refs, 1);
+	if (qp->xrcd != NULL)
+		qp->xrcd->users++;
 	pthread_mutex_unlock(&dev->lock);
 
 	if (dev->cfg.progress == DRNIC_PROGRESS_INLINE) {
-		cq_set_progress(qp->send_cq, qp_inline_progress, NULL);
-		cq_set_progress(qp->recv_cq, qp_inline_progress, NULL);
+		if (qp->send_cq != NULL)
+			cq_set_progress(qp->send_cq, verbs_inline_progress, NULL);
+		if (qp->recv_cq != NULL)
+			cq_set_progress(qp->recv_cq, verbs_inline_progress, NULL);
 	}
 	ia->cap = cap;
 	VERBS_QP_LOG(DEBUG, qp, "created on engine %u (sq %u, rq %u)", engine, qp->sq.size,
@@ -643,8 +731,8 @@ drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 fail_async:
 	async_put(qp->async);
 fail_cq:
-	cq_put(qp->recv_cq);
-	cq_put(qp->send_cq);
+	qp_cq_put(qp->recv_cq);
+	qp_cq_put(qp->send_cq);
 fail_mem:
 	rte_free(qp->sq.buf);
 	rte_free(qp->rq.buf);
@@ -662,6 +750,18 @@ drnic_destroy_qp(struct drnic_qp *qp)
 	if (handle_take(qp, HANDLE_QP) < 0)
 		return -EINVAL;
 	dev = qp->dev;
+	if (qp->xrcd != NULL) {
+		/* An XRC target QP opened again (drnic_open_qp()): one
+		 * reference less; the last one destroys it. */
+		pthread_mutex_lock(&dev->lock);
+		if (qp->opens > 0) {
+			qp->opens--;
+			pthread_mutex_unlock(&dev->lock);
+			(void)handle_add(qp, HANDLE_QP);  /* cannot fail: its slot is free */
+			return 0;
+		}
+		pthread_mutex_unlock(&dev->lock);
+	}
 	/* Still attached to a multicast group: as libibverbs, -EBUSY. */
 	if (atomic_load_explicit(&qp->events_unacked, memory_order_acquire) != 0 ||
 	    qp->nb_mcast != 0) {
@@ -675,14 +775,17 @@ drnic_destroy_qp(struct drnic_qp *qp)
 	qp_put_ahs(qp);
 	verbs_mw_qp_destroyed(qp);
 	dev->nb_qp--;
-	atomic_fetch_sub(&qp->pd->refs, 1);
+	if (qp->pd != NULL)
+		atomic_fetch_sub(&qp->pd->refs, 1);
 	if (qp->srq != NULL)
 		atomic_fetch_sub(&qp->srq->nb_qp, 1);
+	if (qp->xrcd != NULL)
+		qp->xrcd->users--;
 	pthread_mutex_unlock(&dev->lock);
 	/* The engine is fenced: events about the QP nobody took yet go. */
 	(void)async_purge(qp->async, qp);
-	cq_put(qp->send_cq);
-	cq_put(qp->recv_cq);
+	qp_cq_put(qp->send_cq);
+	qp_cq_put(qp->recv_cq);
 	async_put(qp->async);
 	VERBS_QP_LOG(DEBUG, qp, "destroyed");
 	rte_free(qp->sq.buf);

@@ -17,6 +17,37 @@
 	VERBS_LOG(level, "%s: srq %p: " fmt, (srq)->dev->cfg.name, (const void *)(srq), \
 		  ##__VA_ARGS__)
 
+/* An XRC SRQ's domain and CQ: live, of @p dev, the CQ on the engine XRC
+ * target QPs run on (one producer per CQ). 0 or -EINVAL. */
+static int
+srq_xrc_check(const struct drnic_device *dev, const struct drnic_srq_init_attr *ia)
+{
+	if (!handle_live(ia->xrcd, HANDLE_XRCD) || ia->xrcd->dev != dev ||
+	    !handle_live(ia->cq, HANDLE_CQ) ||
+	    (unsigned int)cq_comp_vector(ia->cq) % dev->nb_engines != VERBS_XRC_ENGINE)
+		return -EINVAL;
+	return 0;
+}
+
+/* Give XRC SRQ @p srq a free number and publish it in the device's table
+ * (release: the engines find it complete). Under lock; the table has room
+ * for max_srq. */
+static void
+srq_number(struct drnic_device *dev, struct drnic_srq *srq)
+{
+	uint32_t i, n;
+
+	for (i = 0; i < dev->srq_tab_size; i++) {
+		n = (dev->srq_next + i) & dev->srq_mask;
+		if (n == 0 || atomic_load_explicit(&dev->srq_tab[n], memory_order_relaxed) != NULL)
+			continue;
+		srq->srq_num = n;
+		dev->srq_next = n + 1;
+		atomic_store_explicit(&dev->srq_tab[n], srq, memory_order_release);
+		return;
+	}
+}
+
 struct drnic_srq *
 drnic_create_srq(struct drnic_pd *pd, struct drnic_srq_init_attr *ia)
 {
@@ -30,7 +61,9 @@ drnic_create_srq(struct drnic_pd *pd, struct drnic_srq_init_attr *ia)
 	}
 	dev = pd->dev;
 	if (ia->attr.max_wr == 0 || ia->attr.max_wr > dev->cfg.max_qp_wr ||
-	    ia->attr.max_sge > dev->cfg.max_sge || ia->attr.srq_limit > ia->attr.max_wr) {
+	    ia->attr.max_sge > dev->cfg.max_sge || ia->attr.srq_limit > ia->attr.max_wr ||
+	    (ia->srq_type != DRNIC_SRQT_BASIC && ia->srq_type != DRNIC_SRQT_XRC) ||
+	    (ia->srq_type == DRNIC_SRQT_XRC && srq_xrc_check(dev, ia) < 0)) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -44,6 +77,10 @@ drnic_create_srq(struct drnic_pd *pd, struct drnic_srq_init_attr *ia)
 	srq->pd = pd;
 	srq->srq_context = ia->srq_context;
 	srq->async = ia->async_queue != NULL ? ia->async_queue : dev->async;
+	if (ia->srq_type == DRNIC_SRQT_XRC) {
+		srq->xrcd = ia->xrcd;
+		srq->cq = ia->cq;
+	}
 	rte_spinlock_init(&srq->post_lock);
 	atomic_init(&srq->limit, ia->attr.srq_limit);
 	rc = verbs_wq_alloc(&srq->rq, ia->attr.max_wr, sizeof(struct verbs_recv_wqe),
@@ -51,14 +88,24 @@ drnic_create_srq(struct drnic_pd *pd, struct drnic_srq_init_attr *ia)
 	if (rc < 0)
 		goto fail_mem;
 	srq->max_wr = srq->rq.size;
-	if (async_get(srq->async) < 0) {
+	if (srq->cq != NULL && cq_get(srq->cq) < 0) {
 		rc = -EINVAL;
 		goto fail_mem;
+	}
+	if (async_get(srq->async) < 0) {
+		rc = -EINVAL;
+		goto fail_cq;
 	}
 	pthread_mutex_lock(&dev->lock);
 	if (dev->nb_srq >= dev->cfg.max_qp) {
 		pthread_mutex_unlock(&dev->lock);
 		rc = -ENOMEM;
+		goto fail_async;
+	}
+	/* Checked again under the lock: the domain may have been closed. */
+	if (srq->xrcd != NULL && !handle_live(srq->xrcd, HANDLE_XRCD)) {
+		pthread_mutex_unlock(&dev->lock);
+		rc = -EINVAL;
 		goto fail_async;
 	}
 	rc = handle_add(srq, HANDLE_SRQ);
@@ -68,7 +115,14 @@ drnic_create_srq(struct drnic_pd *pd, struct drnic_srq_init_attr *ia)
 	}
 	dev->nb_srq++;
 	atomic_fetch_add(&pd->refs, 1);
+	if (srq->xrcd != NULL) {
+		srq->xrcd->users++;
+		srq_number(dev, srq);
+	}
 	pthread_mutex_unlock(&dev->lock);
+	/* An XRC SRQ's CQ may serve no QP: polling it must run the engines. */
+	if (srq->cq != NULL && dev->cfg.progress == DRNIC_PROGRESS_INLINE)
+		cq_set_progress(srq->cq, verbs_inline_progress, NULL);
 	ia->attr.max_wr = srq->max_wr;
 	ia->attr.max_sge = srq->rq.max_sge;
 	VERBS_SRQ_LOG(DEBUG, srq, "created (%u WRs, %u SGEs)", srq->max_wr, srq->rq.max_sge);
@@ -76,11 +130,23 @@ drnic_create_srq(struct drnic_pd *pd, struct drnic_srq_init_attr *ia)
 
 fail_async:
 	async_put(srq->async);
+fail_cq:
+	if (srq->cq != NULL)
+		cq_put(srq->cq);
 fail_mem:
 	rte_free(srq->rq.buf);
 	rte_free(srq);
 	rte_errno = -rc;
 	return NULL;
+}
+
+int
+drnic_srq_num(struct drnic_srq *srq, uint32_t *srq_num)
+{
+	if (!handle_live(srq, HANDLE_SRQ) || srq_num == NULL || srq->xrcd == NULL)
+		return -EINVAL;
+	*srq_num = srq->srq_num;
+	return 0;
 }
 
 int
@@ -122,10 +188,20 @@ drnic_destroy_srq(struct drnic_srq *srq)
 	pthread_mutex_lock(&dev->lock);
 	dev->nb_srq--;
 	atomic_fetch_sub(&srq->pd->refs, 1);
+	if (srq->xrcd != NULL) {
+		/* Invisible to the engines first, then they are fenced (below):
+		 * no XRC message reaches it any more. */
+		atomic_store_explicit(&dev->srq_tab[srq->srq_num], NULL, memory_order_release);
+		srq->xrcd->users--;
+	}
 	pthread_mutex_unlock(&dev->lock);
+	if (srq->xrcd != NULL && dev->engines_attached)
+		verbs_engine_ops()->dev_fence(dev);
 	/* No QP uses it: nothing raises events about it any more. */
 	(void)async_purge(srq->async, srq);
 	async_put(srq->async);
+	if (srq->cq != NULL)
+		cq_put(srq->cq);
 	VERBS_SRQ_LOG(DEBUG, srq, "destroyed");
 	rte_free(srq->rq.buf);
 	rte_free(srq);

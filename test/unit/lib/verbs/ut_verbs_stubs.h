@@ -276,6 +276,10 @@ ut_dev_new(unsigned int nb_engines, unsigned int max_qp)
 	dev->qp_mask = 63;
 	dev->qp_tab = calloc(64, sizeof(dev->qp_tab[0]));
 	dev->qp_next = VERBS_FIRST_QPN;
+	dev->srq_tab_size = 16;
+	dev->srq_mask = 15;
+	dev->srq_tab = calloc(16, sizeof(dev->srq_tab[0]));
+	dev->srq_next = 1;
 	dev->mr_tab_size = dev->cfg.max_mr + 1;
 	/* Zeroed: no slot free until mr.c's verbs_mr_table_setup() (mr_ut). */
 	dev->mr_tab = calloc(dev->mr_tab_size, sizeof(dev->mr_tab[0]));
@@ -293,6 +297,7 @@ ut_dev_free(struct drnic_device *dev)
 	for (i = 0; i < dev->nb_engines; i++)
 		free(dev->eng[i].doorbell);
 	free(dev->qp_tab);
+	free(dev->srq_tab);
 	free(dev->mr_tab);
 	free(dev);
 }

@@ -723,6 +723,55 @@ test_ud_ah_mcast(void)
 	CU_ASSERT_EQUAL(handle_take(&pd, HANDLE_PD), 0);
 }
 
+/* XRC's modify masks (IBA's XRC QP attributes; ibv_xsrq_pingpong's masks):
+ * an initiator is a requester only, a target a responder only. */
+static void
+test_xrc_masks(void)
+{
+	const int rtr_ini = DRNIC_QP_STATE | DRNIC_QP_AV | DRNIC_QP_PATH_MTU | DRNIC_QP_DEST_QPN |
+			    DRNIC_QP_RQ_PSN;
+
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_XRC_SEND, DRNIC_QPS_RESET, DRNIC_QPS_INIT,
+					      M_INIT), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_XRC_RECV, DRNIC_QPS_RESET, DRNIC_QPS_INIT,
+					      M_INIT), 0);
+	/* Initiator: RTR without the responder's attributes, and not with them. */
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_XRC_SEND, DRNIC_QPS_INIT, DRNIC_QPS_RTR,
+					      rtr_ini), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_XRC_SEND, DRNIC_QPS_INIT, DRNIC_QPS_RTR,
+					      M_RTR), -EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_XRC_SEND, DRNIC_QPS_INIT, DRNIC_QPS_RTR,
+					      rtr_ini & ~DRNIC_QP_RQ_PSN), -EINVAL);
+	/* ... RTS as RC's, but MIN_RNR_TIMER is not taken. */
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_XRC_SEND, DRNIC_QPS_RTR, DRNIC_QPS_RTS,
+					      M_RTS), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_XRC_SEND, DRNIC_QPS_RTR, DRNIC_QPS_RTS,
+					      M_RTS | DRNIC_QP_MIN_RNR_TIMER), -EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_XRC_SEND, DRNIC_QPS_RTR, DRNIC_QPS_RTS,
+					      M_RTS & ~DRNIC_QP_RETRY_CNT), -EINVAL);
+	/* Target: RTR as RC's; RTS needs TIMEOUT and SQ_PSN, nothing of a
+	 * requester's. */
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_XRC_RECV, DRNIC_QPS_INIT, DRNIC_QPS_RTR,
+					      M_RTR), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_XRC_RECV, DRNIC_QPS_INIT, DRNIC_QPS_RTR,
+					      rtr_ini), -EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_XRC_RECV, DRNIC_QPS_RTR, DRNIC_QPS_RTS,
+					      DRNIC_QP_STATE | DRNIC_QP_TIMEOUT | DRNIC_QP_SQ_PSN), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_XRC_RECV, DRNIC_QPS_RTR, DRNIC_QPS_RTS,
+					      DRNIC_QP_STATE | DRNIC_QP_SQ_PSN), -EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_XRC_RECV, DRNIC_QPS_RTR, DRNIC_QPS_RTS,
+					      M_RTS), -EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_XRC_RECV, DRNIC_QPS_RTR, DRNIC_QPS_RTS,
+					      DRNIC_QP_STATE | DRNIC_QP_TIMEOUT | DRNIC_QP_SQ_PSN |
+					      DRNIC_QP_MIN_RNR_TIMER), 0);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_XRC_RECV, DRNIC_QPS_SQD, DRNIC_QPS_SQD,
+					      DRNIC_QP_RNR_RETRY), -EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_XRC_SEND, DRNIC_QPS_SQD, DRNIC_QPS_SQD,
+					      DRNIC_QP_MAX_DEST_RD_ATOMIC), -EINVAL);
+	CU_ASSERT_EQUAL(verbs_qp_check_modify(DRNIC_QPT_XRC_SEND, DRNIC_QPS_SQD, DRNIC_QPS_SQD,
+					      DRNIC_QP_RNR_RETRY), 0);
+}
+
 int
 main(void)
 {
@@ -740,5 +789,6 @@ main(void)
 	CU_ADD_TEST(s, test_srq_qp);
 	CU_ADD_TEST(s, test_ud_modify);
 	CU_ADD_TEST(s, test_ud_ah_mcast);
+	CU_ADD_TEST(s, test_xrc_masks);
 	return ut_run_all();
 }

@@ -4,15 +4,25 @@
  * (limits, a full queue, bad_wr), the engines' side verbs_srq_take() (order,
  * wrap-around, the limit event once, several takers at once with a poster),
  * and the QP side: a QP created on an SRQ holds it and has no receive queue.
+ * XRC SRQs: their domain and CQ, their numbers in the device's table.
  */
 #include <pthread.h>
 #include <sched.h>
 
 #include "lib/verbs/srq.c"
 #include "lib/verbs/post.c"   /* verbs_rq_post() */
+#include "lib/verbs/xrc.c"    /* XRC domains, for XRC SRQs */
 
 #include "test/unit/lib/verbs/ut_verbs_stubs.h"
 #include "ut_common.h"
+
+/* qp.c's CQ progress hook (qp.c is not in this binary). */
+int
+verbs_inline_progress(void *arg)
+{
+	RTE_SET_USED(arg);
+	return 0;
+}
 
 static struct drnic_device *dev;
 static struct drnic_pd pd;
@@ -235,6 +245,77 @@ test_takers_and_poster(void)
 	CU_ASSERT_EQUAL(drnic_destroy_srq(ut_mt_srq), 0);
 }
 
+/*
+ * An XRC SRQ needs a live XRC domain of the device and a CQ on engine 0; it
+ * gets a number (not 0) the engines find it by, holds its CQ and its
+ * domain, and makes its CQ run the engines when polled in inline mode.
+ * Destroying it takes it out of the table and fences the engines.
+ */
+static void
+test_xrc_srq(void)
+{
+	struct ut_cq cq = { 0 }, cq1 = { .vector = 1 };
+	struct drnic_srq_init_attr ia = { .attr = { 4, 1, 0 }, .srq_type = DRNIC_SRQT_XRC };
+	struct drnic_srq *a, *b, *basic;
+	struct drnic_xrcd *x;
+	uint32_t na = 0, nb = 0;
+	int fences;
+
+	CU_ASSERT_EQUAL(handle_add(&cq, HANDLE_CQ), 0);
+	CU_ASSERT_EQUAL(handle_add(&cq1, HANDLE_CQ), 0);
+	x = drnic_open_xrcd(dev, -1, O_CREAT);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+	CU_ASSERT_PTR_NULL(drnic_create_srq(&pd, &ia));       /* no domain */
+	ia.xrcd = x;
+	CU_ASSERT_PTR_NULL(drnic_create_srq(&pd, &ia));       /* no CQ */
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	ia.cq = (struct drnic_cq *)&cq1;
+	dev->nb_engines = 2;
+	CU_ASSERT_PTR_NULL(drnic_create_srq(&pd, &ia));       /* CQ not on engine 0 */
+	dev->nb_engines = 1;
+	ia.srq_type = (enum drnic_srq_type)2;
+	ia.cq = (struct drnic_cq *)&cq;
+	CU_ASSERT_PTR_NULL(drnic_create_srq(&pd, &ia));       /* tag matching */
+	ia.srq_type = DRNIC_SRQT_XRC;
+	CU_ASSERT_EQUAL(cq.users, 0);
+	dev->cfg.progress = DRNIC_PROGRESS_INLINE;
+	a = drnic_create_srq(&pd, &ia);
+	b = drnic_create_srq(&pd, &ia);
+	dev->cfg.progress = DRNIC_PROGRESS_DEDICATED;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+	CU_ASSERT_EQUAL(cq.users, 2);
+	CU_ASSERT_PTR_EQUAL(cq.progress, verbs_inline_progress);
+	CU_ASSERT_EQUAL(drnic_srq_num(a, &na), 0);
+	CU_ASSERT_EQUAL(drnic_srq_num(b, &nb), 0);
+	CU_ASSERT_EQUAL(drnic_srq_num(a, NULL), -EINVAL);
+	CU_ASSERT(na != 0 && nb != 0 && na != nb);
+	CU_ASSERT_PTR_EQUAL(verbs_srq_lookup(dev, na), a);
+	CU_ASSERT_PTR_EQUAL(verbs_srq_lookup(dev, nb), b);
+	CU_ASSERT_PTR_NULL(verbs_srq_lookup(dev, na + dev->srq_tab_size));   /* same slot */
+	CU_ASSERT_EQUAL(drnic_close_xrcd(x), -EBUSY);
+	basic = ut_srq_new(4, 1, 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(basic);
+	CU_ASSERT_EQUAL(drnic_srq_num(basic, &nb), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_destroy_srq(basic), 0);
+	fences = ut_fences;
+	dev->engines_attached = true;
+	CU_ASSERT_EQUAL(drnic_destroy_srq(a), 0);
+	dev->engines_attached = false;
+	CU_ASSERT_EQUAL(ut_fences, fences + 1);
+	CU_ASSERT_PTR_NULL(verbs_srq_lookup(dev, na));
+	CU_ASSERT_EQUAL(cq.users, 1);
+	CU_ASSERT_EQUAL(drnic_destroy_srq(b), 0);
+	CU_ASSERT_EQUAL(cq.users, 0);
+	CU_ASSERT_EQUAL(drnic_close_xrcd(x), 0);
+	CU_ASSERT_EQUAL(drnic_close_xrcd(x), -EINVAL);
+	ia.xrcd = x;                                          /* closed */
+	CU_ASSERT_PTR_NULL(drnic_create_srq(&pd, &ia));
+	CU_ASSERT_EQUAL(atomic_load(&pd.refs), 0);
+	handle_take(&cq, HANDLE_CQ);
+	handle_take(&cq1, HANDLE_CQ);
+}
+
 static int
 ut_setup(void)
 {
@@ -262,5 +343,6 @@ main(void)
 	CU_ADD_TEST(s, test_post_and_take);
 	CU_ADD_TEST(s, test_limit);
 	CU_ADD_TEST(s, test_takers_and_poster);
+	CU_ADD_TEST(s, test_xrc_srq);
 	return ut_run_all();
 }
