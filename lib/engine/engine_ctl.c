@@ -411,6 +411,16 @@ engine_dev_detach(struct drnic_device *dev)
 	pthread_mutex_unlock(&engine_lock);
 }
 
+/* Room for the copy of a WQE taken from an SRQ: a QP on an SRQ, or an XRC
+ * target (whose messages take from any XRC SRQ of its domain); 0 else. */
+static size_t
+engine_qp_srq_wqe_len(const struct drnic_qp *qp)
+{
+	if (qp->srq != NULL)
+		return verbs_recv_wqe_size(qp->srq->rq.max_sge);
+	return qp->type == DRNIC_QPT_XRC_RECV ? verbs_recv_wqe_size(VERBS_MAX_SGE) : 0;
+}
+
 static int
 engine_qp_attach(struct drnic_qp *qp)
 {
@@ -431,7 +441,7 @@ engine_qp_attach(struct drnic_qp *qp)
 	 * on an SRQ its copy of the WQE taken, in one block. */
 	rd_len = sizeof(eq->resp.rd[0]) * (eq->resp.rd_mask + 1) +
 		 sizeof(eq->resp.rtx[0]) * (eq->resp.rtx_mask + 1);
-	srq_len = qp->srq != NULL ? verbs_recv_wqe_size(qp->srq->rq.max_sge) : 0;
+	srq_len = engine_qp_srq_wqe_len(qp);
 	/* ... and for a UD QP the senders it heard. */
 	eq->resp.rd = rte_zmalloc_socket("drnic_engine_rd",
 					 rd_len + srq_len +
@@ -443,7 +453,7 @@ engine_qp_attach(struct drnic_qp *qp)
 		return -ENOMEM;
 	}
 	eq->resp.rtx = (struct resp_tx *)(void *)(eq->resp.rd + eq->resp.rd_mask + 1);
-	if (qp->srq != NULL)
+	if (engine_qp_srq_wqe_len(qp) > 0)
 		eq->resp.srq_wqe = (struct verbs_recv_wqe *)(void *)((uint8_t *)eq->resp.rd + rd_len);
 	if (qp->type == DRNIC_QPT_UD)
 		eq->resp.ud_src = (struct resp_ud_src *)(void *)((uint8_t *)eq->resp.rd + rd_len +
@@ -452,6 +462,7 @@ engine_qp_attach(struct drnic_qp *qp)
 	eq->eng = eng;
 	eq->uc = qp->type == DRNIC_QPT_UC;
 	eq->ud = qp->type == DRNIC_QPT_UD;
+	eq->xrc = qp->type == DRNIC_QPT_XRC_SEND || qp->type == DRNIC_QPT_XRC_RECV;
 	eq->req.idx = eq->comp.idx = atomic_load(&qp->sq.cons);
 	eq->resp.rq_idx = atomic_load(&qp->rq.cons);
 	qp->eng_priv = eq;

@@ -326,6 +326,11 @@ struct engine_resp {
 	struct verbs_recv_wqe *srq_wqe;
 	/* UD: the senders it has heard (ENGINE_UD_SRC); NULL for RC, UC. */
 	struct resp_ud_src *ud_src;
+	/* An XRC target: the XRC SRQ the request being checked names (its
+	 * XRCETH), set by resp_chk_xrc() for every request before anything
+	 * reads it; while recv_taken, the SRQ that WQE came from. */
+	struct drnic_srq *xrc_srq;
+	uint32_t xrc_srqn;       /* its number: is it still there? (resp_flush) */
 };
 
 struct engine;
@@ -348,6 +353,7 @@ struct engine_qp {
 	bool resp_init;
 	bool uc;                 /* a UC QP (qp->type, kept in this hot line) */
 	bool ud;                 /* a UD QP */
+	bool xrc;                /* an XRC_SEND or XRC_RECV QP: XRC's opcodes */
 	bool sqd_notified;       /* SQ_DRAINED raised for the current SQD */
 
 	/* Frame template (addresses, ports, dest QPN), built from path. */
@@ -961,6 +967,7 @@ engine_read_request(const struct engine_qp *eq, const struct verbs_send_wqe *w, 
 
 	*pkt = eq->tmpl;
 	pkt->bth.opcode = DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST;
+	pkt->xrceth.srqn = w->xrc_srqn;   /* XRC only (engine_qp_tx) */
 	pkt->bth.psn = psn;
 	pkt->bth.ackreq = true;
 	pkt->reth.va = w->remote_addr + off;
@@ -976,6 +983,7 @@ engine_atomic_request(const struct engine_qp *eq, const struct verbs_send_wqe *w
 	*pkt = eq->tmpl;
 	pkt->bth.psn = w->first_psn;
 	pkt->bth.ackreq = true;
+	pkt->xrceth.srqn = w->xrc_srqn;   /* XRC only (engine_qp_tx) */
 	pkt->atomic.va = w->remote_addr;
 	pkt->atomic.rkey = w->rkey;
 	if (w->opcode == DRNIC_WR_ATOMIC_CMP_AND_SWP) {

@@ -151,6 +151,21 @@ engine_rx_mcast(struct engine *eng, struct engine_port *p, struct rte_mbuf *m,
 }
 
 /*
+ * An XRC frame for XRC QP @p eq: an initiator (XRC_SEND) takes responses
+ * only, a target (XRC_RECV) requests only. The machines work with RC's
+ * opcodes: the frame's becomes RC's for the same operation (its headers,
+ * the XRCETH included, were located by the parser).
+ */
+static inline bool
+engine_rx_xrc(const struct engine_qp *eq, bool is_req, struct drnic_wire_pkt *pkt)
+{
+	if (is_req != (eq->qp->type == DRNIC_QPT_XRC_RECV))
+		return false;
+	pkt->bth.opcode &= 0x1F;
+	return true;
+}
+
+/*
  * One received burst, in four passes so the burst's cache misses overlap
  * instead of queueing one after another (with thousands of QPs each
  * frame's QP table slot, QP and engine state are cold): parse every frame
@@ -185,7 +200,7 @@ engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, 
 		}
 		oi = drnic_wire_opcode_info(pkt[j].bth.opcode);
 		if (unlikely(oi->transport != DRNIC_WIRE_TR_RC && oi->transport != DRNIC_WIRE_TR_UC &&
-			     oi->transport != DRNIC_WIRE_TR_UD)) {
+			     oi->transport != DRNIC_WIRE_TR_UD && oi->transport != DRNIC_WIRE_TR_XRC)) {
 			eng->stats.drops[DRNIC_ENGINE_DROP_NOT_REQUEST]++;
 			continue;
 		}
@@ -236,10 +251,12 @@ engine_rx_burst(struct engine *eng, struct engine_port *p, struct rte_mbuf **m, 
 				eng->stats.drops[DRNIC_ENGINE_DROP_WRONG_ENGINE]++;
 			continue;
 		}
-		/* A UC QP takes UC requests, a UD QP datagrams, an RC QP RC
-		 * requests and responses. */
-		if (unlikely(tr[j] != (e->ud ? DRNIC_WIRE_TR_UD :
-				       e->uc ? DRNIC_WIRE_TR_UC : DRNIC_WIRE_TR_RC))) {
+		/* A UC QP takes UC requests, a UD QP datagrams, an XRC QP XRC's
+		 * (engine_rx_xrc()), an RC QP RC requests and responses. */
+		if (unlikely(tr[j] != (e->ud ? DRNIC_WIRE_TR_UD : e->uc ? DRNIC_WIRE_TR_UC :
+				       e->xrc ? DRNIC_WIRE_TR_XRC : DRNIC_WIRE_TR_RC) ||
+			     (tr[j] == DRNIC_WIRE_TR_XRC &&
+			      !engine_rx_xrc(e, is_req[j], &pkt[j])))) {
 			if (engine_pkt_verify(eng, m[j], &pkt[j]))
 				eng->stats.drops[DRNIC_ENGINE_DROP_NOT_REQUEST]++;
 			continue;

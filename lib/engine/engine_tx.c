@@ -129,16 +129,25 @@ engine_ah_template(const struct engine_qp *eq, const struct drnic_ah *ah, struct
 	p->udp.sport = ah->udp_sport;
 }
 
-/* Build a frame from @p pkt and stage it on the QP's port. */
+/* Build a frame from @p pkt and stage it on the QP's port. The machines
+ * build RC's opcodes; an XRC QP sends XRC's (the same operation), with the
+ * XRCETH the requester filled in. */
 int
 engine_qp_tx(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 {
 	struct rte_mbuf *m = engine_pkt_alloc(eq->eng);
+	const struct drnic_wire_pkt *b = pkt;
+	struct drnic_wire_pkt xp;
 	int rc;
 
 	if (unlikely(m == NULL))
 		return -ENOMEM;
-	rc = drnic_wire_build(m, pkt);
+	if (unlikely(eq->xrc)) {
+		xp = *pkt;
+		xp.bth.opcode = DRNIC_WIRE_OP_XRC_OF(pkt->bth.opcode);
+		b = &xp;
+	}
+	rc = drnic_wire_build(m, b);
 	if (unlikely(rc < 0)) {
 		rte_pktmbuf_free(m);
 		if (rc == -ENOMEM)

@@ -277,6 +277,7 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 						   DRNIC_WIRE_OP_UC_SEND_FIRST);
 	}
 	pkt.bth.psn = eq->req.npsn;
+	pkt.xrceth.srqn = w->xrc_srqn;   /* XRC only (engine_qp_tx) */
 	/* AckReq on the last packet, every `every` packets of a long
 	 * message (a quarter of a small window, so ACKs keep it open), and on
 	 * the packet that fills the window (its ACK is what reopens it). */

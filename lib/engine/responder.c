@@ -142,6 +142,7 @@ enum resp_check {
 	RESP_CHK_QP_STATE,       /* the QP takes requests */
 	RESP_CHK_PSN,            /* the PSN expected, a duplicate, or a gap */
 	RESP_CHK_OP_SEQ,         /* the opcode may follow the one before */
+	RESP_CHK_XRC,            /* XRC: an XRC SRQ of the QP's domain is named */
 	RESP_CHK_OP_VALID,       /* an operation drnic does and the QP enables */
 	RESP_CHK_RESOURCE,       /* a receive WQE, a READ/atomic resource */
 	RESP_CHK_LENGTH,         /* payload against MTU, message, receive WQE */
@@ -167,6 +168,7 @@ static const char *const resp_check_names[RESP_CHECK_MAX] = {
 	[RESP_CHK_QP_STATE] = "CHK_QP_STATE",
 	[RESP_CHK_PSN] = "CHK_PSN",
 	[RESP_CHK_OP_SEQ] = "CHK_OP_SEQ",
+	[RESP_CHK_XRC] = "CHK_XRC",
 	[RESP_CHK_OP_VALID] = "CHK_OP_VALID",
 	[RESP_CHK_RESOURCE] = "CHK_RESOURCE",
 	[RESP_CHK_LENGTH] = "CHK_LENGTH",
@@ -205,12 +207,34 @@ static const struct {
 				 DRNIC_WC_LOC_PROT_ERR },
 };
 
+/* The SRQ receives come from: the QP's, or for an XRC target the XRC SRQ
+ * the request names (resp_chk_xrc()); NULL: the QP's own receive queue. */
+static inline struct drnic_srq *
+resp_srq(const struct engine_qp *eq)
+{
+	return eq->qp->srq != NULL ? eq->qp->srq : eq->xrc ? eq->resp.xrc_srq : NULL;
+}
+
+/* The PD memory is checked against: the QP's, or an XRC target's SRQ's. */
+static inline const struct drnic_pd *
+resp_pd(const struct engine_qp *eq)
+{
+	return eq->xrc ? eq->resp.xrc_srq->pd : eq->qp->pd;
+}
+
+/* The CQ receives complete on: the QP's, or an XRC target's SRQ's. */
+static inline struct drnic_cq *
+resp_recv_cq(const struct engine_qp *eq)
+{
+	return eq->xrc ? eq->resp.xrc_srq->cq : eq->qp->recv_cq;
+}
+
 /* The receive WQE the current message fills: the copy taken from the SRQ,
  * or the QP's own at rq_idx. */
 static inline const struct verbs_recv_wqe *
 resp_recv_wqe(const struct engine_qp *eq)
 {
-	return eq->qp->srq != NULL ? eq->resp.srq_wqe : engine_rq_wqe(eq, eq->resp.rq_idx);
+	return resp_srq(eq) != NULL ? eq->resp.srq_wqe : engine_rq_wqe(eq, eq->resp.rq_idx);
 }
 
 static void resp_complete_recv(struct engine_qp *eq, enum drnic_wc_status status,
@@ -284,13 +308,14 @@ resp_complete_recv(struct engine_qp *eq, enum drnic_wc_status status, enum drnic
 	}
 	eq->resp.recv_taken = false;
 	eq->resp.recv_off = 0;
-	if (qp->srq == NULL) {
+	if (resp_srq(eq) == NULL) {
 		/* Release: the poster may reuse the slot. (An SRQ's was free
 		 * when it was taken.) */
 		eq->resp.rq_idx++;
 		verbs_wq_retire(&qp->rq, eq->resp.rq_idx);
 	}
-	(void)engine_push_cqe(eq, qp->recv_cq, &wc, pkt->bth.se || status != DRNIC_WC_SUCCESS);
+	(void)engine_push_cqe(eq, resp_recv_cq(eq), &wc,
+			      pkt->bth.se || status != DRNIC_WC_SUCCESS);
 }
 
 /*
@@ -301,7 +326,7 @@ resp_complete_recv(struct engine_qp *eq, enum drnic_wc_status status, enum drnic
 static bool
 resp_recv_get(struct engine_qp *eq)
 {
-	struct drnic_srq *srq = eq->qp->srq;
+	struct drnic_srq *srq = resp_srq(eq);
 
 	if (srq == NULL)
 		return verbs_wq_posted(&eq->qp->rq, eq->resp.rq_idx) != 0;
@@ -424,7 +449,35 @@ resp_chk_op_seq(const struct engine_qp *eq, const struct resp_req *rq)
 		ok = false;
 		break;
 	}
-	return ok ? RESP_CHK_OP_VALID : RESP_ERR_INVALID_REQ;
+	return ok ? RESP_CHK_XRC : RESP_ERR_INVALID_REQ;
+}
+
+/*
+ * An XRC target takes a request only for an XRC SRQ of its own domain (the
+ * IBA's XRC checks: an XRCETH naming no such SRQ is an invalid request),
+ * and a SEND's later packets for the SRQ its first one took a WQE from.
+ * The SRQ is looked up for every request: destroying it clears it from
+ * the device's table and fences the engines, so a pointer kept from an
+ * earlier packet is never followed.
+ */
+static enum resp_check
+resp_chk_xrc(struct engine_qp *eq, const struct resp_req *rq)
+{
+	struct drnic_srq *srq;
+
+	if (!eq->xrc)
+		return RESP_CHK_OP_VALID;
+	srq = verbs_srq_lookup(eq->qp->dev, rq->pkt->xrceth.srqn);
+	if (srq == NULL || srq->xrcd != eq->qp->xrcd ||
+	    (eq->resp.recv_taken && srq != eq->resp.xrc_srq)) {
+		ENGINE_QP_LOG(DEBUG, eq, "XRC SRQ %u: %s", rq->pkt->xrceth.srqn,
+			      srq == NULL ? "none" : srq->xrcd != eq->qp->xrcd ?
+			      "another XRC domain's" : "not the one the message started in");
+		return RESP_ERR_INVALID_REQ;
+	}
+	eq->resp.xrc_srq = srq;
+	eq->resp.xrc_srqn = srq->srq_num;
+	return RESP_CHK_OP_VALID;
 }
 
 /*
@@ -514,7 +567,7 @@ resp_recv_sge_check(const struct engine_qp *eq, const struct verbs_recv_wqe *w, 
 		    uint32_t len)
 {
 	/* An SRQ's WQEs were posted with its PD's keys. */
-	const struct drnic_pd *pd = eq->qp->srq != NULL ? eq->qp->srq->pd : eq->qp->pd;
+	const struct drnic_pd *pd = resp_srq(eq) != NULL ? resp_srq(eq)->pd : eq->qp->pd;
 	uint32_t i;
 	uint8_t *va;
 
@@ -559,7 +612,7 @@ resp_chk_key(const struct engine_qp *eq, const struct resp_req *rq)
 	} else if (f & DRNIC_WIRE_OPF_WRITE) {
 		if (rq->op->pos & DRNIC_WIRE_POS_FIRST) {
 			if (pkt->reth.dmalen > 0 &&
-			    verbs_rkey_check(qp, pkt->reth.rkey, pkt->reth.va, pkt->reth.dmalen,
+			    verbs_rkey_check(qp, resp_pd(eq), pkt->reth.rkey, pkt->reth.va, pkt->reth.dmalen,
 					     DRNIC_ACCESS_REMOTE_WRITE, &va) < 0)
 				return RESP_ERR_REMOTE_ACCESS;
 		} else if (pkt->payload_len > 0 && !verbs_mr_key_live(qp->dev, eq->resp.wr_rkey)) {
@@ -567,10 +620,10 @@ resp_chk_key(const struct engine_qp *eq, const struct resp_req *rq)
 		}
 	} else if (f & DRNIC_WIRE_OPF_READ) {
 		if (pkt->reth.dmalen > 0 &&
-		    verbs_rkey_check(qp, pkt->reth.rkey, pkt->reth.va, pkt->reth.dmalen,
+		    verbs_rkey_check(qp, resp_pd(eq), pkt->reth.rkey, pkt->reth.va, pkt->reth.dmalen,
 				     DRNIC_ACCESS_REMOTE_READ, &va) < 0)
 			return RESP_ERR_REMOTE_ACCESS;
-	} else if (verbs_rkey_check(qp, pkt->atomic.rkey, pkt->atomic.va, 8,
+	} else if (verbs_rkey_check(qp, resp_pd(eq), pkt->atomic.rkey, pkt->atomic.va, 8,
 				    DRNIC_ACCESS_REMOTE_ATOMIC, &va) < 0) {
 		return RESP_ERR_REMOTE_ACCESS;
 	}
@@ -882,6 +935,9 @@ resp_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt *p
 		case RESP_CHK_OP_SEQ:
 			s = resp_chk_op_seq(eq, &rq);
 			break;
+		case RESP_CHK_XRC:
+			s = resp_chk_xrc(eq, &rq);
+			break;
 		case RESP_CHK_OP_VALID:
 			s = resp_chk_op_valid(eq, &rq);
 			break;
@@ -1160,6 +1216,29 @@ resp_step(struct engine_qp *eq, int budget)
 	return n;
 }
 
+/* An XRC target entering ERR in the middle of a SEND: the WQE it took
+ * completes flushed on its SRQ's CQ, if that SRQ is still there. */
+static int
+resp_xrc_flush(struct engine_qp *eq)
+{
+	struct drnic_srq *srq = eq->resp.xrc_srq;
+	struct drnic_wc wc;
+
+	/* Compared, not followed: a destroyed SRQ's memory is gone. */
+	if (!eq->resp.recv_taken || srq == NULL ||
+	    verbs_srq_lookup(eq->qp->dev, eq->resp.xrc_srqn) != srq)
+		return 0;
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = eq->resp.srq_wqe->wr_id;
+	wc.status = DRNIC_WC_WR_FLUSH_ERR;
+	wc.opcode = DRNIC_WC_RECV;
+	wc.qp_num = eq->qp->qp_num;
+	wc.src_qp = eq->path.dest_qp_num;
+	eq->resp.recv_taken = false;
+	(void)engine_push_cqe(eq, srq->cq, &wc, true);
+	return 1;
+}
+
 int
 resp_flush(struct engine_qp *eq)
 {
@@ -1184,6 +1263,8 @@ resp_flush(struct engine_qp *eq)
 	}
 	if (n > 0)
 		verbs_wq_retire(&qp->rq, eq->resp.rq_idx);
+	if (eq->xrc)
+		n += resp_xrc_flush(eq);
 	if (qp->srq != NULL && !eq->resp.last_wqe_raised) {
 		/* On an SRQ only the WQE the QP took completes (flushed); the
 		 * rest stay for the other QPs. Then no WQE of the SRQ will be

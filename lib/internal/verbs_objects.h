@@ -797,14 +797,15 @@ bool verbs_mr_key_live(const struct drnic_device *dev, uint32_t key);
 #endif
 
 /*
- * Remote access through @p key by a request arriving on @p qp: an MR's rkey
- * (verbs_mr_check() with the QP's PD), or a window's, bound now, of the
- * QP's PD, to this QP when it is a type 2 window, with @p access among its
- * rights and [addr, addr + len) inside it, over an MR still registered.
+ * Remote access through @p key by a request arriving on @p qp, in PD @p pd
+ * (the QP's; an XRC target's: the XRC SRQ's): an MR's rkey
+ * (verbs_mr_check() with that PD), or a window's, bound now, of that PD, to
+ * this QP when it is a type 2 window, with @p access among its rights and
+ * [addr, addr + len) inside it, over an MR still registered.
  * 0 or -ENOENT / -EPERM / -ERANGE as verbs_mr_check(). (mw.c)
  */
-int verbs_rkey_check(const struct drnic_qp *qp, uint32_t key, uint64_t addr, uint64_t len,
-		     uint32_t access, uint8_t **va_out);
+int verbs_rkey_check(const struct drnic_qp *qp, const struct drnic_pd *pd, uint32_t key,
+		     uint64_t addr, uint64_t len, uint32_t access, uint8_t **va_out);
 
 /*
  * Engine: execute BIND_MW WQE @p w of @p qp (the rules of ibv_bind_mw(3)

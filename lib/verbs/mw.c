@@ -316,10 +316,11 @@ verbs_mw_key_live(const struct drnic_device *dev, uint32_t key)
 	       verbs_mr_key_live(dev, s->mr_key);
 }
 
-/* A window's rkey for an access by a request of @p qp (verbs_rkey_check()). */
+/* A window's rkey for an access by a request of @p qp, in PD @p qpd
+ * (verbs_rkey_check()). */
 static int
-mw_check(const struct drnic_qp *qp, uint32_t key, uint64_t addr, uint64_t len, uint32_t access,
-	 uint8_t **va_out)
+mw_check(const struct drnic_qp *qp, const struct drnic_pd *qpd, uint32_t key, uint64_t addr,
+	 uint64_t len, uint32_t access, uint8_t **va_out)
 {
 	const struct drnic_device *dev = qp->dev;
 	struct verbs_mw_slot *s = mw_slot(dev, key);
@@ -346,7 +347,7 @@ mw_check(const struct drnic_qp *qp, uint32_t key, uint64_t addr, uint64_t len, u
 	if (!verbs_mr_key_live(dev, mr_key))
 		return -ENOENT;
 	/* Type 2: only through the QP it is bound to. */
-	if (pd != qp->pd || (qpn != 0 && qpn != qp->qp_num) || (acc & access) != access)
+	if (pd != qpd || (qpn != 0 && qpn != qp->qp_num) || (acc & access) != access)
 		return -EPERM;
 	if (addr < start || len > wlen || addr - start > wlen - len)
 		return -ERANGE;
@@ -355,10 +356,10 @@ mw_check(const struct drnic_qp *qp, uint32_t key, uint64_t addr, uint64_t len, u
 }
 
 int
-verbs_rkey_check(const struct drnic_qp *qp, uint32_t key, uint64_t addr, uint64_t len,
-		 uint32_t access, uint8_t **va_out)
+verbs_rkey_check(const struct drnic_qp *qp, const struct drnic_pd *pd, uint32_t key,
+		 uint64_t addr, uint64_t len, uint32_t access, uint8_t **va_out)
 {
 	if (likely(!(key & VERBS_MW_KEY_BIT)))
-		return verbs_mr_check(qp->dev, qp->pd, key, addr, len, access, va_out);
-	return mw_check(qp, key, addr, len, access, va_out);
+		return verbs_mr_check(qp->dev, pd, key, addr, len, access, va_out);
+	return mw_check(qp, pd, key, addr, len, access, va_out);
 }

@@ -32,9 +32,11 @@ static unsigned int ut_ntx;
 static int ut_tx_fail;               /* engine_qp_tx fails while set */
 static struct drnic_wc ut_wc[UT_MAX_WC];
 static bool ut_wc_sol[UT_MAX_WC];
+static __rte_unused struct drnic_cq *ut_wc_cq[UT_MAX_WC];   /* the CQ each went to */
 static unsigned int ut_nwc;
 static uint64_t ut_now;
 static int ut_key_rc;                /* what verbs_mr_check answers */
+static const struct drnic_pd *ut_key_pd;  /* the PD it was last asked about */
 static int ut_activated, ut_errors, ut_events;
 static __rte_unused enum drnic_event_type ut_last_event;
 
@@ -76,9 +78,9 @@ engine_push_cqe(struct engine_qp *eq, struct drnic_cq *cq, const struct drnic_wc
 		bool solicited)
 {
 	RTE_SET_USED(eq);
-	RTE_SET_USED(cq);
 	if (ut_nwc < UT_MAX_WC) {
 		ut_wc_sol[ut_nwc] = solicited;
+		ut_wc_cq[ut_nwc] = cq;
 		ut_wc[ut_nwc++] = *wc;
 	}
 	return 0;
@@ -113,20 +115,20 @@ verbs_mr_check(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t key
 	       uint64_t len, uint32_t access, uint8_t **va_out)
 {
 	RTE_SET_USED(dev);
-	RTE_SET_USED(pd);
 	RTE_SET_USED(key);
 	RTE_SET_USED(len);
 	RTE_SET_USED(access);
+	ut_key_pd = pd;
 	*va_out = (uint8_t *)(uintptr_t)addr;
 	return ut_key_rc;
 }
 
 int
-verbs_rkey_check(const struct drnic_qp *qp, uint32_t key, uint64_t addr, uint64_t len,
-		 uint32_t access, uint8_t **va_out)
+verbs_rkey_check(const struct drnic_qp *qp, const struct drnic_pd *pd, uint32_t key,
+		 uint64_t addr, uint64_t len, uint32_t access, uint8_t **va_out)
 {
 	RTE_SET_USED(qp);
-	return verbs_mr_check(NULL, NULL, key, addr, len, access, va_out);
+	return verbs_mr_check(NULL, pd, key, addr, len, access, va_out);
 }
 
 static int ut_mw_rc;                 /* what verbs_mw_bind/_invalidate answer */

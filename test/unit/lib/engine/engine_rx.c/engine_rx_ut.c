@@ -30,6 +30,7 @@ struct ut_got {
 	uint8_t opcode;
 	uint32_t psn;
 	bool icrc_deferred;
+	uint32_t xrc_srqn;
 };
 
 static struct ut_got ut_got[64];
@@ -44,6 +45,7 @@ ut_record(enum ut_machine machine, struct engine_qp *eq, const struct drnic_wire
 	ut_got[ut_ngot++] = (struct ut_got){
 		.machine = machine, .eq = eq, .opcode = pkt->bth.opcode,
 		.psn = pkt->bth.psn, .icrc_deferred = pkt->icrc_deferred,
+		.xrc_srqn = pkt->xrceth.srqn,
 	};
 }
 
@@ -521,6 +523,62 @@ test_not_rc(void)
 	CU_ASSERT_EQUAL(eq->stats.rx_packets, 1);
 }
 
+/*
+ * XRC: a target (XRC_RECV) takes XRC requests, an initiator (XRC_SEND) XRC
+ * responses, and the machines get RC's opcode for the same operation with
+ * the XRCETH as parsed. An XRC frame for an RC QP, an RC frame for an XRC
+ * QP, an XRC response for a target and an XRC request for an initiator
+ * are NOT_REQUEST drops, counted on the engine.
+ */
+static void
+test_xrc(void)
+{
+	struct engine_qp *rc = ut_reset(), *tgt, *ini;
+	struct drnic_wire_pkt p;
+	unsigned int i;
+
+	tgt = ut_qp_add(3, UT_QPN_INIT, &ut_eng, DRNIC_QPS_RTS, true);
+	ut_qp[3].type = DRNIC_QPT_XRC_RECV;
+	tgt->xrc = true;
+	ini = ut_qp_add(4, UT_QPN_RTR, &ut_eng, DRNIC_QPS_RTS, true);
+	ut_qp[4].type = DRNIC_QPT_XRC_SEND;
+	ini->xrc = true;
+
+	p = ut_from_peer(DRNIC_WIRE_OP_XRC_SEND_ONLY, UT_QPN_INIT, 1);
+	p.xrceth.srqn = 0xABCDE;
+	ut_feed(&p, 8);
+	p = ut_from_peer(DRNIC_WIRE_OP_XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, UT_QPN_INIT, 2);
+	p.xrceth.srqn = 0x12;
+	ut_feed(&p, 8);
+	p = ut_from_peer(DRNIC_WIRE_OP_XRC_ACKNOWLEDGE, UT_QPN_RTR, 3);
+	ut_feed(&p, 0);
+	p = ut_from_peer(DRNIC_WIRE_OP_XRC_RDMA_READ_RESPONSE_ONLY, UT_QPN_RTR, 4);
+	ut_feed(&p, 8);
+	/* The wrong ones. */
+	p = ut_from_peer(DRNIC_WIRE_OP_XRC_SEND_ONLY, UT_QPN, 5);        /* RC QP */
+	ut_feed(&p, 8);
+	p = ut_from_peer(SEND_ONLY, UT_QPN_INIT, 6);                     /* RC to target */
+	ut_feed(&p, 8);
+	p = ut_from_peer(ACK, UT_QPN_RTR, 7);                            /* RC to initiator */
+	ut_feed(&p, 0);
+	p = ut_from_peer(DRNIC_WIRE_OP_XRC_ACKNOWLEDGE, UT_QPN_INIT, 8); /* response to target */
+	ut_feed(&p, 0);
+	p = ut_from_peer(DRNIC_WIRE_OP_XRC_SEND_ONLY, UT_QPN_RTR, 9);    /* request to initiator */
+	ut_feed(&p, 8);
+	ut_rx(9);
+	CU_ASSERT_EQUAL_FATAL(ut_ngot, 4);
+	ut_assert_got(0, UT_RESP, tgt, SEND_ONLY, 1);
+	CU_ASSERT_EQUAL(ut_got[0].xrc_srqn, 0xABCDE);
+	ut_assert_got(1, UT_RESP, tgt, DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 2);
+	CU_ASSERT_EQUAL(ut_got[1].xrc_srqn, 0x12);
+	ut_assert_got(2, UT_COMP, ini, ACK, 3);
+	ut_assert_got(3, UT_COMP, ini, READ_RESP, 4);
+	for (i = 0; i < DRNIC_ENGINE_DROP_MAX; i++)
+		CU_ASSERT_EQUAL(ut_eng.stats.drops[i], i == DRNIC_ENGINE_DROP_NOT_REQUEST ? 5u : 0u);
+	CU_ASSERT_EQUAL(rc->stats.rx_packets, 0);
+	ut_assert_wire_drops(DRNIC_WIRE_OK, 0);
+}
+
 /* A WRITE LAST big enough for the parser to defer its ICRC. */
 #define UT_DEFER_LEN DRNIC_WIRE_DEFER_MIN_PAYLOAD
 
@@ -747,6 +805,7 @@ main(void)
 	CU_ADD_TEST(s, test_not_set_up_takes_any);
 	CU_ADD_TEST(s, test_rtr_sets_up_then_checks);
 	CU_ADD_TEST(s, test_backlog);
+	CU_ADD_TEST(s, test_xrc);
 	rc = ut_run_all();
 	ut_link_reset(&ut_link, 1);
 	rte_eal_cleanup();

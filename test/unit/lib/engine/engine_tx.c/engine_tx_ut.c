@@ -306,6 +306,31 @@ test_template(void)
 	CU_ASSERT_EQUAL(t->ip.ttl, 5);
 }
 
+/* An XRC QP's frames carry XRC's opcode for the machine's RC one: requests
+ * with the XRCETH they were given, responses (ACK) without; an ACK alone is
+ * still held as an ACK. */
+static void
+test_xrc_opcodes(void)
+{
+	struct engine_port *p = ut_reset(false);
+	struct drnic_wire_pkt pkt = ut_eq.tmpl, got;
+
+	ut_eq.xrc = true;
+	pkt.bth.opcode = DRNIC_WIRE_OP_RC_SEND_ONLY;
+	pkt.xrceth.srqn = 0xBEEF;
+	CU_ASSERT_EQUAL_FATAL(engine_qp_tx(&ut_eq, &pkt), 0);
+	ut_stage(ACK, 8);
+	CU_ASSERT_EQUAL(engine_port_flush(&ut_eng, p), 2);
+	CU_ASSERT_EQUAL_FATAL(ut_link.nsent, 2);
+	CU_ASSERT_EQUAL_FATAL(drnic_wire_parse(ut_link.sent[0], &got), DRNIC_WIRE_OK);
+	CU_ASSERT_EQUAL(got.bth.opcode, DRNIC_WIRE_OP_XRC_SEND_ONLY);
+	CU_ASSERT_EQUAL(got.xrceth.srqn, 0xBEEF);
+	CU_ASSERT_EQUAL_FATAL(drnic_wire_parse(ut_link.sent[1], &got), DRNIC_WIRE_OK);
+	CU_ASSERT_EQUAL(got.bth.opcode, DRNIC_WIRE_OP_XRC_ACKNOWLEDGE);
+	CU_ASSERT_EQUAL(got.bth.psn, 8);
+	ut_eq.xrc = false;
+}
+
 int
 main(void)
 {
@@ -325,6 +350,7 @@ main(void)
 	CU_ADD_TEST(s, test_room);
 	CU_ADD_TEST(s, test_pkt_alloc);
 	CU_ADD_TEST(s, test_template);
+	CU_ADD_TEST(s, test_xrc_opcodes);
 	rc = ut_run_all();
 	ut_reset(false);
 	ut_link_reset(&ut_link, 1);

@@ -218,6 +218,38 @@ test_read_atomic(void)
 	CU_ASSERT_EQUAL(eq->req.npsn, 3);
 }
 
+/* XRC initiator: every request packet names the WQE's target SRQ (the
+ * XRCETH; engine_qp_tx turns RC's opcodes into XRC's), reliable as RC. */
+static void
+test_xrc_srqn(void)
+{
+	struct engine_qp *eq = ut_qp_reset(10);
+	struct drnic_sge sge = { (uintptr_t)src, 2500, 1 }, a8 = { (uintptr_t)src, 8, 1 };
+	struct verbs_send_wqe *w;
+	unsigned int i;
+
+	ut_qp.type = DRNIC_QPT_XRC_SEND;
+	eq->xrc = true;
+	w = ut_post_send(1, DRNIC_WR_SEND, &sge, 1, 0);
+	w->xrc_srqn = 0x123456;
+	w = ut_post_send(2, DRNIC_WR_RDMA_READ, &sge, 1, 0);
+	w->xrc_srqn = 0x000042;
+	w = ut_post_send(3, DRNIC_WR_ATOMIC_FETCH_AND_ADD, &a8, 1, 0);
+	w->xrc_srqn = 0x000043;
+	CU_ASSERT_EQUAL(req_step(eq, 32), 5);
+	CU_ASSERT_EQUAL_FATAL(ut_ntx, 5);
+	for (i = 0; i < 3; i++)
+		CU_ASSERT_EQUAL(ut_tx[i].pkt.xrceth.srqn, 0x123456);
+	CU_ASSERT_EQUAL(ut_tx[2].pkt.bth.opcode, DRNIC_WIRE_OP_RC_SEND_LAST);
+	CU_ASSERT_TRUE(ut_tx[2].pkt.bth.ackreq);
+	CU_ASSERT_EQUAL(ut_tx[3].pkt.bth.opcode, DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST);
+	CU_ASSERT_EQUAL(ut_tx[3].pkt.xrceth.srqn, 0x42);
+	CU_ASSERT_EQUAL(ut_tx[4].pkt.bth.opcode, DRNIC_WIRE_OP_RC_FETCH_ADD);
+	CU_ASSERT_EQUAL(ut_tx[4].pkt.xrceth.srqn, 0x43);
+	CU_ASSERT_EQUAL(eq->req.rd_outstanding, 2);
+	ut_qp.type = DRNIC_QPT_RC;
+}
+
 static void
 test_fence_and_limits(void)
 {
@@ -554,5 +586,6 @@ main(void)
 	CU_ADD_TEST(s, test_rewind_psn);
 	CU_ADD_TEST(s, test_ackreq_every);
 	CU_ADD_TEST(s, test_cwnd_window);
+	CU_ADD_TEST(s, test_xrc_srqn);
 	return ut_run_all();
 }

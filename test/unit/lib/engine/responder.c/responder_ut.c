@@ -1006,6 +1006,153 @@ test_srq(void)
 }
 
 /*
+ * An XRC target: each request names an XRC SRQ by number (XRCETH); it is
+ * looked up in the device's table and must be of the target's XRC domain.
+ * A SEND takes that SRQ's WQE and completes on that SRQ's CQ with qp_num
+ * the target's and src_qp the initiator's; RDMA is checked against that
+ * SRQ's PD; an empty one draws an RNR NAK. Another domain's SRQ, a number
+ * with no SRQ, or a SEND continuing into another SRQ than it started in is
+ * an invalid request. A WQE taken by a message cut off is flushed to its
+ * SRQ's CQ, unless that SRQ is gone.
+ */
+static void
+test_xrc(void)
+{
+	static _Atomic(struct drnic_srq *) tab[8];
+	struct drnic_xrcd mine = { 0 }, theirs = { 0 };
+	struct drnic_pd srq_pd = { 0 };
+	struct drnic_srq twin, stranger;
+	uint8_t cq_srq, cq_twin;
+	struct drnic_wire_pkt p;
+	struct engine_qp *eq;
+
+	ut_dev.srq_tab = tab;
+	ut_dev.srq_mask = RTE_DIM(tab) - 1;
+	memset(&ut_srq, 0, sizeof(ut_srq));
+	ut_srq.xrcd = &mine;
+	ut_srq.srq_num = 5;
+	ut_srq.pd = &srq_pd;
+	ut_srq.cq = (struct drnic_cq *)&cq_srq;
+	twin = ut_srq;                      /* the same domain, another SRQ */
+	twin.srq_num = 7;
+	twin.cq = (struct drnic_cq *)&cq_twin;
+	stranger = ut_srq;
+	stranger.srq_num = 6;
+	stranger.xrcd = &theirs;
+	atomic_store(&tab[5], &ut_srq);
+	atomic_store(&tab[6], &stranger);
+	atomic_store(&tab[7], &twin);
+
+#define UT_XRC_QP(psn) do { \
+		eq = ut_setup_qp(psn); \
+		eq->xrc = true; \
+		ut_qp.type = DRNIC_QPT_XRC_RECV; \
+		ut_qp.xrcd = &mine; \
+		ut_qp.recv_cq = NULL; \
+		ut_srq_n = ut_srq_taken = 0; \
+	} while (0)
+
+	UT_XRC_QP(0);
+	/* Empty SRQ: RNR NAK. */
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_ONLY, 0, 100);
+	p.xrceth.srqn = 5;
+	rx(eq, &p, payload);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_RNR_NAK, 3), 0);
+	CU_ASSERT_EQUAL(ut_nwc, 0);
+	/* Posted: the SEND lands in it and completes on its CQ. */
+	ut_srq_post(801, (uintptr_t)mem, 4096);
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(ut_srq_taken, 1);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 1);
+	CU_ASSERT_PTR_EQUAL(ut_wc_cq[0], ut_srq.cq);
+	CU_ASSERT_EQUAL(ut_wc[0].wr_id, 801);
+	CU_ASSERT_EQUAL(ut_wc[0].status, DRNIC_WC_SUCCESS);
+	CU_ASSERT_EQUAL(ut_wc[0].opcode, DRNIC_WC_RECV);
+	CU_ASSERT_EQUAL(ut_wc[0].byte_len, 100);
+	CU_ASSERT_EQUAL(ut_wc[0].qp_num, 17);
+	CU_ASSERT_EQUAL(ut_wc[0].src_qp, 33);
+	CU_ASSERT_EQUAL(ut_wc[0].wc_flags, 0);
+	CU_ASSERT_EQUAL(memcmp(mem, payload, 100), 0);
+	CU_ASSERT_EQUAL(atomic_load(&ut_qp.rq.cons), 0);
+	ut_expect_ack(eq, ACK, 0);
+	/* RDMA through it: the key is checked against its PD. */
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY, 1, 64);
+	p.xrceth.srqn = 5;
+	p.reth.va = (uintptr_t)mem + 1024;
+	p.reth.rkey = 0x77;
+	p.reth.dmalen = 64;
+	ut_key_pd = NULL;
+	rx(eq, &p, payload);
+	CU_ASSERT_PTR_EQUAL(ut_key_pd, &srq_pd);
+	CU_ASSERT_EQUAL(memcmp(mem + 1024, payload, 64), 0);
+	ut_expect_ack(eq, ACK, 1);
+	/* A SEND that started in SRQ 5 cannot go on in SRQ 7 (same domain):
+	 * invalid request; the WQE it took is flushed to SRQ 5's CQ. */
+	ut_srq_post(802, (uintptr_t)mem, 4096);
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_FIRST, 2, 1024);
+	p.xrceth.srqn = 5;
+	rx(eq, &p, payload);
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_LAST, 3, 10);
+	p.xrceth.srqn = 7;
+	rx(eq, &p, payload);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_INVALID_REQ), 3);
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_ERR);
+	CU_ASSERT_EQUAL(ut_last_event, DRNIC_EVENT_QP_REQ_ERR);
+	CU_ASSERT_EQUAL(ut_nwc, 1);
+	CU_ASSERT_EQUAL(resp_flush(eq), 1);
+	CU_ASSERT_EQUAL_FATAL(ut_nwc, 2);
+	CU_ASSERT_PTR_EQUAL(ut_wc_cq[1], ut_srq.cq);
+	CU_ASSERT_EQUAL(ut_wc[1].wr_id, 802);
+	CU_ASSERT_EQUAL(ut_wc[1].status, DRNIC_WC_WR_FLUSH_ERR);
+	CU_ASSERT_EQUAL(ut_wc[1].qp_num, 17);
+	CU_ASSERT_EQUAL(resp_flush(eq), 0);      /* once */
+
+	/* Another domain's SRQ: invalid request, nothing taken or written. */
+	UT_XRC_QP(10);
+	ut_srq_post(803, (uintptr_t)mem, 4096);
+	memset(mem, 0, 200);
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_ONLY, 10, 100);
+	p.xrceth.srqn = 6;
+	rx(eq, &p, payload);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_INVALID_REQ), 10);
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_ERR);
+	CU_ASSERT_EQUAL(ut_last_event, DRNIC_EVENT_QP_REQ_ERR);
+	CU_ASSERT_EQUAL(ut_srq_taken, 0);
+	CU_ASSERT_EQUAL(ut_nwc, 0);
+	CU_ASSERT_EQUAL(mem[0], 0);
+	CU_ASSERT_EQUAL(resp_flush(eq), 0);
+
+	/* No SRQ of that number (and one that only matches modulo the
+	 * table): invalid request. */
+	UT_XRC_QP(20);
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY, 20, 0);
+	p.xrceth.srqn = 5 + RTE_DIM(tab);
+	rx(eq, &p, payload);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_INVALID_REQ), 20);
+	CU_ASSERT_EQUAL(ut_srq_taken, 0);
+
+	/* The SRQ is destroyed while a SEND that took its WQE is cut off:
+	 * nothing is flushed to a CQ that may be gone. */
+	UT_XRC_QP(30);
+	ut_srq_post(804, (uintptr_t)mem, 4096);
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_FIRST, 30, 1024);
+	p.xrceth.srqn = 5;
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(ut_srq_taken, 1);
+	atomic_store(&tab[5], NULL);
+	p = ut_req(DRNIC_WIRE_OP_RC_SEND_LAST, 31, 10);
+	p.xrceth.srqn = 5;
+	rx(eq, &p, payload);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, DRNIC_NAK_INVALID_REQ), 31);
+	CU_ASSERT_EQUAL(resp_flush(eq), 0);
+	CU_ASSERT_EQUAL(ut_nwc, 0);
+#undef UT_XRC_QP
+	ut_qp.type = DRNIC_QPT_RC;
+	ut_qp.xrcd = NULL;
+	ut_dev.srq_tab = NULL;
+}
+
+/*
  * UC: no ACK and no NAK ever. A gap drops the rest of that message, and
  * the next FIRST or ONLY starts a new one at its PSN, into the receive WQE
  * the dropped message was filling. A request the QP cannot take (a bad
@@ -1242,6 +1389,7 @@ main(void)
 	CU_ADD_TEST(s, test_srq);
 	CU_ADD_TEST(s, test_uc);
 	CU_ADD_TEST(s, test_ud);
+	CU_ADD_TEST(s, test_xrc);
 	CU_ADD_TEST(s, test_send);
 	CU_ADD_TEST(s, test_send_inv);
 	CU_ADD_TEST(s, test_psn_and_sequence);

@@ -95,7 +95,7 @@ static int
 ut_access(const struct drnic_qp *qp, uint32_t key, uint64_t off, uint64_t len, uint32_t access)
 {
 	uint8_t *va = NULL;
-	int rc = verbs_rkey_check(qp, key, (uintptr_t)buf + off, len, access, &va);
+	int rc = verbs_rkey_check(qp, qp->pd, key, (uintptr_t)buf + off, len, access, &va);
 
 	if (rc == 0)
 		CU_ASSERT_PTR_EQUAL(va, buf + off);
