@@ -136,6 +136,13 @@ dibv_ah_of(struct ibv_ah *ah)
 	return (struct dibv_ah *)(void *)ah;
 }
 
+/* An ibv_open_xrcd(): each open its own handle, all of one file's on the
+ * same drnic domain (drnic_open_xrcd() counts them). */
+struct dibv_xrcd {
+	struct ibv_xrcd xrcd;
+	struct drnic_xrcd *dx;
+};
+
 static inline struct dibv_context *
 dibv_ctx(struct ibv_context *c)
 {
@@ -166,6 +173,11 @@ dibv_srq_of(struct ibv_srq *srq)
 void dibv_ah_to_drnic(const struct ibv_ah_attr *s, struct drnic_ah_attr *d);
 void dibv_ah_from_drnic(const struct drnic_ah_attr *s, struct ibv_ah_attr *d);
 void dibv_fix_av(struct ibv_context *context, struct drnic_ah_attr *ah);
+static inline struct dibv_xrcd *
+dibv_xrcd_of(struct ibv_xrcd *xrcd)
+{
+	return (struct dibv_xrcd *)(void *)xrcd;
+}
 
 /* ibv_device.c */
 int dibv_errno(int neg);                   /* -E -> E, sets errno */
@@ -181,5 +193,11 @@ void dibv_trace(uint32_t type, uint64_t t0, int n, uint64_t rx0, uint64_t tx0);
 struct dibv_cq *dibv_cq_lookup(const struct drnic_cq *dcq);
 /* installs the context ops */
 void dibv_context_ops_init(struct dibv_context *c);
+/* An SRQ of @p a's type (attributes in and out through @p attr). */
+struct ibv_srq *dibv_srq_new(struct ibv_pd *pd, struct drnic_srq_init_attr *a,
+			     struct ibv_srq_attr *attr, void *srq_context);
+
+/* ibv_xrc.c: XRC domains, ibv_create_srq_ex, ibv_get_srq_num */
+void dibv_xrc_ops_init(struct dibv_context *c);
 
 #endif

@@ -745,63 +745,24 @@ dibv_qp_batch_free(struct dibv_qp *q)
 	q->batch = NULL;
 }
 
-static struct ibv_qp *
-dibv_qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
+/*
+ * Give drnic QP q->dqp its verbs face: the ibv_wr_* batch (max_send_wr and
+ * max_send_sge of @p ia) and the ibv_qp fields. 0, or ENOMEM (nothing of it
+ * is left; the caller still owns q->dqp).
+ */
+static int
+dibv_qp_wrap(struct dibv_qp *q, struct ibv_context *ctx, struct ibv_pd *pd,
+	     const struct ibv_qp_init_attr *ia)
 {
-	struct dibv_pd *p = (struct dibv_pd *)(void *)pd;
-	struct drnic_qp_init_attr a = { 0 };
-	struct dibv_qp *q;
-	struct ibv_qp *qp;
+	struct ibv_qp *qp = &q->qpx.qp_base;
 	uint32_t i;
 
-	if (pd == NULL || ia == NULL || ia->send_cq == NULL || ia->recv_cq == NULL) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (ia->qp_type != IBV_QPT_RC && ia->qp_type != IBV_QPT_UC && ia->qp_type != IBV_QPT_UD) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (ia->srq != NULL && !handle_live(dibv_srq_of(ia->srq), HANDLE_IBV_SRQ)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	q = calloc(1, sizeof(*q));
-	if (q == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	a.qp_context = q;
-	a.send_cq = dibv_cq_of(ia->send_cq)->dcq;
-	a.recv_cq = dibv_cq_of(ia->recv_cq)->dcq;
-	a.qp_type = (enum drnic_qp_type)ia->qp_type;   /* the same numbers */
-	a.sq_sig_all = ia->sq_sig_all;
-	a.srq = ia->srq != NULL ? dibv_srq_of(ia->srq)->dsrq : NULL;
-	a.async_queue = dibv_ctx(pd->context)->async;
-	/* drnic wants at least one of each; verbs allows zero. */
-	a.cap.max_send_wr = ia->cap.max_send_wr ? ia->cap.max_send_wr : 1;
-	a.cap.max_recv_wr = ia->cap.max_recv_wr ? ia->cap.max_recv_wr : 1;
-	a.cap.max_send_sge = ia->cap.max_send_sge ? ia->cap.max_send_sge : 1;
-	a.cap.max_recv_sge = ia->cap.max_recv_sge ? ia->cap.max_recv_sge : 1;
-	a.cap.max_inline_data = ia->cap.max_inline_data;
-	q->dqp = drnic_create_qp(p->dpd, &a);
-	if (q->dqp == NULL) {
-		errno = rte_errno ? rte_errno : EINVAL;
-		free(q);
-		return NULL;
-	}
-	ia->cap.max_send_wr = a.cap.max_send_wr;
-	ia->cap.max_recv_wr = a.cap.max_recv_wr;
-	ia->cap.max_send_sge = a.cap.max_send_sge;
-	ia->cap.max_recv_sge = a.cap.max_recv_sge;
-	ia->cap.max_inline_data = a.cap.max_inline_data;
-	q->send_cq = dibv_cq_of(ia->send_cq);
-	q->recv_cq = dibv_cq_of(ia->recv_cq);
-	q->max_send_sge = a.cap.max_send_sge;
-	q->max_inline = a.cap.max_inline_data;
-
-	/* The ibv_wr_* batch. */
-	q->batch_cap = a.cap.max_send_wr < 64 ? a.cap.max_send_wr : 64;
+	q->send_cq = ia->send_cq != NULL ? dibv_cq_of(ia->send_cq) : NULL;
+	q->recv_cq = ia->recv_cq != NULL ? dibv_cq_of(ia->recv_cq) : NULL;
+	q->max_send_sge = ia->cap.max_send_sge ? ia->cap.max_send_sge : 1;
+	q->max_inline = ia->cap.max_inline_data;
+	q->batch_cap = ia->cap.max_send_wr == 0 ? 1 : ia->cap.max_send_wr < 64 ?
+		       ia->cap.max_send_wr : 64;
 	q->batch = calloc(q->batch_cap, sizeof(*q->batch));
 	if (q->batch == NULL)
 		goto nomem;
@@ -815,9 +776,7 @@ dibv_qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 				goto nomem;
 		}
 	}
-
-	qp = &q->qpx.qp_base;
-	qp->context = pd->context;
+	qp->context = ctx;
 	qp->qp_context = ia->qp_context;
 	qp->pd = pd;
 	qp->send_cq = ia->send_cq;
@@ -825,26 +784,134 @@ dibv_qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 	qp->srq = ia->srq;
 	qp->qp_num = drnic_qp_num(q->dqp);
 	qp->handle = qp->qp_num;
-	qp->state = IBV_QPS_RESET;
+	qp->state = (enum ibv_qp_state)drnic_qp_state(q->dqp);
 	qp->qp_type = ia->qp_type;
 	if (handle_add(q, HANDLE_IBV_QP) < 0)
 		goto nomem;
 	pthread_mutex_init(&qp->mutex, NULL);
 	pthread_cond_init(&qp->cond, NULL);
 	dibv_qpx_init(q);
-	return qp;
+	return 0;
 nomem:
 	dibv_qp_batch_free(q);
-	drnic_destroy_qp(q->dqp);
-	free(q);
-	errno = ENOMEM;
-	return NULL;
+	return ENOMEM;
+}
+
+/* A QP of any type drnic has (RC, UC, XRC_SEND; XRC_RECV in @p xrcd, with
+ * no PD, CQ or queue). */
+static struct ibv_qp *
+dibv_qp_new(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_qp_init_attr *ia,
+	    struct ibv_xrcd *xrcd)
+{
+	struct drnic_qp_init_attr a = { 0 };
+	bool tgt = ia != NULL && ia->qp_type == IBV_QPT_XRC_RECV;
+	struct dibv_qp *q;
+
+	if (ctx == NULL || ia == NULL ||
+	    (tgt ? !handle_live(dibv_xrcd_of(xrcd), HANDLE_IBV_XRCD) :
+	     pd == NULL || ia->send_cq == NULL ||
+	     (ia->recv_cq == NULL && ia->qp_type != IBV_QPT_XRC_SEND))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (ia->qp_type != IBV_QPT_RC && ia->qp_type != IBV_QPT_UC && ia->qp_type != IBV_QPT_UD &&
+	    ia->qp_type != IBV_QPT_XRC_SEND && !tgt) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (ia->srq != NULL && ia->qp_type != IBV_QPT_XRC_SEND && !tgt &&
+	    !handle_live(dibv_srq_of(ia->srq), HANDLE_IBV_SRQ)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	q = calloc(1, sizeof(*q));
+	if (q == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	a.qp_context = q;
+	a.send_cq = ia->send_cq != NULL && !tgt ? dibv_cq_of(ia->send_cq)->dcq : NULL;
+	a.recv_cq = ia->recv_cq != NULL && !tgt ? dibv_cq_of(ia->recv_cq)->dcq : NULL;
+	/* enum ibv_qp_type and enum drnic_qp_type are equal. */
+	a.qp_type = (enum drnic_qp_type)ia->qp_type;
+	a.sq_sig_all = ia->sq_sig_all;
+	a.srq = ia->srq != NULL && !tgt ? dibv_srq_of(ia->srq)->dsrq : NULL;
+	a.xrcd = tgt ? dibv_xrcd_of(xrcd)->dx : NULL;
+	a.async_queue = dibv_ctx(ctx)->async;
+	/* drnic wants at least one of each; verbs allows zero. */
+	a.cap.max_send_wr = ia->cap.max_send_wr ? ia->cap.max_send_wr : 1;
+	a.cap.max_recv_wr = ia->cap.max_recv_wr ? ia->cap.max_recv_wr : 1;
+	a.cap.max_send_sge = ia->cap.max_send_sge ? ia->cap.max_send_sge : 1;
+	a.cap.max_recv_sge = ia->cap.max_recv_sge ? ia->cap.max_recv_sge : 1;
+	a.cap.max_inline_data = ia->cap.max_inline_data;
+	q->dqp = drnic_create_qp(pd != NULL ? ((struct dibv_pd *)(void *)pd)->dpd : NULL, &a);
+	if (q->dqp == NULL) {
+		errno = rte_errno ? rte_errno : EINVAL;
+		free(q);
+		return NULL;
+	}
+	ia->cap.max_send_wr = a.cap.max_send_wr;
+	ia->cap.max_recv_wr = a.cap.max_recv_wr;
+	ia->cap.max_send_sge = a.cap.max_send_sge;
+	ia->cap.max_recv_sge = a.cap.max_recv_sge;
+	ia->cap.max_inline_data = a.cap.max_inline_data;
+	if (tgt) {
+		ia->send_cq = ia->recv_cq = NULL;
+		ia->srq = NULL;
+	}
+	errno = dibv_qp_wrap(q, ctx, pd, ia);
+	if (errno != 0) {
+		drnic_destroy_qp(q->dqp);
+		free(q);
+		return NULL;
+	}
+	return &q->qpx.qp_base;
+}
+
+/* ibv_open_qp(3): another handle on an XRC target QP of the domain. */
+static struct ibv_qp *
+dibv_open_qp(struct ibv_context *ctx, struct ibv_qp_open_attr *oa)
+{
+	const uint32_t need = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE;
+	struct ibv_qp_init_attr ia = { 0 };
+	struct dibv_qp *q;
+
+	if (ctx == NULL || oa == NULL || (oa->comp_mask & need) != need ||
+	    oa->comp_mask >= IBV_QP_OPEN_ATTR_RESERVED ||
+	    !handle_live(dibv_xrcd_of(oa->xrcd), HANDLE_IBV_XRCD)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (oa->qp_type != IBV_QPT_XRC_RECV) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	q = calloc(1, sizeof(*q));
+	if (q == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	q->dqp = drnic_open_qp(dibv_xrcd_of(oa->xrcd)->dx, oa->qp_num);
+	if (q->dqp == NULL) {
+		errno = rte_errno ? rte_errno : EINVAL;
+		free(q);
+		return NULL;
+	}
+	ia.qp_type = IBV_QPT_XRC_RECV;
+	ia.qp_context = (oa->comp_mask & IBV_QP_OPEN_ATTR_CONTEXT) ? oa->qp_context : NULL;
+	errno = dibv_qp_wrap(q, ctx, NULL, &ia);
+	if (errno != 0) {
+		drnic_destroy_qp(q->dqp);   /* the open's reference */
+		free(q);
+		return NULL;
+	}
+	return &q->qpx.qp_base;
 }
 
 DIBV_EXPORT struct ibv_qp *
 ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
 {
-	return dibv_qp_new(pd, qp_init_attr);
+	return dibv_qp_new(pd != NULL ? pd->context : NULL, pd, qp_init_attr, NULL);
 }
 
 static struct ibv_qp *
@@ -858,13 +925,16 @@ dibv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *ax)
 	struct ibv_qp_init_attr ia;
 	struct ibv_qp *qp;
 
-	if (context == NULL || ax == NULL || !(ax->comp_mask & IBV_QP_INIT_ATTR_PD) ||
-	    ax->pd == NULL) {
+	/* An XRC target has a domain and no PD; every other QP a PD. */
+	if (context == NULL || ax == NULL ||
+	    (ax->qp_type == IBV_QPT_XRC_RECV ? !(ax->comp_mask & IBV_QP_INIT_ATTR_XRCD) :
+	     !(ax->comp_mask & IBV_QP_INIT_ATTR_PD) || ax->pd == NULL)) {
 		errno = EINVAL;
 		return NULL;
 	}
 	if ((ax->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
-					 IBV_QP_INIT_ATTR_CREATE_FLAGS)) != 0 ||
+					 IBV_QP_INIT_ATTR_CREATE_FLAGS |
+					 IBV_QP_INIT_ATTR_XRCD)) != 0 ||
 	    ((ax->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && ax->create_flags != 0) ||
 	    ((ax->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	     (ax->send_ops_flags & ~ok_ops) != 0)) {
@@ -879,7 +949,8 @@ dibv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *ax)
 	ia.cap = ax->cap;
 	ia.qp_type = ax->qp_type;
 	ia.sq_sig_all = ax->sq_sig_all;
-	qp = dibv_qp_new(ax->pd, &ia);
+	qp = dibv_qp_new(context, ax->qp_type == IBV_QPT_XRC_RECV ? NULL : ax->pd, &ia,
+			 (ax->comp_mask & IBV_QP_INIT_ATTR_XRCD) ? ax->xrcd : NULL);
 	if (qp != NULL)
 		ax->cap = ia.cap;
 	return qp;
@@ -1027,7 +1098,7 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 	init_attr->recv_cq = qp->recv_cq;
 	init_attr->srq = NULL;
 	init_attr->cap = attr->cap;
-	init_attr->qp_type = (enum ibv_qp_type)ia.qp_type;
+	init_attr->qp_type = (enum ibv_qp_type)ia.qp_type;   /* the enums are equal */
 	init_attr->sq_sig_all = ia.sq_sig_all;
 	qp->state = attr->qp_state;
 	return 0;
@@ -1053,6 +1124,7 @@ dibv_wr_convert(const struct dibv_qp *q, const struct ibv_send_wr *s, struct drn
 	d->send_flags = s->send_flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED |
 					 IBV_SEND_SOLICITED | IBV_SEND_INLINE);
 	d->imm_data = s->imm_data;     /* invalidate_rkey too */
+	d->qp_type.xrc.remote_srqn = s->qp_type.xrc.remote_srqn;   /* XRC_SEND only */
 	if (s->opcode == IBV_WR_BIND_MW) {
 		dibv_bind_convert(s->bind_mw.mw, s->bind_mw.rkey, &s->bind_mw.bind_info, d);
 	} else if (s->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
@@ -1164,32 +1236,40 @@ DIBV_EXPORT struct ibv_srq *
 ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *ia)
 {
 	struct drnic_srq_init_attr a = { 0 };
-	struct dibv_srq *s;
 
 	if (pd == NULL || ia == NULL) {
 		errno = EINVAL;
 		return NULL;
 	}
+	return dibv_srq_new(pd, &a, &ia->attr, ia->srq_context);
+}
+
+struct ibv_srq *
+dibv_srq_new(struct ibv_pd *pd, struct drnic_srq_init_attr *a, struct ibv_srq_attr *attr,
+	     void *srq_context)
+{
+	struct dibv_srq *s;
+
 	s = calloc(1, sizeof(*s));
 	if (s == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	a.srq_context = s;
-	a.attr.max_wr = ia->attr.max_wr;
-	a.attr.max_sge = ia->attr.max_sge ? ia->attr.max_sge : 1;
-	a.attr.srq_limit = ia->attr.srq_limit;
-	a.async_queue = dibv_ctx(pd->context)->async;
-	s->dsrq = drnic_create_srq(((struct dibv_pd *)(void *)pd)->dpd, &a);
+	a->srq_context = s;
+	a->attr.max_wr = attr->max_wr;
+	a->attr.max_sge = attr->max_sge ? attr->max_sge : 1;
+	a->attr.srq_limit = attr->srq_limit;
+	a->async_queue = dibv_ctx(pd->context)->async;
+	s->dsrq = drnic_create_srq(((struct dibv_pd *)(void *)pd)->dpd, a);
 	if (s->dsrq == NULL) {
 		errno = rte_errno ? rte_errno : EINVAL;
 		free(s);
 		return NULL;
 	}
-	ia->attr.max_wr = a.attr.max_wr;
-	ia->attr.max_sge = a.attr.max_sge;
+	attr->max_wr = a->attr.max_wr;
+	attr->max_sge = a->attr.max_sge;
 	s->srq.context = pd->context;
-	s->srq.srq_context = ia->srq_context;
+	s->srq.srq_context = srq_context;
 	s->srq.pd = pd;
 	pthread_mutex_init(&s->srq.mutex, NULL);
 	pthread_cond_init(&s->srq.cond, NULL);
@@ -1552,8 +1632,10 @@ dibv_wr_set_ud_addr(struct ibv_qp_ex *x, struct ibv_ah *ah, uint32_t qpn, uint32
 static void
 dibv_wr_set_xrc_srqn(struct ibv_qp_ex *x, uint32_t srqn)
 {
-	(void)srqn;
-	dibv_wr_unsupported(QX(x));
+	struct dibv_wr *w = dibv_wr_cur(QX(x));
+
+	if (w != NULL)
+		w->wr.qp_type.xrc.remote_srqn = srqn;
 }
 
 static void
@@ -1618,4 +1700,6 @@ dibv_context_ops_init(struct dibv_context *c)
 	c->vctx.query_device_ex = dibv_query_device_ex;
 	c->vctx.create_cq_ex = dibv_create_cq_ex;
 	c->vctx.create_qp_ex = dibv_create_qp_ex;
+	c->vctx.open_qp = dibv_open_qp;
+	dibv_xrc_ops_init(c);
 }

@@ -6,10 +6,11 @@
  * written here); a QP is connected to itself so that posts reach the count
  * checks. Exit 0 when every check holds, 1 otherwise (each failure named).
  * (Sanitizer builds do not build the drop-in; the native misuse autotests
- * run there.) "ibv_api_check port" checks device events instead, on an ethdev link over a
+ * run there.) XRC's calls are checked here too (check_xrc()). "ibv_api_check port" checks device events instead, on an ethdev link over a
  * net_ring port that it takes down and up.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -293,6 +294,191 @@ check_double_destroy(struct check_env *e)
 	CHECK_TWICE(ibv_destroy_comp_channel(ch), "ibv_destroy_comp_channel");
 	CHECK_TWICE(ibv_close_device(ctx), "ibv_close_device (a second context)");
 #undef CHECK_TWICE
+}
+
+/* Take XRC QP @p qp to RTS towards QP @p dest of this device, with the
+ * masks of its side (ibv_xsrq_pingpong's). */
+static int
+check_xrc_connect(struct check_env *e, struct ibv_qp *qp, uint32_t dest)
+{
+	bool tgt = qp->qp_type == IBV_QPT_XRC_RECV;
+	struct ibv_qp_attr a;
+	union ibv_gid gid;
+
+	if (ibv_query_gid(e->ctx, 1, 0, &gid) != 0)
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS) != 0)
+		return -1;
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			  IBV_QP_RQ_PSN | (tgt ? IBV_QP_MAX_DEST_RD_ATOMIC |
+					   IBV_QP_MIN_RNR_TIMER : 0)) != 0)
+		return -1;
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN |
+			     (tgt ? 0 : IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				  IBV_QP_MAX_QP_RD_ATOMIC));
+}
+
+/*
+ * XRC through the drop-in (issue 15): the XRC cap, XRC domains of a file
+ * (each open its own handle), ibv_create_srq_ex and ibv_get_srq_num, an XRC
+ * target made by ibv_create_qp_ex and opened again by ibv_open_qp, an
+ * initiator posting with ibv_wr_set_xrc_srqn; the SEND lands in the SRQ and
+ * completes with the target's qp_num; a domain in use does not close.
+ */
+static void
+check_xrc(struct check_env *e)
+{
+	char path[] = "/tmp/drnic-ibv-xrcd-XXXXXX";
+	struct ibv_xrcd_init_attr xa = { IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS, -1,
+					 O_CREAT };
+	struct ibv_srq_init_attr_ex sa = { 0 };
+	struct ibv_qp_init_attr_ex qa = { 0 };
+	struct ibv_qp_open_attr oa = { 0 };
+	struct ibv_recv_wr rwr = { 0 }, *rbad;
+	struct ibv_sge sge = { (uintptr_t)e->buf, 64, e->mr->lkey };
+	struct ibv_xrcd *x, *x2, *x3;
+	struct ibv_srq *srq = NULL, *basic;
+	struct ibv_qp *tgt, *ini, *open;
+	struct ibv_qp_ex *qx;
+	struct ibv_device_attr da;
+	struct ibv_wc wc[2];
+	uint32_t srqn = 0, n;
+	int fd, rc, got = 0, i;
+	time_t end;
+
+	CHECK(ibv_query_device(e->ctx, &da) == 0 && (da.device_cap_flags & IBV_DEVICE_XRC),
+	      "IBV_DEVICE_XRC in device_cap_flags");
+	fd = mkstemp(path);
+	CHECK(fd >= 0, "mkstemp");
+	unlink(path);
+	xa.fd = fd;
+	x2 = ibv_open_xrcd(e->ctx, &xa);
+	x3 = ibv_open_xrcd(e->ctx, &xa);
+	CHECK(x2 != NULL && x3 != NULL && x2 != x3, "two opens of one file: two handles");
+	xa.oflags = O_CREAT | O_EXCL;
+	CHECK(ibv_open_xrcd(e->ctx, &xa) == NULL && errno == EEXIST, "O_EXCL: %s",
+	      strerror(errno));
+	/* (A second close is not tried: libibverbs' inline ibv_close_xrcd()
+	 * reads the freed object's context before the drop-in sees it.) */
+	CHECK(ibv_close_xrcd(x2) == 0 && ibv_close_xrcd(x3) == 0, "close both");
+	close(fd);
+	xa.fd = -1;
+	xa.oflags = O_CREAT;
+	x = ibv_open_xrcd(e->ctx, &xa);
+	CHECK(x != NULL, "ibv_open_xrcd(-1, O_CREAT): %s", strerror(errno));
+	if (x == NULL)
+		return;
+
+	sa.attr.max_wr = 4;
+	sa.attr.max_sge = 1;
+	sa.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_CQ;
+	sa.srq_type = IBV_SRQT_BASIC;
+	sa.pd = e->pd;
+	sa.cq = e->cq;
+	basic = ibv_create_srq_ex(e->ctx, &sa);
+	CHECK(basic != NULL, "ibv_create_srq_ex(BASIC): %s", strerror(errno));
+	rc = basic != NULL ? ibv_get_srq_num(basic, &n) : 0;
+	CHECK(rc == EINVAL, "ibv_get_srq_num of a basic SRQ: %s", strerror(rc));
+	if (basic != NULL)
+		ibv_destroy_srq(basic);
+	sa.comp_mask |= IBV_SRQ_INIT_ATTR_XRCD;
+	sa.srq_type = IBV_SRQT_XRC;
+	sa.xrcd = x;
+	srq = ibv_create_srq_ex(e->ctx, &sa);
+	CHECK(srq != NULL && ibv_get_srq_num(srq, &srqn) == 0 && srqn != 0,
+	      "ibv_create_srq_ex(XRC) and its number: %s", strerror(errno));
+
+	qa.qp_type = IBV_QPT_XRC_RECV;
+	qa.comp_mask = IBV_QP_INIT_ATTR_XRCD;
+	qa.xrcd = x;
+	tgt = ibv_create_qp_ex(e->ctx, &qa);
+	CHECK(tgt != NULL, "ibv_create_qp_ex(XRC_RECV): %s", strerror(errno));
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_type = IBV_QPT_XRC_SEND;
+	qa.send_cq = e->cq;
+	qa.cap.max_send_wr = 4;
+	qa.cap.max_send_sge = 1;
+	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	qa.pd = e->pd;
+	qa.send_ops_flags = IBV_QP_EX_WITH_SEND;
+	ini = ibv_create_qp_ex(e->ctx, &qa);
+	CHECK(ini != NULL, "ibv_create_qp_ex(XRC_SEND): %s", strerror(errno));
+	if (srq == NULL || tgt == NULL || ini == NULL)
+		goto out;
+	oa.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE;
+	oa.qp_num = tgt->qp_num;
+	oa.xrcd = x;
+	oa.qp_type = IBV_QPT_XRC_RECV;
+	open = ibv_open_qp(e->ctx, &oa);
+	CHECK(open != NULL && open != tgt && open->qp_num == tgt->qp_num,
+	      "ibv_open_qp of the target: %s", strerror(errno));
+	oa.qp_num = ini->qp_num;
+	CHECK(ibv_open_qp(e->ctx, &oa) == NULL && errno == ENOENT,
+	      "ibv_open_qp of an initiator: %s", strerror(errno));
+	CHECK(check_xrc_connect(e, tgt, ini->qp_num) == 0, "connect the target: %s",
+	      strerror(errno));
+	CHECK(check_xrc_connect(e, ini, tgt->qp_num) == 0, "connect the initiator: %s",
+	      strerror(errno));
+
+	rwr.wr_id = 77;
+	rwr.sg_list = &sge;
+	rwr.num_sge = 1;
+	sge.addr = (uintptr_t)e->buf + 4096;
+	CHECK(ibv_post_srq_recv(srq, &rwr, &rbad) == 0, "post to the XRC SRQ");
+	memset(e->buf, 0x5A, 64);
+	memset(e->buf + 4096, 0, 64);
+	sge.addr = (uintptr_t)e->buf;
+	qx = ibv_qp_to_qp_ex(ini);
+	ibv_wr_start(qx);
+	qx->wr_id = 78;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qx);
+	ibv_wr_set_xrc_srqn(qx, srqn);
+	ibv_wr_set_sge(qx, e->mr->lkey, (uintptr_t)e->buf, 64);
+	rc = ibv_wr_complete(qx);
+	CHECK(rc == 0, "ibv_wr_complete: %s", strerror(rc));
+	for (end = time(NULL) + 5; got < 2 && time(NULL) <= end; got += rc > 0 ? rc : 0)
+		rc = ibv_poll_cq(e->cq, 2 - got, wc + got);
+	CHECK(got == 2, "two completions: %d", got);
+	for (i = 0; i < got; i++) {
+		if (wc[i].wr_id == 77)
+			CHECK(wc[i].status == IBV_WC_SUCCESS && wc[i].opcode == IBV_WC_RECV &&
+			      wc[i].byte_len == 64 && wc[i].qp_num == tgt->qp_num &&
+			      wc[i].src_qp == ini->qp_num,
+			      "receive: %s qp_num %u src_qp %u", ibv_wc_status_str(wc[i].status),
+			      wc[i].qp_num, wc[i].src_qp);
+		else
+			CHECK(wc[i].wr_id == 78 && wc[i].status == IBV_WC_SUCCESS &&
+			      wc[i].opcode == IBV_WC_SEND && wc[i].qp_num == ini->qp_num,
+			      "send: wr_id %llu %s", (unsigned long long)wc[i].wr_id,
+			      ibv_wc_status_str(wc[i].status));
+	}
+	CHECK(memcmp(e->buf + 4096, e->buf, 64) == 0, "the bytes in the SRQ's buffer");
+	rc = ibv_close_xrcd(x);
+	CHECK(rc == EBUSY, "close an XRCD with an SRQ and a QP in it: %s", strerror(rc));
+	CHECK(open == NULL || ibv_destroy_qp(open) == 0, "destroy the opened handle");
+out:
+	CHECK(ini == NULL || ibv_destroy_qp(ini) == 0, "destroy the initiator");
+	CHECK(tgt == NULL || ibv_destroy_qp(tgt) == 0, "destroy the target");
+	CHECK(srq == NULL || ibv_destroy_srq(srq) == 0, "destroy the XRC SRQ");
+	rc = ibv_close_xrcd(x);
+	CHECK(rc == 0, "close the XRCD: %s", strerror(rc));
 }
 
 static bool
@@ -719,6 +905,7 @@ main(int argc, char **argv)
 	check_gid_table_and_vendor(&e);
 	check_double_destroy(&e);
 	check_memory_windows(&e);
+	check_xrc(&e);
 	check_async_per_context(&e);     /* leaves e.qp in SQD */
 
 	CHECK(ibv_destroy_qp(e.qp) == 0, "destroy QP");

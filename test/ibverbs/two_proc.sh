@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Unmodified verbs programs as two processes on drnic (suite 'ibverbs'):
-# ibv_rc_pingpong and perftest's ib_* in two network namespaces joined by a
+# ibverbs-utils' pingpongs (RC, SRQ, UC, XRC) and perftest's ib_* in two network namespaces joined by a
 # veth pair, each process with a net_af_packet port on its veth end
 # (drivers/link/ethdev; blocksz=65536,framesz=8192), its own EAL file prefix
 # and inline progress. The TCP exchange goes over the same veth through the
@@ -95,6 +95,19 @@ pingpong() {
 			{ fail "$name: no '$n iters' line in $(basename "$f")"; return; }
 	done
 	ok "$name: $(grep -E 'usec/iter' "$LAST_C")"
+}
+
+# ibv_xsrq_pingpong says nothing of its speed: "success" on both sides is
+# its whole report (every SEND on XRC, into the peer's XRC SRQ, answered).
+xsrq() {
+	local name=$1 n=$2
+	shift 2
+	pair "$name" ibv_xsrq_pingpong -n "$n" "$@" || return
+	local f
+	for f in "$LAST_S" "$LAST_C"; do
+		grep -qx "success" "$f" || { fail "$name: no 'success' in $(basename "$f")"; return; }
+	done
+	ok "$name: $n XRC SENDs each way, 'success' on both sides"
 }
 
 # perftest: the client's result line must carry a sane figure.
@@ -202,6 +215,13 @@ ucx_all() {
 	done
 }
 ucx_all
+
+# XRC: an XRC domain (of /tmp/xrc_domain), an XRC SRQ and an XRC
+# initiator/target QP pair on each side; 4096-byte SENDs into the peer's
+# SRQ by its number, polled and with completion events.
+xsrq xsrq.default 100 -g 0
+xsrq xsrq.nogid 50                              # AV without GRH: [ibverbs] peer_ipv4
+xsrq xsrq.events 50 -g 0 -e
 
 for mode in unknown connectx; do
 	if [ $mode = connectx ]; then
