@@ -962,23 +962,42 @@ ibv_qp_to_qp_ex(struct ibv_qp *qp)
 	return qp != NULL ? &dibv_qp_of(qp)->qpx : NULL;
 }
 
+static void
+dibv_qp_free(struct dibv_qp *q)
+{
+	dibv_qp_batch_free(q);
+	pthread_mutex_destroy(&q->qpx.qp_base.mutex);
+	pthread_cond_destroy(&q->qpx.qp_base.cond);
+	free(q);
+}
+
 DIBV_EXPORT int
 ibv_destroy_qp(struct ibv_qp *qp)
 {
-	struct dibv_qp *q = dibv_qp_of(qp);
+	struct dibv_qp *q = dibv_qp_of(qp), *creator;
+	bool gone;
 	int rc;
 
 	if (handle_take(q, HANDLE_IBV_QP) < 0)
 		return DIBV_ERR(EINVAL);
 	if (dibv_debug())
 		drnic_qp_stats_print(q->dqp, "drnic ibverbs: ", stderr);
+	creator = drnic_qp_context(q->dqp);
 	rc = drnic_destroy_qp(q->dqp);
 	if (rc < 0)
 		return dibv_handle_undo(q, HANDLE_IBV_QP, dibv_errno(rc));
-	dibv_qp_batch_free(q);
-	pthread_mutex_destroy(&qp->mutex);
-	pthread_cond_destroy(&qp->cond);
-	free(q);
+	if (qp->qp_type == IBV_QPT_XRC_RECV) {
+		/* An XRC target lives while a handle of it (ibv_open_qp) does,
+		 * and its async events name the handle that created it (its
+		 * qp_context): that one's memory stays until the QP goes.
+		 * (The registry is asked about the pointer, nothing is read.) */
+		gone = !handle_live(q->dqp, HANDLE_QP);
+		if (!gone && creator == q)
+			return 0;
+		if (gone && creator != q)
+			dibv_qp_free(creator);
+	}
+	dibv_qp_free(q);
 	return 0;
 }
 

@@ -354,7 +354,7 @@ check_xrc(struct check_env *e)
 	struct ibv_sge sge = { (uintptr_t)e->buf, 64, e->mr->lkey };
 	struct ibv_xrcd *x, *x2, *x3;
 	struct ibv_srq *srq = NULL, *basic;
-	struct ibv_qp *tgt, *ini, *open;
+	struct ibv_qp *tgt, *ini, *open = NULL;
 	struct ibv_qp_ex *qx;
 	struct ibv_device_attr da;
 	struct ibv_wc wc[2];
@@ -472,7 +472,34 @@ check_xrc(struct check_env *e)
 	CHECK(memcmp(e->buf + 4096, e->buf, 64) == 0, "the bytes in the SRQ's buffer");
 	rc = ibv_close_xrcd(x);
 	CHECK(rc == EBUSY, "close an XRCD with an SRQ and a QP in it: %s", strerror(rc));
+	/* The creating handle goes first: the QP stays for the opened one,
+	 * and an event about it (a SEND for no SRQ: QP_REQ_ERR) still names
+	 * the creating handle, whose memory stays until the QP goes. */
+	CHECK(ibv_destroy_qp(tgt) == 0, "destroy the creating handle of the target");
+	if (open != NULL) {
+		struct ibv_async_event ev;
+		struct pollfd pfd = { e->ctx->async_fd, POLLIN, 0 };
+
+		ibv_wr_start(qx);
+		qx->wr_id = 79;
+		ibv_wr_send(qx);
+		ibv_wr_set_xrc_srqn(qx, srqn + 1000);
+		ibv_wr_set_sge(qx, e->mr->lkey, (uintptr_t)e->buf, 8);
+		CHECK(ibv_wr_complete(qx) == 0, "a SEND for no SRQ");
+		for (end = time(NULL) + 5, got = 0; got < 1 && time(NULL) <= end;
+		     got += rc > 0 ? rc : 0)
+			rc = ibv_poll_cq(e->cq, 1, wc);
+		CHECK(got == 1 && wc[0].wr_id == 79 && wc[0].status == IBV_WC_REM_INV_REQ_ERR,
+		      "its completion: %s", got ? ibv_wc_status_str(wc[0].status) : "none");
+		rc = poll(&pfd, 1, 5000) == 1 ? ibv_get_async_event(e->ctx, &ev) : -1;
+		CHECK(rc == 0 && ev.event_type == IBV_EVENT_QP_REQ_ERR && ev.element.qp == tgt &&
+		      ev.element.qp->qp_num == open->qp_num,
+		      "QP_REQ_ERR about the target, naming its creating handle");
+		if (rc == 0)
+			ibv_ack_async_event(&ev);
+	}
 	CHECK(open == NULL || ibv_destroy_qp(open) == 0, "destroy the opened handle");
+	tgt = NULL;
 out:
 	CHECK(ini == NULL || ibv_destroy_qp(ini) == 0, "destroy the initiator");
 	CHECK(tgt == NULL || ibv_destroy_qp(tgt) == 0, "destroy the target");
