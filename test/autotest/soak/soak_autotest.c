@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Soak: RC through a lossy loopback link (issue 4).
+ * Soak: RC, and UC and UD beside it, through a lossy loopback link (issues 4
+ * and 15).
  *
  * Two devices on one loopback wire, dedicated progress (their engines share
  * the first worker lcore; this thread is the application), SOAK_QPS QP pairs.
@@ -20,10 +21,35 @@
  *  - after the devices close, every mbuf is back in the engine pool.
  * Prints goodput, injected faults and recovery counters.
  *
+ * UC and UD through the same link, in the same run (issue 15): one UC and
+ * one UD QP pair carry a deterministic stream each, one message per
+ * XS_SHARE RC messages, paced by the RC run's progress: UC SEND_WITH_IMM
+ * and RDMA_WRITE_WITH_IMM of 0..5 packets, UD SEND_WITH_IMM of 0..1024
+ * bytes (the MTU) through an address handle; the immediate is the message
+ * id. Nothing acknowledges them, so A keeps at most XS_W ids beyond the
+ * highest B has received, and B reposts each receive WQE as it completes:
+ * B's receive queues never run dry. After the RC stream, the faults are
+ * turned off and a last message (a marker) per stream tells B it has all
+ * that will arrive. Checked:
+ *  - every UC/UD send WR completes once, in order, with SUCCESS, and A
+ *    sends each message's frames once; B sends nothing;
+ *  - UC: messages arrive in order, none twice, each byte-exact (a SEND in
+ *    its receive buffer, a WRITE in its target) with every WC field; UD:
+ *    every datagram that arrives is byte-exact after the 40-byte GRH area
+ *    (an IPv4 header A to B), arrives once, with src_qp, the GRH flag and
+ *    byte_len right;
+ *  - the missing ones are the injector's: none without faults (and B drops
+ *    nothing); UD: each frame B's QP received was delivered, a copy the
+ *    injector made (psn_dup) or one it corrupted; UC: each missing message
+ *    had a frame of its own that never reached B's QP in place; no more
+ *    missing than frames lost, corrupted or held back; some missing when
+ *    enough loss is expected.
+ * Prints delivered, missing and B's psn_dup / uc_msg drop counters.
+ *
  * soak_rc_autotest: SOAK_MESSAGES (env, default 1,000,000) messages with 1%
  * drop, 1% reorder, 0.5% dup, 0.1% corrupt.
  * soak_goodput_sweep_autotest: a shorter run at 0, 0.1%, 1%, 5% loss,
- * printed as a table.
+ * printed as a table (and the UC/UD streams' delivered counts).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -40,6 +66,7 @@
 #include "drnic_link.h"
 #include "drnic_link_fault.h"
 #include "drnic_verbs.h"
+#include "rnic/rnic_fixture.h"   /* rnic_ud_ready() */
 
 #define SOAK_QPS 8
 #define SOAK_SLOTS 32                    /* send WRs in flight per QP */
@@ -102,8 +129,20 @@ struct soak_side {
 	struct drnic_mr *mr;
 };
 
+/* What became of one of the unreliable streams (UC, UD). */
+struct xs_result {
+	uint64_t total;       /* messages (the marker not counted) */
+	uint64_t got;         /* of those, delivered at B */
+	uint64_t frames;      /* frames A sent */
+	uint64_t writes;      /* UC: WRITE_WITH_IMM among them */
+	uint64_t bytes;
+	uint64_t psn_dup;     /* B: copies (and UC: overtaken frames) dropped */
+	uint64_t uc_msg;      /* B: UC packets of messages dropped whole */
+};
+
 struct soak_run {
 	const char *faults;   /* fault_ keys for link_args, "" for none */
+	double drop;          /* its fault_drop */
 	uint64_t nmsg;        /* messages in all (split over the QPs) */
 	bool quiet;
 	/* Results. */
@@ -112,6 +151,7 @@ struct soak_run {
 	double secs;
 	struct drnic_link_fault_stats fa, fb;
 	uint64_t retransmits, timeouts, early, naks_rx, rnr_naks, naks_tx, icrc_drops;
+	struct xs_result xs[2];   /* UC, UD */
 };
 
 static unsigned int soak_seq;
@@ -229,16 +269,18 @@ soak_side_open(struct soak_side *s, const char *name, const char *args, uint8_t 
 	return s->mr == NULL ? -ENOMEM : 0;
 }
 
+/* A QP of @p type on @p s with both queues on @p cq: SOAK_SLOTS send WRs,
+ * @p recvs receive WRs. */
 static struct drnic_qp *
-soak_qp_create(struct soak_side *s)
+soak_qp_create(struct soak_side *s, struct drnic_cq *cq, enum drnic_qp_type type, uint32_t recvs)
 {
 	struct drnic_qp_init_attr qa = { 0 };
 
-	qa.send_cq = s->cq;
-	qa.recv_cq = s->cq;
-	qa.qp_type = DRNIC_QPT_RC;
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
+	qa.qp_type = type;
 	qa.cap.max_send_wr = SOAK_SLOTS;
-	qa.cap.max_recv_wr = SOAK_RECVS;
+	qa.cap.max_recv_wr = recvs;
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
 	return drnic_create_qp(s->pd, &qa);
@@ -252,8 +294,10 @@ soak_env_u64(const char *name, uint64_t def)
 	return v != NULL && *v != '\0' ? strtoull(v, NULL, 0) : def;
 }
 
+/* Connect @p x to @p y on @p peer, to RTS; @p uc: UC's attributes only
+ * (ibv_modify_qp(3): no timeout, retries, RNR timer or READ/atomics). */
 static int
-soak_connect(struct drnic_qp *x, struct soak_side *peer, struct drnic_qp *y)
+soak_connect(struct drnic_qp *x, struct soak_side *peer, struct drnic_qp *y, bool uc)
 {
 	struct drnic_qp_attr a;
 	int rc;
@@ -261,7 +305,8 @@ soak_connect(struct drnic_qp *x, struct soak_side *peer, struct drnic_qp *y)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = DRNIC_QPS_INIT;
 	a.port_num = 1;
-	a.qp_access_flags = DRNIC_ACCESS_REMOTE_WRITE | DRNIC_ACCESS_REMOTE_READ |
+	a.qp_access_flags = uc ? DRNIC_ACCESS_REMOTE_WRITE :
+			    DRNIC_ACCESS_REMOTE_WRITE | DRNIC_ACCESS_REMOTE_READ |
 			    DRNIC_ACCESS_REMOTE_ATOMIC;
 	rc = drnic_modify_qp(x, &a, DRNIC_QP_STATE | DRNIC_QP_PKEY_INDEX | DRNIC_QP_PORT |
 			     DRNIC_QP_ACCESS_FLAGS);
@@ -279,13 +324,15 @@ soak_connect(struct drnic_qp *x, struct soak_side *peer, struct drnic_qp *y)
 	a.ah_attr.grh.hop_limit = 64;
 	drnic_query_gid(peer->dev, 1, 0, &a.ah_attr.grh.dgid);
 	rc = drnic_modify_qp(x, &a, DRNIC_QP_STATE | DRNIC_QP_AV | DRNIC_QP_PATH_MTU |
-			     DRNIC_QP_DEST_QPN | DRNIC_QP_RQ_PSN | DRNIC_QP_MAX_DEST_RD_ATOMIC |
-			     DRNIC_QP_MIN_RNR_TIMER);
+			     DRNIC_QP_DEST_QPN | DRNIC_QP_RQ_PSN |
+			     (uc ? 0 : DRNIC_QP_MAX_DEST_RD_ATOMIC | DRNIC_QP_MIN_RNR_TIMER));
 	if (rc < 0)
 		return rc;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = DRNIC_QPS_RTS;
 	a.sq_psn = 0xFFFF00 + drnic_qp_num(x);
+	if (uc)
+		return drnic_modify_qp(x, &a, DRNIC_QP_STATE | DRNIC_QP_SQ_PSN);
 	a.timeout = (uint8_t)soak_env_u64("SOAK_TIMEOUT", 12);
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
@@ -490,6 +537,565 @@ soak_complete_recv(struct soak_side *b, struct soak_qp *qps, const struct drnic_
 	return TEST_SUCCESS;
 }
 
+/*
+ * The unreliable streams (issue 15): one UC and one UD QP pair between the
+ * same two devices, through the same faulty link, carrying message ids
+ * 0..total-1 (a function of the id: kind, length, bytes), then one marker
+ * (id total) sent with the faults off.
+ *
+ * Flow control without acknowledgements: A posts id i only once B has
+ * received id i - XS_W or a later one, so at most XS_W messages are on the
+ * way beyond B's highest arrival; with XS_RQ receives posted (more than
+ * XS_W plus the frames the injector can hold back, which UD still
+ * delivers late) B's receive queues never run dry, and a WRITE target slot
+ * (id % XS_W) is written again only after B checked the message before.
+ * A stall would need XS_W messages in a row lost.
+ */
+#define XS_W 32                          /* ids on the way beyond B's highest */
+#define XS_SQ SOAK_SLOTS                 /* A's send WRs in flight per QP */
+#define XS_RQ 64                         /* B's receive WQEs per QP */
+#define XS_SHARE 50                      /* one UC and one UD message per 50 RC ones */
+#define XS_UC_SLOT 8192u
+#define XS_UC_MAX (5 * SOAK_MTU)         /* UC: 0..5 packets */
+#define XS_UD_SLOT 2048u
+#define XS_GRH 40u
+#define XS_QKEY 0x1150A4u
+#define XS_GUARD 0xEE
+
+/* A's buffer: UC send slots, UD send slots. B's: UC receive slots, UC
+ * WRITE targets, UD receive slots. */
+#define XA_UD_OFF ((size_t)XS_SQ * XS_UC_SLOT)
+#define XA_LEN (XA_UD_OFF + (size_t)XS_SQ * XS_UD_SLOT)
+#define XB_WR_OFF ((size_t)XS_RQ * XS_UC_SLOT)
+#define XB_UD_OFF (XB_WR_OFF + (size_t)XS_W * XS_UC_SLOT)
+#define XB_LEN (XB_UD_OFF + (size_t)XS_RQ * XS_UD_SLOT)
+
+enum xs_kind { XS_UC, XS_UD, XS_N };
+
+static const char *const xs_name[XS_N] = { "UC", "UD" };
+
+/* One stream: what A posted and B saw. */
+struct xs_stream {
+	struct drnic_qp *qa, *qb;
+	uint64_t total;       /* ids 0..total-1; id total is the marker */
+	uint64_t next;        /* next id A posts */
+	uint64_t done;        /* next id to complete at A */
+	uint64_t top;         /* B: highest id received + 1 */
+	uint64_t got;         /* B: ids below total received */
+	uint64_t recvs;       /* B: receives completed (the n-th takes WQE n % XS_RQ) */
+	uint64_t frames;      /* frames A's posted messages take */
+	uint64_t frames_got;  /* frames of the messages B received */
+	uint64_t writes;      /* UC: WRITE_WITH_IMM among the posted */
+	uint64_t bytes;       /* payload posted */
+	uint8_t *seen;        /* UD: ids received (total + 1) */
+	struct drnic_qp_stats sa, sb;   /* at the end */
+};
+
+struct soak_xs {
+	struct drnic_cq *cqa, *cqb;
+	uint8_t *abuf, *bbuf;
+	struct drnic_mr *amr, *bmr;
+	struct drnic_ah *ah;
+	union drnic_gid ga, gb;
+	struct xs_stream s[XS_N];
+};
+
+/* Message @p id of stream @p k: its length, and for UC whether a WRITE. */
+static uint32_t
+xs_gen(enum xs_kind k, uint64_t id, bool *write)
+{
+	uint64_t r = soak_mix(((uint64_t)(k + 1) << 58) ^ (id * 0x9E3779B1ull) ^ 0xC0DE),
+		 r2 = soak_mix(r), r3 = soak_mix(r2);
+	unsigned int s = (unsigned int)((r >> 8) % 100);
+
+	*write = k == XS_UC && (r & 1) != 0;
+	if (k == XS_UD)   /* 0..MTU, a third at the MTU's edge */
+		return s < 40 ? (uint32_t)(r2 % 257) :
+		       s < 70 ? SOAK_MTU - (uint32_t)(r2 % 3) : (uint32_t)(r2 % (SOAK_MTU + 1));
+	if (s < 30)
+		return (uint32_t)(r2 % 257);
+	if (s < 75)       /* packet edges */
+		return (uint32_t)(1 + r2 % 4) * SOAK_MTU + (uint32_t)(r3 % 3) - 1;
+	return (uint32_t)(r2 % (XS_UC_MAX + 1));
+}
+
+static uint32_t
+xs_pkts(uint32_t len)
+{
+	return len == 0 ? 1 : (len + SOAK_MTU - 1) / SOAK_MTU;
+}
+
+/* Post B's receive WQE @p slot of stream @p k (UD: the slot filled with
+ * the guard byte first, to see a write past the datagram). */
+static int
+xs_post_recv(struct soak_xs *x, enum xs_kind k, uint64_t slot)
+{
+	struct drnic_sge sge;
+	struct drnic_recv_wr wr = { 0 }, *bad;
+	uint8_t *p;
+
+	if (k == XS_UC) {
+		p = x->bbuf + slot * XS_UC_SLOT;
+		sge.length = XS_UC_SLOT;
+	} else {
+		p = x->bbuf + XB_UD_OFF + slot * XS_UD_SLOT;
+		sge.length = XS_GRH + SOAK_MTU;
+		memset(p, XS_GUARD, XS_GRH + SOAK_MTU + 1);
+	}
+	sge.addr = (uintptr_t)p;
+	sge.lkey = drnic_mr_lkey(x->bmr);
+	wr.wr_id = slot;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	return drnic_post_recv(x->s[k].qb, &wr, &bad);
+}
+
+static int
+xs_open(struct soak_xs *x, struct soak_side *a, struct soak_side *b, uint64_t rc_msgs)
+{
+	struct drnic_cq_attr ca = { 0 };
+	struct drnic_ah_attr aa;
+	enum xs_kind k;
+	uint64_t i;
+
+	ca.cqe = 2 * (XS_SQ + XS_RQ);
+	ca.socket_id = -1;
+	ca.async_queue = drnic_device_async_queue(a->dev);
+	x->cqa = drnic_cq_create(&ca);
+	ca.async_queue = drnic_device_async_queue(b->dev);
+	x->cqb = drnic_cq_create(&ca);
+	x->abuf = drnic_alloc(XA_LEN, 4096, -1);
+	x->bbuf = drnic_alloc(XB_LEN, 4096, -1);
+	if (x->cqa == NULL || x->cqb == NULL || x->abuf == NULL || x->bbuf == NULL)
+		return -ENOMEM;
+	x->amr = drnic_reg_mr(a->pd, x->abuf, XA_LEN, DRNIC_ACCESS_LOCAL_WRITE);
+	x->bmr = drnic_reg_mr(b->pd, x->bbuf, XB_LEN,
+			      DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_WRITE);
+	if (x->amr == NULL || x->bmr == NULL)
+		return -ENOMEM;
+	drnic_query_gid(a->dev, 1, 0, &x->ga);
+	drnic_query_gid(b->dev, 1, 0, &x->gb);
+	memset(&aa, 0, sizeof(aa));
+	aa.is_global = 1;
+	aa.port_num = 1;
+	aa.grh.hop_limit = 64;
+	aa.grh.dgid = x->gb;
+	x->ah = drnic_create_ah(a->pd, &aa);
+	if (x->ah == NULL)
+		return -ENOMEM;
+	for (k = 0; k < XS_N; k++) {
+		struct xs_stream *s = &x->s[k];
+		enum drnic_qp_type t = k == XS_UC ? DRNIC_QPT_UC : DRNIC_QPT_UD;
+
+		s->total = (rc_msgs + XS_SHARE - 1) / XS_SHARE;
+		s->qa = soak_qp_create(a, x->cqa, t, 1);
+		s->qb = soak_qp_create(b, x->cqb, t, XS_RQ);
+		if (s->qa == NULL || s->qb == NULL)
+			return -ENOMEM;
+		if (k == XS_UC && (soak_connect(s->qa, b, s->qb, true) < 0 ||
+				   soak_connect(s->qb, a, s->qa, true) < 0))
+			return -EINVAL;
+		if (k == XS_UD && (rnic_ud_ready(s->qa, XS_QKEY) < 0 ||
+				   rnic_ud_ready(s->qb, XS_QKEY) < 0))
+			return -EINVAL;
+		if (k == XS_UD) {
+			s->seen = calloc(s->total + 1, 1);
+			if (s->seen == NULL)
+				return -ENOMEM;
+		}
+		for (i = 0; i < XS_RQ; i++)
+			if (xs_post_recv(x, k, i) < 0)
+				return -EINVAL;
+	}
+	return 0;
+}
+
+static void
+xs_close(struct soak_xs *x)
+{
+	enum xs_kind k;
+
+	for (k = 0; k < XS_N; k++) {
+		if (x->s[k].qa != NULL)
+			drnic_destroy_qp(x->s[k].qa);
+		if (x->s[k].qb != NULL)
+			drnic_destroy_qp(x->s[k].qb);
+		free(x->s[k].seen);
+	}
+	if (x->ah != NULL)
+		drnic_destroy_ah(x->ah);
+	if (x->amr != NULL)
+		drnic_dereg_mr(x->amr);
+	if (x->bmr != NULL)
+		drnic_dereg_mr(x->bmr);
+	drnic_free(x->abuf);
+	drnic_free(x->bbuf);
+	if (x->cqa != NULL)
+		drnic_cq_destroy(x->cqa);
+	if (x->cqb != NULL)
+		drnic_cq_destroy(x->cqb);
+	memset(x, 0, sizeof(*x));
+}
+
+/* Post id s->next of stream @p k from A. */
+static int
+xs_post_one(struct soak_xs *x, enum xs_kind k)
+{
+	struct xs_stream *s = &x->s[k];
+	uint64_t id = s->next, slot = id % XS_SQ;
+	struct drnic_send_wr wr = { 0 }, *bad;
+	struct drnic_sge sge;
+	bool write;
+	uint32_t len = xs_gen(k, id, &write);
+	uint8_t *src = x->abuf + (k == XS_UC ? slot * XS_UC_SLOT : XA_UD_OFF + slot * XS_UD_SLOT);
+	int rc;
+
+	soak_pattern(src, len, 200 + k, id);
+	sge.addr = (uintptr_t)src;
+	sge.length = len;
+	sge.lkey = drnic_mr_lkey(x->amr);
+	wr.wr_id = id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = DRNIC_SEND_SIGNALED;
+	wr.imm_data = rte_cpu_to_be_32((uint32_t)id);
+	if (write) {
+		wr.opcode = DRNIC_WR_RDMA_WRITE_WITH_IMM;
+		wr.wr.rdma.remote_addr = (uintptr_t)(x->bbuf + XB_WR_OFF +
+						     (id % XS_W) * XS_UC_SLOT);
+		wr.wr.rdma.rkey = drnic_mr_rkey(x->bmr);
+	} else {
+		wr.opcode = DRNIC_WR_SEND_WITH_IMM;
+	}
+	if (k == XS_UD) {
+		wr.wr.ud.ah = x->ah;
+		wr.wr.ud.remote_qpn = drnic_qp_num(s->qb);
+		wr.wr.ud.remote_qkey = XS_QKEY;
+	}
+	rc = drnic_post_send(s->qa, &wr, &bad);
+	if (rc < 0) {
+		printf("%s id %" PRIu64 ": post_send: %s\n", xs_name[k], id, strerror(-rc));
+		return rc;
+	}
+	s->next++;
+	s->frames += xs_pkts(len);
+	s->writes += write;
+	s->bytes += len;
+	return 0;
+}
+
+/* A send completion at A: SUCCESS, once, in order. */
+static int
+xs_complete_send(struct soak_xs *x, const struct drnic_wc *wc)
+{
+	enum xs_kind k = wc->qp_num == drnic_qp_num(x->s[XS_UC].qa) ? XS_UC : XS_UD;
+	struct xs_stream *s = &x->s[k];
+	bool write;
+	uint32_t len;
+
+	TEST_ASSERT_EQUAL(wc->qp_num, drnic_qp_num(s->qa), "completion for unknown QP %u",
+			  wc->qp_num);
+	TEST_ASSERT_EQUAL(wc->status, DRNIC_WC_SUCCESS, "%s wr %" PRIu64 ": %s", xs_name[k],
+			  wc->wr_id, drnic_wc_status_str(wc->status));
+	TEST_ASSERT_EQUAL(wc->wr_id, s->done, "%s: completion out of order", xs_name[k]);
+	len = xs_gen(k, s->done, &write);
+	TEST_ASSERT_EQUAL(wc->opcode, write ? DRNIC_WC_RDMA_WRITE : DRNIC_WC_SEND,
+			  "%s id %" PRIu64 ": opcode", xs_name[k], s->done);
+	if (k == XS_UD)
+		TEST_ASSERT_EQUAL(wc->byte_len, len, "UD id %" PRIu64 ": byte_len", s->done);
+	s->done++;
+	return TEST_SUCCESS;
+}
+
+/* A UC message at B: the next in order (some may be missing), exact. */
+static int
+xs_uc_recv(struct soak_xs *x, const struct drnic_wc *wc)
+{
+	struct xs_stream *s = &x->s[XS_UC];
+	uint64_t id = rte_be_to_cpu_32(wc->imm_data);
+	const uint8_t *at;
+	bool write;
+	uint32_t len;
+
+	TEST_ASSERT(wc->wc_flags == DRNIC_WC_WITH_IMM, "UC: wc_flags %#x", wc->wc_flags);
+	TEST_ASSERT(id < s->next, "UC: id %" PRIu64 " never sent", id);
+	TEST_ASSERT(id >= s->top, "UC: id %" PRIu64 " after %" PRIu64 " (twice or out of order)",
+		    id, s->top - 1);
+	TEST_ASSERT_EQUAL(wc->src_qp, drnic_qp_num(s->qa), "UC: src_qp");
+	len = xs_gen(XS_UC, id, &write);
+	TEST_ASSERT_EQUAL(wc->opcode, write ? DRNIC_WC_RECV_RDMA_WITH_IMM : DRNIC_WC_RECV,
+			  "UC id %" PRIu64 ": opcode", id);
+	TEST_ASSERT_EQUAL(wc->byte_len, len, "UC id %" PRIu64 ": byte_len", id);
+	at = write ? x->bbuf + XB_WR_OFF + (id % XS_W) * XS_UC_SLOT :
+		     x->bbuf + wc->wr_id * XS_UC_SLOT;
+	TEST_ASSERT(soak_check_pattern(at, len, 200 + XS_UC, id),
+		    "UC id %" PRIu64 ": %s of %u bytes differs", id, write ? "WRITE" : "SEND", len);
+	s->top = id + 1;
+	s->got += id < s->total;
+	s->frames_got += xs_pkts(len);
+	return TEST_SUCCESS;
+}
+
+/* A UD datagram at B: exact after the GRH area, never twice. */
+static int
+xs_ud_recv(struct soak_xs *x, const struct drnic_wc *wc)
+{
+	static const uint8_t zero[20];
+	struct xs_stream *s = &x->s[XS_UD];
+	uint64_t id = rte_be_to_cpu_32(wc->imm_data);
+	const uint8_t *b;
+	bool write;
+	uint32_t len;
+
+	TEST_ASSERT_EQUAL(wc->wc_flags, DRNIC_WC_GRH | DRNIC_WC_WITH_IMM, "UD: wc_flags");
+	TEST_ASSERT(id < s->next, "UD: id %" PRIu64 " never sent", id);
+	TEST_ASSERT(!s->seen[id], "UD: id %" PRIu64 " delivered twice", id);
+	TEST_ASSERT_EQUAL(wc->opcode, DRNIC_WC_RECV, "UD: opcode");
+	TEST_ASSERT_EQUAL(wc->src_qp, drnic_qp_num(s->qa), "UD: src_qp");
+	TEST_ASSERT_EQUAL(wc->pkey_index, 0, "UD: pkey_index");
+	TEST_ASSERT_EQUAL(wc->sl, DRNIC_WC_SL_ROCE_V2_IPV4, "UD: sl");
+	len = xs_gen(XS_UD, id, &write);
+	TEST_ASSERT_EQUAL(wc->byte_len, XS_GRH + len, "UD id %" PRIu64 ": byte_len", id);
+	b = x->bbuf + XB_UD_OFF + wc->wr_id * XS_UD_SLOT;
+	TEST_ASSERT(memcmp(b, zero, 20) == 0 && b[20] == 0x45 && b[29] == 17 &&
+		    memcmp(b + 32, &x->ga.raw[12], 4) == 0 &&
+		    memcmp(b + 36, &x->gb.raw[12], 4) == 0,
+		    "UD id %" PRIu64 ": GRH area is not the IPv4 header A->B", id);
+	TEST_ASSERT(soak_check_pattern(b + XS_GRH, len, 200 + XS_UD, id),
+		    "UD id %" PRIu64 ": %u bytes differ", id, len);
+	TEST_ASSERT_EQUAL(b[XS_GRH + len], XS_GUARD, "UD id %" PRIu64 ": written past", id);
+	s->seen[id] = 1;
+	s->top = RTE_MAX(s->top, id + 1);
+	s->got += id < s->total;
+	return TEST_SUCCESS;
+}
+
+/* A receive at B: checked, its WQE posted again at once. */
+static int
+xs_complete_recv(struct soak_xs *x, const struct drnic_wc *wc)
+{
+	enum xs_kind k = wc->qp_num == drnic_qp_num(x->s[XS_UC].qb) ? XS_UC : XS_UD;
+
+	TEST_ASSERT_EQUAL(wc->qp_num, drnic_qp_num(x->s[k].qb), "receive for unknown QP %u",
+			  wc->qp_num);
+	TEST_ASSERT_EQUAL(wc->status, DRNIC_WC_SUCCESS, "%s recv: %s", xs_name[k],
+			  drnic_wc_status_str(wc->status));
+	/* Receive WQEs are taken in the order posted (a UC message dropped
+	 * midway leaves its WQE to the next one). */
+	TEST_ASSERT_EQUAL(wc->wr_id, x->s[k].recvs % XS_RQ, "%s: receive WQE out of order",
+			  xs_name[k]);
+	if ((k == XS_UC ? xs_uc_recv(x, wc) : xs_ud_recv(x, wc)) != TEST_SUCCESS)
+		return TEST_FAILED;
+	TEST_ASSERT_SUCCESS(xs_post_recv(x, k, wc->wr_id), "%s: post_recv again", xs_name[k]);
+	x->s[k].recvs++;
+	return TEST_SUCCESS;
+}
+
+/*
+ * One step of the streams: post what the windows allow, ids up to @p limit
+ * (the RC run's progress paces them over the run; the marker, id total,
+ * only with @p limit above total), and take the completions on both sides.
+ * Returns 1 when something happened, 0 when not, -1 after a failed check.
+ */
+static int
+xs_step(struct soak_xs *x, uint64_t limit_num, uint64_t limit_den, bool marker)
+{
+	struct drnic_wc wc[32];
+	enum xs_kind k;
+	int n, i, moved = 0;
+
+	for (k = 0; k < XS_N; k++) {
+		struct xs_stream *s = &x->s[k];
+		uint64_t limit = marker ? s->total + 1 :
+				 RTE_MIN(s->total, s->total * limit_num / limit_den + XS_W);
+
+		while (s->next < limit && s->next - s->done < XS_SQ &&
+		       (s->next < s->top + XS_W || s->next == s->total)) {
+			if (xs_post_one(x, k) < 0)
+				return -1;
+			moved = 1;
+		}
+	}
+	n = drnic_cq_poll(x->cqa, (int)RTE_DIM(wc), wc);
+	for (i = 0; i < n; i++)
+		if (xs_complete_send(x, &wc[i]) != TEST_SUCCESS)
+			return -1;
+	moved |= n > 0;
+	n = drnic_cq_poll(x->cqb, (int)RTE_DIM(wc), wc);
+	for (i = 0; i < n; i++)
+		if (xs_complete_recv(x, &wc[i]) != TEST_SUCCESS)
+			return -1;
+	moved |= n > 0;
+	return moved;
+}
+
+/* Where the streams stand (after a stall). */
+static void
+xs_dump(const struct soak_xs *x)
+{
+	enum xs_kind k;
+
+	for (k = 0; k < XS_N; k++)
+		printf("  %s: total %" PRIu64 " posted %" PRIu64 " done %" PRIu64 " B's top %"
+		       PRIu64 " received %" PRIu64 " state %s\n", xs_name[k], x->s[k].total,
+		       x->s[k].next, x->s[k].done, x->s[k].top, x->s[k].got,
+		       drnic_qp_state_str(drnic_qp_state(x->s[k].qa)));
+}
+
+/*
+ * After the RC stream: the rest of the streams; then the faults off and,
+ * once A's link holds no frame back, one marker per stream. A frame leaves
+ * A after those before it, and B takes a QP's frames in order: when B has a
+ * marker, B has everything of its stream that will ever arrive.
+ */
+static int
+xs_finish(struct soak_xs *x, struct soak_side *a, struct soak_side *b, bool faulty)
+{
+	struct drnic_link_fault_stats fs;
+	struct drnic_link_faults off;
+	double last = soak_now();
+	uint64_t spins = 0;
+	unsigned int phase = 0;
+	int moved;
+
+	while (phase < 3) {
+		const struct xs_stream *u = &x->s[XS_UC], *d = &x->s[XS_UD];
+
+		moved = xs_step(x, 1, 1, phase == 2);
+		if (moved < 0)
+			return TEST_FAILED;
+		if (phase == 0 && u->done == u->total && d->done == d->total) {
+			/* Every frame of the streams went through the injector. */
+			if (faulty) {
+				drnic_link_faults_init(&off);
+				TEST_ASSERT_SUCCESS(drnic_link_set_faults(drnic_device_link(a->dev),
+									  &off), "faults off");
+				TEST_ASSERT_SUCCESS(drnic_link_set_faults(drnic_device_link(b->dev),
+									  &off), "faults off");
+			}
+			phase = 1;
+			moved = 1;
+		}
+		if (phase == 1) {
+			TEST_ASSERT_SUCCESS(drnic_link_fault_stats(drnic_device_link(a->dev), &fs),
+					    "fault stats");
+			if (fs.held == 0) {
+				phase = 2;
+				moved = 1;
+			}
+		}
+		if (phase == 2 && u->done == u->total + 1 && d->done == d->total + 1 &&
+		    u->top == u->total + 1 && d->seen[d->total]) {
+			phase = 3;
+			moved = 1;
+		}
+		if (moved) {
+			spins = 0;
+			last = soak_now();
+		} else if ((++spins & 1023) == 0 && soak_now() - last > 30) {
+			xs_dump(x);
+			TEST_ASSERT(false, "UC/UD: nothing for 30 s (phase %u)", phase);
+		}
+	}
+	return TEST_SUCCESS;
+}
+
+/*
+ * What the user sees at the end, against what the injector did on A's
+ * link (UC and UD frames go A to B only):
+ *  - A sent each message's frames once, and B answered nothing;
+ *  - without faults every message arrived and B dropped nothing;
+ *  - UD: every datagram that reached B's QP was delivered once, or was a
+ *    copy the injector made (psn_dup, at most its duplicates), or one it
+ *    corrupted (refused by the ICRC check); none ran out of receive WQEs;
+ *  - UC: each missing message had a frame of its own lost, corrupted or
+ *    overtaken: missing <= the frames that never reached B's QP in place
+ *    (A's frames + copies dropped - frames B's QP received) + the frames the
+ *    injector corrupted (those reaching the QP count as received);
+ *  - no more missing than the injector lost, corrupted or held back;
+ *  - with enough loss expected, some are missing.
+ */
+static int
+xs_check(struct soak_xs *x, struct soak_run *run, struct soak_side *a)
+{
+	struct drnic_link_fault_stats fa;
+	bool faulty = run->faults[0] != '\0';
+	enum xs_kind k;
+	unsigned int i;
+
+	TEST_ASSERT_SUCCESS(drnic_link_fault_stats(drnic_device_link(a->dev), &fa), "fault stats");
+	for (k = 0; k < XS_N; k++) {
+		struct xs_stream *s = &x->s[k];
+		struct xs_result *r = &run->xs[k];
+		uint64_t psn_dup, missing = s->total - s->got;
+		int64_t off_place;
+
+		TEST_ASSERT_SUCCESS(drnic_qp_stats_get(s->qa, &s->sa), "stats");
+		TEST_ASSERT_SUCCESS(drnic_qp_stats_get(s->qb, &s->sb), "stats");
+		psn_dup = s->sb.drops[DRNIC_ENGINE_DROP_PSN_DUP];
+		r->total = s->total;
+		r->got = s->got;
+		r->frames = s->frames;
+		r->writes = s->writes;
+		r->bytes = s->bytes;
+		r->psn_dup = psn_dup;
+		r->uc_msg = s->sb.drops[DRNIC_ENGINE_DROP_UC_MSG];
+		TEST_ASSERT(s->sa.tx_packets == s->frames && s->sa.retransmits == 0,
+			    "%s: A sent %" PRIu64 " frames for %" PRIu64 " (resent %" PRIu64 ")",
+			    xs_name[k], s->sa.tx_packets, s->frames, s->sa.retransmits);
+		TEST_ASSERT_EQUAL(s->sb.tx_packets, 0, "%s: B sent frames", xs_name[k]);
+		for (i = 0; i < DRNIC_ENGINE_DROP_MAX; i++)
+			TEST_ASSERT(s->sb.drops[i] == 0 || i == DRNIC_ENGINE_DROP_PSN_DUP ||
+				    (k == XS_UC && i == DRNIC_ENGINE_DROP_UC_MSG),
+				    "%s: B dropped %" PRIu64 " as %s", xs_name[k], s->sb.drops[i],
+				    drnic_engine_drop_name((enum drnic_engine_drop)i));
+		if (!faulty) {
+			TEST_ASSERT(missing == 0 && psn_dup == 0 && r->uc_msg == 0,
+				    "%s without faults: %" PRIu64 " missing, %" PRIu64
+				    " psn_dup, %" PRIu64 " uc_msg", xs_name[k], missing, psn_dup,
+				    r->uc_msg);
+			continue;
+		}
+		if (k == XS_UD) {
+			/* Received = delivered (the marker too) + copies + corrupt. */
+			TEST_ASSERT(s->sb.rx_packets >= s->got + 1 + psn_dup &&
+				    s->sb.rx_packets - s->got - 1 - psn_dup <= fa.corrupted,
+				    "UD: B's QP received %" PRIu64 " frames, delivered %" PRIu64
+				    ", dropped %" PRIu64 " copies (%" PRIu64 " corrupted)",
+				    s->sb.rx_packets, s->got + 1, psn_dup, fa.corrupted);
+			TEST_ASSERT(psn_dup <= fa.duplicated, "UD: %" PRIu64 " copies dropped, %"
+				    PRIu64 " made", psn_dup, fa.duplicated);
+			TEST_ASSERT(missing <= fa.dropped + fa.corrupted, "UD: %" PRIu64
+				    " missing", missing);
+		} else {
+			/* Frames that never reached B's QP in place: of A's
+			 * frames, those it did not receive, or dropped as
+			 * behind; those it refused for their ICRC count as
+			 * received: at most the corrupted ones, and at most
+			 * what is neither a delivered message's nor uc_msg. */
+			TEST_ASSERT(s->sb.rx_packets >= psn_dup + r->uc_msg + s->frames_got,
+				    "UC: B's QP received %" PRIu64 " frames, fewer than dropped (%"
+				    PRIu64 ") and delivered (%" PRIu64 ")", s->sb.rx_packets,
+				    psn_dup + r->uc_msg, s->frames_got);
+			off_place = (int64_t)(s->frames + psn_dup) - (int64_t)s->sb.rx_packets;
+			off_place += (int64_t)RTE_MIN(fa.corrupted, s->sb.rx_packets - psn_dup -
+						      r->uc_msg - s->frames_got);
+			TEST_ASSERT((int64_t)missing <= off_place,
+				    "UC: %" PRIu64 " missing, only %" PRId64 " frames not received"
+				    " in place", missing, off_place);
+			TEST_ASSERT(psn_dup <= fa.duplicated + fa.reordered, "UC: %" PRIu64
+				    " psn_dup", psn_dup);
+		}
+		if ((double)(k == XS_UC ? s->frames : s->total) * run->drop >= 10)
+			TEST_ASSERT(missing > 0, "%s: nothing missing under %s", xs_name[k],
+				    run->faults);
+	}
+	TEST_ASSERT(run->xs[XS_UC].total - run->xs[XS_UC].got + run->xs[XS_UD].total -
+		    run->xs[XS_UD].got <= fa.dropped + fa.corrupted + fa.reordered,
+		    "UC and UD: more missing than frames the injector faulted");
+	return TEST_SUCCESS;
+}
+
 static void
 soak_side_close(struct soak_side *s)
 {
@@ -569,6 +1175,7 @@ soak_run(struct soak_run *run)
 {
 	struct soak_side a = { 0 }, b = { 0 };
 	static struct soak_qp qps[SOAK_QPS];
+	static struct soak_xs xs;
 	struct drnic_wc wc[64];
 	unsigned int seq = soak_seq++, q, i;
 	uint64_t per_qp = (run->nmsg + SOAK_QPS - 1) / SOAK_QPS, done = 0, last_done = 0;
@@ -577,8 +1184,10 @@ soak_run(struct soak_run *run)
 	unsigned int avail, size;
 	int rc = TEST_FAILED, n;
 	uint64_t idle_polls = 0;
+	unsigned int xs_turn = 0;
 
 	memset(qps, 0, sizeof(qps));
+	memset(&xs, 0, sizeof(xs));
 	snprintf(na, sizeof(na), "soak%ua", seq);
 	snprintf(nb, sizeof(nb), "soak%ub", seq);
 	snprintf(args, sizeof(args), "wire=soakw%u%s%s,fault_seed=%u", seq,
@@ -597,10 +1206,10 @@ soak_run(struct soak_run *run)
 		soak_pattern(sq->b_area + B_RSRC_OFF, B_RSRC_LEN, q + 100, 0);
 		memcpy(sq->b_area + B_CNT_OFF, &v, 8);
 		sq->counter = v;
-		sq->qa = soak_qp_create(&a);
-		sq->qb = soak_qp_create(&b);
-		if (sq->qa == NULL || sq->qb == NULL || soak_connect(sq->qa, &b, sq->qb) < 0 ||
-		    soak_connect(sq->qb, &a, sq->qa) < 0) {
+		sq->qa = soak_qp_create(&a, a.cq, DRNIC_QPT_RC, SOAK_RECVS);
+		sq->qb = soak_qp_create(&b, b.cq, DRNIC_QPT_RC, SOAK_RECVS);
+		if (sq->qa == NULL || sq->qb == NULL || soak_connect(sq->qa, &b, sq->qb, false) < 0 ||
+		    soak_connect(sq->qb, &a, sq->qa, false) < 0) {
 			printf("cannot set up QP pair %u\n", q);
 			goto out;
 		}
@@ -609,6 +1218,10 @@ soak_run(struct soak_run *run)
 				printf("post_recv failed\n");
 				goto out;
 			}
+	}
+	if (xs_open(&xs, &a, &b, run->nmsg) < 0) {
+		printf("cannot set up the UC and UD QP pairs\n");
+		goto out;
 	}
 
 	t0 = soak_now();
@@ -639,6 +1252,12 @@ soak_run(struct soak_run *run)
 				soak_diag(qps, &a);
 				goto out;
 			}
+		/* The unreliable streams, paced by the RC run's progress (a
+		 * few dozen messages in flight: every fourth turn is enough). */
+		if ((++xs_turn & 3) == 0 && xs_step(&xs, done, per_qp * SOAK_QPS, false) < 0) {
+			xs_dump(&xs);
+			goto out;
+		}
 		if (done == last_done) {
 			/* Look at the clock now and then only: it is not free. */
 			if ((++idle_polls & 1023) != 0)
@@ -700,6 +1319,9 @@ soak_run(struct soak_run *run)
 		}
 	}
 	soak_counters(qps, run, &a, &b);
+	if (xs_finish(&xs, &a, &b, run->faults[0] != '\0') != TEST_SUCCESS ||
+	    xs_check(&xs, run, &a) != TEST_SUCCESS)
+		goto out;
 	rc = TEST_SUCCESS;
 out:
 	/* Acknowledge async events (a QP error raises one), then destroy. */
@@ -714,6 +1336,7 @@ out:
 			drnic_ack_async_event(drnic_device_async_queue(s->dev), &ev);
 		}
 	}
+	xs_close(&xs);
 	for (q = 0; q < SOAK_QPS; q++) {
 		if (qps[q].qa != NULL && drnic_destroy_qp(qps[q].qa) < 0)
 			rc = TEST_FAILED;
@@ -752,6 +1375,16 @@ soak_print(const struct soak_run *r)
 	       ", NAKs rx %" PRIu64 " (RNR %" PRIu64 "), NAKs tx %" PRIu64
 	       ", frames refused by the parser (ICRC...) %" PRIu64 "\n", r->retransmits, r->timeouts,
 	       r->early, r->naks_rx, r->rnr_naks, r->naks_tx, r->icrc_drops);
+	printf("UC: %" PRIu64 " messages (SEND_IMM %" PRIu64 ", WRITE_IMM %" PRIu64 "), %" PRIu64
+	       " frames, %.3f MB: delivered %" PRIu64 ", missing %" PRIu64 "; B dropped %" PRIu64
+	       " copies or overtaken frames (psn_dup), %" PRIu64 " frames of lost messages"
+	       " (uc_msg)\n", r->xs[0].total, r->xs[0].total - r->xs[0].writes, r->xs[0].writes,
+	       r->xs[0].frames, (double)r->xs[0].bytes / 1e6, r->xs[0].got,
+	       r->xs[0].total - r->xs[0].got, r->xs[0].psn_dup, r->xs[0].uc_msg);
+	printf("UD: %" PRIu64 " datagrams (SEND_IMM), %.3f MB: delivered %" PRIu64 ", missing %"
+	       PRIu64 "; B dropped %" PRIu64 " copies (psn_dup)\n", r->xs[1].total,
+	       (double)r->xs[1].bytes / 1e6, r->xs[1].got, r->xs[1].total - r->xs[1].got,
+	       r->xs[1].psn_dup);
 }
 
 static int
@@ -759,6 +1392,7 @@ soak_rc(void)
 {
 	struct soak_run r = {
 		.faults = "fault_drop=0.01,fault_reorder=0.01,fault_dup=0.005,fault_corrupt=0.001",
+		.drop = 0.01,
 		.nmsg = soak_env_u64("SOAK_MESSAGES", 1000000),
 	};
 	int rc;
@@ -779,11 +1413,12 @@ soak_sweep(void)
 	static const struct {
 		const char *name;
 		const char *faults;
+		double drop;
 	} rates[] = {
-		{ "0", "" },
-		{ "0.1%", "fault_drop=0.001" },
-		{ "1%", "fault_drop=0.01" },
-		{ "5%", "fault_drop=0.05" },
+		{ "0", "", 0 },
+		{ "0.1%", "fault_drop=0.001", 0.001 },
+		{ "1%", "fault_drop=0.01", 0.01 },
+		{ "5%", "fault_drop=0.05", 0.05 },
 	};
 	struct soak_run r[RTE_DIM(rates)];
 	uint64_t nmsg = soak_env_u64("SOAK_SWEEP_MESSAGES", 100000);
@@ -792,6 +1427,7 @@ soak_sweep(void)
 	memset(r, 0, sizeof(r));
 	for (i = 0; i < RTE_DIM(rates); i++) {
 		r[i].faults = rates[i].faults;
+		r[i].drop = rates[i].drop;
 		r[i].nmsg = nmsg;
 		r[i].quiet = true;
 		if (soak_run(&r[i]) != TEST_SUCCESS) {
@@ -808,6 +1444,14 @@ soak_sweep(void)
 		       rates[i].name, (double)r[i].bytes / 1e9, r[i].secs,
 		       (double)r[i].bytes / 1e9 / r[i].secs, (double)nmsg / 1e6 / r[i].secs,
 		       r[i].retransmits, r[i].timeouts, r[i].early);
+	printf("\nthe same runs' UC and UD streams (delivered of sent; B's drop counters)\n");
+	printf("%-6s %15s %9s %9s %15s %9s\n", "loss", "UC msgs", "psn_dup", "uc_msg",
+	       "UD datagrams", "psn_dup");
+	for (i = 0; i < RTE_DIM(rates); i++)
+		printf("%-6s %7" PRIu64 "/%-7" PRIu64 " %9" PRIu64 " %9" PRIu64 " %7" PRIu64 "/%-7"
+		       PRIu64 " %9" PRIu64 "\n", rates[i].name, r[i].xs[0].got, r[i].xs[0].total,
+		       r[i].xs[0].psn_dup, r[i].xs[0].uc_msg, r[i].xs[1].got, r[i].xs[1].total,
+		       r[i].xs[1].psn_dup);
 	return TEST_SUCCESS;
 }
 
