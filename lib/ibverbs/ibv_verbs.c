@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 #include <rte_branch_prediction.h>
 #include <rte_common.h>
@@ -281,8 +283,23 @@ ibv_create_comp_channel(struct ibv_context *context)
 		return NULL;
 	}
 	c->ch.context = context;
-	c->ch.fd = drnic_comp_channel_fd(c->dch);
-	if (handle_add(c, HANDLE_IBV_COMP_CHANNEL) < 0) {
+	/* The application's fd is an epoll instance watching drnic's (always
+	 * non-blocking) eventfd: readable exactly when it is, and with file
+	 * flags of its own, so that an application that makes it non-blocking
+	 * (UCX) gets EAGAIN from ibv_get_cq_event() and one that does not
+	 * sleeps there, as with libibverbs' own channel fd. */
+	c->ch.fd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->ch.fd >= 0) {
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		if (epoll_ctl(c->ch.fd, EPOLL_CTL_ADD, drnic_comp_channel_fd(c->dch), &ev) != 0) {
+			close(c->ch.fd);
+			c->ch.fd = -1;
+		}
+	}
+	if (c->ch.fd < 0 || handle_add(c, HANDLE_IBV_COMP_CHANNEL) < 0) {
+		if (c->ch.fd >= 0)
+			close(c->ch.fd);
 		drnic_destroy_comp_channel(c->dch);
 		free(c);
 		errno = ENOMEM;
@@ -302,6 +319,7 @@ ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	rc = drnic_destroy_comp_channel(c->dch);
 	if (rc < 0)
 		return dibv_handle_undo(c, HANDLE_IBV_COMP_CHANNEL, dibv_errno(rc));
+	close(c->ch.fd);
 	free(c);
 	return 0;
 }
@@ -665,7 +683,7 @@ ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq
 	}
 	/* A channel whose fd the application made non-blocking (UCX does,
 	 * before it arms) answers EAGAIN at once, as libibverbs' read() of
-	 * the fd does. */
+	 * the fd does (the fd is the drop-in's own: ibv_create_comp_channel). */
 	if (fcntl(channel->fd, F_GETFL) & O_NONBLOCK) {
 		rc = drnic_try_get_cq_event(ch->dch, &dcq, &ctx);
 	} else {

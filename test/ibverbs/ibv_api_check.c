@@ -288,6 +288,20 @@ check_double_destroy(struct check_env *e)
 			CHECK_TWICE(ibv_destroy_srq(srq), "ibv_destroy_srq");
 		}
 	}
+	/* A channel's fd is blocking, as libibverbs' is: ibv_get_cq_event()
+	 * sleeps; made non-blocking (UCX does), it answers EAGAIN at once. */
+	{
+		struct ibv_cq *ecq;
+		void *ectx;
+
+		CHECK(!(fcntl(ch->fd, F_GETFL) & O_NONBLOCK), "a new channel's fd is non-blocking");
+		CHECK(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK) == 0,
+		      "fcntl(O_NONBLOCK): %s", strerror(errno));
+		errno = 0;
+		rc = ibv_get_cq_event(ch, &ecq, &ectx);
+		CHECK(rc == -1 && errno == EAGAIN, "ibv_get_cq_event, non-blocking, no event: %d (%s)",
+		      rc, strerror(errno));
+	}
 	CHECK_TWICE(ibv_dereg_mr(mr), "ibv_dereg_mr");
 	CHECK_TWICE(ibv_destroy_cq(cq), "ibv_destroy_cq");
 	CHECK_TWICE(ibv_dealloc_pd(pd), "ibv_dealloc_pd");
