@@ -22,10 +22,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_common.h>
 #include <rte_cycles.h>
 #include <rte_log.h>
 #include <rte_lcore.h>
@@ -63,7 +65,8 @@ perf_usage(FILE *f)
 		"                bw above 8 KiB 1; a post list: its length; as perftest)\n"
 		"  -l N          post list: N WRs chained per post_send (1)\n"
 		"  -m MTU        path MTU 256..4096 (4096 in loopback)\n"
-		"  -c RC|UC|UD   connection type (drnic: RC only)\n"
+		"  -c RC|UC|UD   connection type (RC); UC: send and write tests, UD: send\n"
+		"                tests, one datagram per message (-s up to the port's MTU)\n"
 		"  -A FETCH_AND_ADD|CMP_AND_SWAP   atomic type\n"
 		"  -e            sleep on the completion channel instead of busy polling\n"
 		"  -F            accepted (no CPU frequency check here)\n"
@@ -81,6 +84,7 @@ perf_usage(FILE *f)
 		"  --server      wait for a client (default when the link is not loopback)\n"
 		"  --file-prefix P   EAL file prefix (two processes on one host)\n"
 		"  --cq-per-qp   one CQ per QP instead of one for all\n"
+
 		"  --msgs N      scale: messages a run (2000000)\n"
 		"  --window N    scale: also run with N WRs in flight in all, split over\n"
 		"                the QPs (16384; 0: not)\n"
@@ -110,6 +114,24 @@ perf_parse_test(const char *cmd, struct perf_opts *o)
 	return false;
 }
 
+/* What -c allows for o->test, said as perftest says it. */
+static int
+perf_check_transport(const struct perf_opts *o)
+{
+	if (o->qp_type == DRNIC_QPT_UD && o->test != PERF_SEND) {
+		fprintf(stderr, "drnic-perf: -c UD: %s is not available: UD has SEND only (no RDMA"
+			" WRITE, READ or atomics); use send_lat or send_bw\n",
+			perf_test_name(o->test, o->kind));
+		return -EINVAL;
+	}
+	if (o->qp_type == DRNIC_QPT_UC && o->test >= PERF_READ) {
+		fprintf(stderr, "drnic-perf: -c UC: %s is not available: UC has SEND and RDMA WRITE"
+			" only (READ and atomics need RC)\n", perf_test_name(o->test, o->kind));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* One perftest-style test (all sizes with -a). */
 static int
 perf_cmd_test(struct perf_opts *o, bool all_sizes, bool gbits)
@@ -123,7 +145,8 @@ perf_cmd_test(struct perf_opts *o, bool all_sizes, bool gbits)
 	if (all_sizes) {
 		uint64_t s;
 
-		for (s = 2; s <= (8u << 20); s <<= 1)
+		/* UD: up to the MTU (-m, 4096), as perftest's -a. */
+		for (s = 2; s <= (o->qp_type == DRNIC_QPT_UD ? o->mtu : (8u << 20)); s <<= 1)
 			sizes[n++] = s;
 		if (o->test == PERF_ATOMIC)
 			n = 1;
@@ -149,9 +172,17 @@ perf_cmd_test(struct perf_opts *o, bool all_sizes, bool gbits)
 			perf_rep_lat(perf_test_name(o->test, o->kind), bytes,
 				     o->duration > 0 ? lat[i].n + 2 : o->iters, &lat[i]);
 		} else {
-			uint64_t it = o->duration > 0 ? bw[i].msgs : o->iters;
+			/* A UC/UD receiver counts what it took (some may be dropped). */
+			uint64_t it = o->duration > 0 || (o->server && o->qp_type != DRNIC_QPT_RC) ?
+				      bw[i].msgs : o->iters;
 
 			perf_print_bw(o, bytes, it, &bw[i], i == 0, gbits);
+			if (o->test == PERF_SEND && o->qp_type != DRNIC_QPT_RC && !o->server &&
+			    o->host == NULL)
+				fprintf(o->out, " %s: the receiver took %" PRIu64 " of the %" PRIu64
+					" messages sent (%" PRIu64 " dropped: no receive WQE)\n",
+					perf_qp_type_name(o->qp_type), bw[i].rx_msgs, bw[i].msgs,
+					bw[i].msgs - RTE_MIN(bw[i].rx_msgs, bw[i].msgs));
 			perf_rep_bw(perf_test_name(o->test, o->kind), bytes, it, o->nb_qps, "", &bw[i]);
 		}
 	}
@@ -225,6 +256,7 @@ main(int argc, char **argv)
 	struct perf_opts o = {
 		.tx_depth = 128, .rx_depth = 512, .inline_size = -1, .mtu = 4096, .nb_qps = 1,
 		.engine_lcore = -1, .port = DRNIC_CM_DEFAULT_PORT, .timeout_s = 60, .out = stdout,
+		.qp_type = DRNIC_QPT_RC,
 	};
 	struct drnic_env_opts eo = { .name = "drnic-perf", .mem_mb = 1024 };
 	struct drnic_env_info info;
@@ -259,10 +291,14 @@ main(int argc, char **argv)
 		case 'l': o.post_list = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'm': o.mtu = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'c':
-			if (strcmp(optarg, "RC") != 0) {
-				fprintf(stderr, "drnic-perf: connection type %s is not supported: drnic"
-					" implements RC only (the verbs API has no UC or UD QPs yet)\n",
-					optarg);
+			if (strcmp(optarg, "RC") == 0) {
+				o.qp_type = DRNIC_QPT_RC;
+			} else if (strcmp(optarg, "UC") == 0) {
+				o.qp_type = DRNIC_QPT_UC;
+			} else if (strcmp(optarg, "UD") == 0) {
+				o.qp_type = DRNIC_QPT_UD;
+			} else {
+				fprintf(stderr, "drnic-perf: -c RC, UC or UD (not %s)\n", optarg);
 				return 1;
 			}
 			break;
@@ -405,6 +441,9 @@ main(int argc, char **argv)
 			o.cq_mod = o.tx_depth;
 		if (o.inline_size < 0)
 			o.inline_size = o.kind == PERF_LAT && o.test <= PERF_SEND ? 220 : 0;
+		rc = perf_check_transport(&o);
+		if (rc != 0)
+			goto done;
 		if (o.events && o.test == PERF_WRITE && o.kind == PERF_LAT) {
 			fprintf(stderr, "drnic-perf: -e: events feature not available on write_lat"
 				" (it polls memory, as perftest's)\n");

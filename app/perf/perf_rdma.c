@@ -11,7 +11,19 @@
  *   [2 area, +8)         the atomic target (a counter starting at 0);
  *   [2 area + 64, +8)    where our atomics return the old value.
  * The data must really land: every test checks the bytes at the end.
+ * UD: the receive area starts with the 40-byte GRH room (rx_off), the
+ * datagram's payload follows it.
+ *
+ * Transports (-c): RC; UC (SEND and WRITE, no ACKs: a message that finds no
+ * receive WQE or loses a packet is dropped); UD (SEND only, one datagram per
+ * message, up to the port's MTU, through an address handle made from the
+ * peer's GID). On UC and UD nothing says a message arrived, so a SEND
+ * bandwidth receiver stops on the sender's end-of-run flag (not on a count)
+ * and says how many it took; the flag (UC: a 1-byte WRITE, UD: a
+ * SEND_WITH_IMM of no payload carrying PERF_FLAG_IMM | tag) is sent again
+ * every millisecond until the peer has it.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -37,6 +49,10 @@
 #define PERF_QSHIFT 40               /* wr_id = qp index << 40 | sequence */
 #define PERF_SEQ_MASK ((UINT64_C(1) << PERF_QSHIFT) - 1)
 #define PERF_MAX_DURATION_SAMPLES (4u << 20)
+#define PERF_QKEY 0x11111111u        /* UD Q_Key (perftest's DEF_QKEY) */
+#define PERF_UD_GRH 40               /* the GRH room of every UD receive buffer */
+#define PERF_FLAG_IMM 0x5046a500u    /* UD end-of-run flag: imm_data = this | tag */
+#define PERF_FLAG_IMM_MASK 0xffffff00u
 
 struct perf_qpst {
 	uint64_t posted;     /* send WRs posted */
@@ -57,6 +73,13 @@ struct perf_ep {
 	struct perf_qpst *st;
 	unsigned int *ready;             /* QPs whose WRs retired since the last post pass */
 	unsigned int nb_ready;
+	struct drnic_ah *ah;             /* UD: the peer's address */
+	uint32_t *rqpn;                  /* UD: the peer's QPN, per QP */
+	uint32_t rx_off;                 /* UD: GRH room before the received payload */
+	uint8_t imm_flag;                /* UD: tag of the last flag datagram received */
+	uint8_t flag_pending;            /* UC/UD: flag to repeat while we wait for the peer */
+	uint64_t flag_next;              /* TSC of the next repeat */
+	const struct perf_conn *conn;
 	uint8_t *buf;
 	uint64_t area;
 	uint64_t buf_len;
@@ -86,6 +109,21 @@ struct perf_conn {
 };
 
 static unsigned int perf_seq;
+
+static int perf_poll(struct perf_ep *x, const struct perf_conn *c);
+
+const char *
+perf_qp_type_name(enum drnic_qp_type t)
+{
+	return t == DRNIC_QPT_UD ? "UD" : t == DRNIC_QPT_UC ? "UC" : "RC";
+}
+
+/* UC and UD: nothing acknowledges a message. */
+static inline bool
+perf_unreliable(const struct perf_opts *o)
+{
+	return o->qp_type == DRNIC_QPT_UC || o->qp_type == DRNIC_QPT_UD;
+}
 
 const char *
 perf_test_title(enum perf_test t, enum perf_kind k)
@@ -221,10 +259,25 @@ perf_ep_open(struct perf_ep *e, int id, const struct perf_conn *c,
 	int rc, socket = (int)rte_socket_id();
 
 	e->id = id;
+	e->conn = c;
+	e->rx_off = o->qp_type == DRNIC_QPT_UD ? PERF_UD_GRH : 0;
 	rc = perf_open_device(e, o, c->loopback);
 	if (rc != 0)
 		return rc;
 	drnic_query_device(e->dev, &da);
+	if (o->qp_type == DRNIC_QPT_UD) {
+		struct drnic_port_attr pa;
+		uint64_t mtu = 0;
+
+		if (drnic_query_port(e->dev, 1, &pa) == 0)
+			mtu = 128u << pa.active_mtu;
+		if (c->max_size > mtu) {
+			fprintf(stderr, "drnic-perf: -c UD: message size %" PRIu64 " above the port's"
+				" MTU %" PRIu64 ": a UD message is one datagram (no segmentation);"
+				" use -s %" PRIu64 " or less\n", c->max_size, mtu, mtu);
+			return -EMSGSIZE;
+		}
+	}
 	e->pd = drnic_alloc_pd(e->dev);
 	if (e->pd == NULL)
 		return -rte_errno;
@@ -241,8 +294,9 @@ perf_ep_open(struct perf_ep *e, int id, const struct perf_conn *c,
 	e->ready = calloc(nq, sizeof(*e->ready));
 	e->wrs = calloc(pl, sizeof(*e->wrs));
 	e->sges = calloc(pl, sizeof(*e->sges));
+	e->rqpn = calloc(nq, sizeof(*e->rqpn));
 	if (e->cqs == NULL || e->qps == NULL || e->st == NULL || e->wrs == NULL ||
-	    e->sges == NULL || e->ready == NULL)
+	    e->sges == NULL || e->ready == NULL || e->rqpn == NULL)
 		return -ENOMEM;
 	rte_malloc_get_socket_stats(socket, &before);
 	cqe = (uint64_t)(c->depth + rx + 1) * (o->cq_per_qp ? 1 : nq);
@@ -259,7 +313,7 @@ perf_ep_open(struct perf_ep *e, int id, const struct perf_conn *c,
 			return -rte_errno;
 		}
 	}
-	qa.qp_type = DRNIC_QPT_RC;
+	qa.qp_type = o->qp_type ? o->qp_type : DRNIC_QPT_RC;
 	qa.cap.max_send_wr = c->depth;
 	qa.cap.max_recv_wr = rx;
 	qa.cap.max_send_sge = 1;
@@ -279,7 +333,7 @@ perf_ep_open(struct perf_ep *e, int id, const struct perf_conn *c,
 	rte_malloc_get_socket_stats(socket, &after);
 	e->bytes_per_qp = (double)(after.heap_allocsz_bytes - before.heap_allocsz_bytes) / nq;
 
-	e->area = RTE_ALIGN_CEIL(c->max_size ? c->max_size : 1, 64);
+	e->area = RTE_ALIGN_CEIL((c->max_size ? c->max_size : 1) + e->rx_off, 64);
 	if (e->area > PERF_AREA_MAX)
 		return -E2BIG;
 	e->buf_len = 2 * e->area + 128;
@@ -311,6 +365,8 @@ perf_ep_close(struct perf_ep *e, bool free_ch)
 				drnic_telemetry_remove_qp(e->qps[i]);
 			drnic_destroy_qp(e->qps[i]);
 		}
+	if (e->ah != NULL)
+		drnic_destroy_ah(e->ah);
 	if (e->mr != NULL)
 		drnic_dereg_mr(e->mr);
 	drnic_free(e->buf);
@@ -334,24 +390,77 @@ perf_ep_close(struct perf_ep *e, bool free_ch)
 	free(e->ready);
 	free(e->wrs);
 	free(e->sges);
+	free(e->rqpn);
 	memset(e, 0, sizeof(*e));
+}
+
+/*
+ * UD: INIT (port, P_Key index, Q_Key), RTR, RTS (SQ PSN), as ibv_modify_qp's
+ * UD column; the peer's QPN for this QP and, once per end, an address
+ * handle from the peer's GID (the link resolves its MAC).
+ */
+static int
+perf_ud_ready(struct perf_ep *e, unsigned int q, const struct drnic_cm_dest *d)
+{
+	struct drnic_qp_attr a;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = DRNIC_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = PERF_QKEY;
+	rc = drnic_modify_qp(e->qps[q], &a, DRNIC_QP_STATE | DRNIC_QP_PKEY_INDEX | DRNIC_QP_PORT |
+			     DRNIC_QP_QKEY);
+	if (rc < 0)
+		return rc;
+	a.qp_state = DRNIC_QPS_RTR;
+	rc = drnic_modify_qp(e->qps[q], &a, DRNIC_QP_STATE);
+	if (rc < 0)
+		return rc;
+	a.qp_state = DRNIC_QPS_RTS;
+	a.sq_psn = 0;
+	rc = drnic_modify_qp(e->qps[q], &a, DRNIC_QP_STATE | DRNIC_QP_SQ_PSN);
+	if (rc < 0)
+		return rc;
+	e->rqpn[q] = d->qpn;
+	if (e->ah == NULL) {
+		struct drnic_ah_attr aa;
+
+		memset(&aa, 0, sizeof(aa));
+		aa.is_global = 1;
+		aa.port_num = 1;
+		aa.grh.hop_limit = 64;
+		memcpy(aa.grh.dgid.raw, d->gid, 16);
+		e->ah = drnic_create_ah(e->pd, &aa);
+		if (e->ah == NULL) {
+			fprintf(stderr, "drnic-perf: address handle to the peer: %s\n",
+				rte_strerror(rte_errno));
+			return -rte_errno;
+		}
+	}
+	return 0;
 }
 
 static int
 perf_qp_to_rts(struct perf_ep *e, unsigned int q, const struct drnic_cm_dest *d,
 	       const struct perf_opts *o)
 {
+	const bool uc = o->qp_type == DRNIC_QPT_UC;
 	struct drnic_port_attr pa;
 	struct drnic_qp_attr a;
 	enum drnic_mtu mtu = perf_mtu_enum(o->mtu);
 	int rc;
 
+	if (o->qp_type == DRNIC_QPT_UD)
+		return perf_ud_ready(e, q, d);
 	if (drnic_query_port(e->dev, 1, &pa) == 0 && pa.active_mtu < mtu)
 		mtu = pa.active_mtu;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = DRNIC_QPS_INIT;
 	a.port_num = 1;
-	a.qp_access_flags = DRNIC_ACCESS_REMOTE_WRITE | DRNIC_ACCESS_REMOTE_READ |
+	/* UC: WRITE is the only remote access it has. */
+	a.qp_access_flags = uc ? DRNIC_ACCESS_REMOTE_WRITE :
+			    DRNIC_ACCESS_REMOTE_WRITE | DRNIC_ACCESS_REMOTE_READ |
 			    DRNIC_ACCESS_REMOTE_ATOMIC;
 	rc = drnic_modify_qp(e->qps[q], &a, DRNIC_QP_STATE | DRNIC_QP_PKEY_INDEX | DRNIC_QP_PORT |
 			     DRNIC_QP_ACCESS_FLAGS);
@@ -369,13 +478,15 @@ perf_qp_to_rts(struct perf_ep *e, unsigned int q, const struct drnic_cm_dest *d,
 	a.ah_attr.grh.hop_limit = 64;
 	memcpy(a.ah_attr.grh.dgid.raw, d->gid, 16);
 	rc = drnic_modify_qp(e->qps[q], &a, DRNIC_QP_STATE | DRNIC_QP_AV | DRNIC_QP_PATH_MTU |
-			     DRNIC_QP_DEST_QPN | DRNIC_QP_RQ_PSN | DRNIC_QP_MAX_DEST_RD_ATOMIC |
-			     DRNIC_QP_MIN_RNR_TIMER);
+			     DRNIC_QP_DEST_QPN | DRNIC_QP_RQ_PSN |
+			     (uc ? 0 : DRNIC_QP_MAX_DEST_RD_ATOMIC | DRNIC_QP_MIN_RNR_TIMER));
 	if (rc < 0)
 		return rc;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = DRNIC_QPS_RTS;
 	a.sq_psn = 0;
+	if (uc)   /* no ACKs: no timeout, retries or READ/atomic credits */
+		return drnic_modify_qp(e->qps[q], &a, DRNIC_QP_STATE | DRNIC_QP_SQ_PSN);
 	a.timeout = (uint8_t)(o->qp_timeout ? o->qp_timeout : 14);
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
@@ -444,12 +555,17 @@ perf_server_connect_cb(void *arg, const struct drnic_cm_dest *remote)
 	return rc;
 }
 
+static void perf_flag_repeat(struct perf_ep *x);
+
+/* The exchange waits (about every ms): run the engines, repeat a UC/UD flag. */
 static int
 perf_idle(void *arg)
 {
 	struct perf_ep *e = arg;
 
 	drnic_device_progress(e->dev);
+	if (e->flag_pending != 0)
+		perf_flag_repeat(e);
 	return 0;
 }
 
@@ -682,6 +798,11 @@ perf_post_list(struct perf_ep *x, unsigned int q, const struct perf_conn *c, uin
 			}
 			break;
 		}
+		if (o->qp_type == DRNIC_QPT_UD) {
+			wr->wr.ud.ah = x->ah;
+			wr->wr.ud.remote_qpn = x->rqpn[q];
+			wr->wr.ud.remote_qkey = PERF_QKEY;
+		}
 		if (sig)
 			x->sig_posted++;
 	}
@@ -724,7 +845,14 @@ perf_poll(struct perf_ep *x, const struct perf_conn *c __rte_unused)
 			if (q >= x->nb_qps)
 				return -EIO;
 			if (wc[i].opcode & DRNIC_WC_RECV) {
-				x->recvs++;
+				uint32_t imm = ntohl(wc[i].imm_data);
+
+				/* UD's end-of-run flag is not one of the messages. */
+				if ((wc[i].wc_flags & DRNIC_WC_WITH_IMM) &&
+				    (imm & PERF_FLAG_IMM_MASK) == PERF_FLAG_IMM)
+					x->imm_flag = (uint8_t)imm;
+				else
+					x->recvs++;
 				if (perf_post_recvs(x, q, 1) != 0)
 					return -EIO;
 			} else {
@@ -778,11 +906,16 @@ perf_idle_step(struct perf_conn *c, struct perf_ep *x, struct perf_ep *y)
 /*
  * Client/server: the side that drove the run tells the passive one it is
  * over with a 1-byte WRITE of @tag at offset 2 area + 100 of the peer's
- * buffer; the passive side spins on it, running its engines (inline
- * progress must not wait in the TCP exchange, which only ticks every ms).
+ * buffer (UD, which has no WRITE: a SEND_WITH_IMM of PERF_FLAG_IMM | @tag
+ * and no payload on QP 0); the passive side spins on it, running its
+ * engines (inline progress must not wait in the TCP exchange, which only
+ * ticks every ms).
+ * On UC and UD the flag may be lost (UD: no receive WQE at that moment): it
+ * is repeated every ms until perf_flag_done(), while we wait in the exchange
+ * (perf_idle()) or for the peer in loopback (perf_flag_drain()).
  */
 static int
-perf_flag_send(struct perf_conn *c, struct perf_ep *x, uint8_t tag)
+perf_flag_post(struct perf_ep *x, uint8_t tag)
 {
 	struct drnic_sge sge = { .addr = (uintptr_t)(x->buf + 2 * x->area + 100), .length = 1,
 				 .lkey = drnic_mr_lkey(x->mr) };
@@ -790,19 +923,70 @@ perf_flag_send(struct perf_conn *c, struct perf_ep *x, uint8_t tag)
 				    .opcode = DRNIC_WR_RDMA_WRITE,
 				    .send_flags = DRNIC_SEND_SIGNALED };
 	struct drnic_send_wr *bad;
-	uint64_t want;
 	int rc;
 
 	x->buf[2 * x->area + 100] = tag;
-	wr.wr.rdma.remote_addr = x->raddr + 2 * x->area + 100;
-	wr.wr.rdma.rkey = x->rkey;
+	if (x->conn->o->qp_type == DRNIC_QPT_UD) {
+		/* No payload: the peer's receive area keeps the last message. */
+		wr.opcode = DRNIC_WR_SEND_WITH_IMM;
+		wr.num_sge = 0;
+		wr.imm_data = htonl(PERF_FLAG_IMM | tag);
+		wr.wr.ud.ah = x->ah;
+		wr.wr.ud.remote_qpn = x->rqpn[0];
+		wr.wr.ud.remote_qkey = PERF_QKEY;
+	} else {
+		wr.wr.rdma.remote_addr = x->raddr + 2 * x->area + 100;
+		wr.wr.rdma.rkey = x->rkey;
+	}
 	wr.wr_id = x->st[0].posted;   /* sequence of QP 0: retires in order */
+	rc = drnic_post_send(x->qps[0], &wr, &bad);
+	if (rc != 0)
+		return rc;
 	x->st[0].limit = UINT64_MAX;
 	x->st[0].posted++;
 	x->sig_posted++;
+	x->flag_next = rte_get_timer_cycles() + rte_get_timer_hz() / 1000;
+	return 0;
+}
+
+static int
+perf_flag_send(struct perf_conn *c, struct perf_ep *x, uint8_t tag)
+{
+	uint64_t want;
+	int rc;
+
+	rc = perf_flag_post(x, tag);
 	want = x->st[0].posted;
-	rc = drnic_post_send(x->qps[0], &wr, &bad);
 	while (rc >= 0 && x->st[0].done < want) {
+		rc = perf_poll(x, c);
+		if (rc == 0)
+			drnic_device_progress(x->dev);
+	}
+	if (rc >= 0 && perf_unreliable(c->o))
+		x->flag_pending = tag;
+	return rc < 0 ? rc : 0;
+}
+
+/* A UC/UD flag is pending and a ms has passed: send it again, reap what left. */
+static void
+perf_flag_repeat(struct perf_ep *x)
+{
+	if (rte_get_timer_cycles() >= x->flag_next &&
+	    x->st[0].posted - x->st[0].done < x->conn->depth)
+		(void)perf_flag_post(x, x->flag_pending);
+	(void)perf_poll(x, x->conn);
+}
+
+/* The peer has the flag: stop repeating it, reap the repeats' completions. */
+static int
+perf_flag_done(struct perf_conn *c, struct perf_ep *x)
+{
+	int rc = 0;
+
+	if (x == NULL || x->flag_pending == 0)
+		return 0;
+	x->flag_pending = 0;
+	while (rc >= 0 && x->signaled < x->sig_posted) {
 		rc = perf_poll(x, c);
 		if (rc == 0)
 			drnic_device_progress(x->dev);
@@ -810,22 +994,48 @@ perf_flag_send(struct perf_conn *c, struct perf_ep *x, uint8_t tag)
 	return rc < 0 ? rc : 0;
 }
 
-/* The flag byte perf_flag_send() writes has @tag. */
+/* The flag byte perf_flag_send() writes has @tag (UD: the last flag datagram did). */
 static inline bool
 perf_flag_is(const struct perf_ep *x, uint8_t tag)
 {
+	if (x->conn->o->qp_type == DRNIC_QPT_UD)
+		return x->imm_flag == tag;
 	return *(volatile const uint8_t *)(x->buf + 2 * x->area + 100) == tag;
 }
 
 static void
 perf_flag_wait(struct perf_ep *x, uint8_t tag)
 {
-	volatile uint8_t *f = x->buf + 2 * x->area + 100;
-
-	while (*f != tag) {
+	while (!perf_flag_is(x, tag)) {
+		if (x->conn->o->qp_type == DRNIC_QPT_UD)
+			(void)perf_poll(x, x->conn);
 		drnic_device_progress(x->dev);
 		rte_pause();
 	}
+}
+
+/*
+ * Loopback, UC/UD SEND: every message @x sent has either landed in @y or
+ * been dropped once @y sees a flag sent after them; until it does, @y
+ * takes what arrives (reposting its receives) and the flag is repeated.
+ */
+static int
+perf_flag_drain(struct perf_conn *c, struct perf_ep *x, struct perf_ep *y)
+{
+	uint8_t tag = (uint8_t)(++c->runs);
+	int rc;
+
+	rc = perf_flag_send(c, x, tag);
+	while (rc >= 0 && !perf_flag_is(y, tag)) {
+		rc = perf_poll(y, c);
+		if (rc == 0) {
+			drnic_device_progress(y->dev);
+			perf_flag_repeat(x);
+		}
+	}
+	if (rc >= 0)
+		rc = perf_flag_done(c, x);
+	return rc < 0 ? rc : 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -992,8 +1202,9 @@ perf_lat_one(struct perf_conn *c, uint64_t len, struct perf_lat *out)
 			if (rc > 0)
 				rc = 0;
 			if (x != NULL && rc == 0)
-				rc = perf_check_pattern(x->buf, len, x->id == PERF_ID_A ? PERF_ID_B :
-							PERF_ID_A, true);
+				rc = perf_check_pattern(x->buf + x->rx_off, len,
+							x->id == PERF_ID_A ? PERF_ID_B : PERF_ID_A,
+							true);
 		}
 	} else if (rc == 0 && is_client && o->test == PERF_READ) {
 		rc = perf_check_pattern(c->a.buf, len, PERF_ID_B, false);
@@ -1014,6 +1225,8 @@ perf_lat_one(struct perf_conn *c, uint64_t len, struct perf_lat *out)
 		c->runs++;    /* the server saw that flag */
 	if (rc == 0 && !c->loopback)
 		rc = drnic_cm_sync(c->cm, "lat-done");
+	if (rc == 0 && !c->loopback)
+		rc = perf_flag_done(c, c->local);
 	if (rc == 0 && n >= 3)
 		rc = perf_lat_compute(samples, n, pingpong ? 2.0 : 1.0, hz, out);
 	else if (rc == 0)
@@ -1061,7 +1274,7 @@ perf_bw_one(struct perf_conn *c, uint64_t len, struct perf_bw *out)
 	 * know them ahead: it stops on the client's flag (perf_flag_send()
 	 * after the last SEND: RC delivers it after them). */
 	recv_target = o->test == PERF_SEND && x == NULL && o->duration <= 0 ? o->iters * nq : 0;
-	send_stop = o->test == PERF_SEND && x == NULL && o->duration > 0 ?
+	send_stop = o->test == PERF_SEND && x == NULL && (o->duration > 0 || perf_unreliable(o)) ?
 		    (uint8_t)(c->runs + 1) : 0;
 	if (x != NULL)
 		target = o->duration > 0 ? 0 : o->iters * nq;
@@ -1143,8 +1356,10 @@ perf_bw_one(struct perf_conn *c, uint64_t len, struct perf_bw *out)
 			}
 windowed:
 			if (target != 0 && done_all >= target) {
-				/* In loopback SEND, wait for the last receives too. */
-				if (y == NULL || o->test != PERF_SEND || y->recvs >= target)
+				/* In loopback SEND, wait for the last receives too
+				 * (UC/UD: after the loop, up to the flag). */
+				if (y == NULL || o->test != PERF_SEND || y->recvs >= target ||
+				    perf_unreliable(o))
 					finished = 1;
 			}
 		} else if (o->test == PERF_SEND) {
@@ -1172,6 +1387,12 @@ windowed:
 	if (rc < 0)
 		return rc;
 	rc = 0;
+	if (c->loopback && o->test == PERF_SEND && perf_unreliable(o))
+		rc = perf_flag_drain(c, x, y);
+	if (rc < 0)
+		return rc;
+	if (y != NULL && o->test == PERF_SEND)
+		out->rx_msgs = y->recvs;
 	if (x != NULL) {
 		out->msgs = done_all;
 		out->seconds = (double)(t_end - t0) / (double)hz;
@@ -1194,7 +1415,9 @@ windowed:
 		switch (o->test) {
 		case PERF_WRITE:
 		case PERF_SEND:
-			rc = perf_check_pattern(c->b.buf, len, PERF_ID_A, false);
+			if (o->test == PERF_WRITE || y->recvs > 0)
+				rc = perf_check_pattern(c->b.buf + c->b.rx_off, len, PERF_ID_A,
+							false);
 			break;
 		case PERF_READ:
 			rc = perf_check_pattern(c->a.buf, len, PERF_ID_B, false);
@@ -1210,12 +1433,14 @@ windowed:
 			break;
 		}
 	} else {
-		if (x != NULL && (o->test != PERF_SEND || o->duration > 0))
+		if (x != NULL && (o->test != PERF_SEND || o->duration > 0 || perf_unreliable(o)))
 			rc = perf_flag_send(c, x, (uint8_t)(++c->runs));
 		if (rc == 0)
 			rc = drnic_cm_sync(c->cm, "bw-done");
-		if (rc == 0 && x == NULL && (o->test == PERF_WRITE || o->test == PERF_SEND))
-			rc = perf_check_pattern(c->b.buf, len, PERF_ID_A, false);
+		if (rc == 0)
+			rc = perf_flag_done(c, x);
+		if (rc == 0 && x == NULL && (o->test == PERF_WRITE || y->recvs > 0))
+			rc = perf_check_pattern(c->b.buf + c->b.rx_off, len, PERF_ID_A, false);
 		if (rc == 0 && x != NULL && o->test == PERF_READ)
 			rc = perf_check_pattern(c->a.buf, len, PERF_ID_B, false);
 	}

@@ -51,6 +51,7 @@ struct perf_opts {
 	unsigned int mtu;       /* -m: path MTU in bytes */
 	unsigned int qp_timeout; /* -u: QP timeout (4.096 us x 2^n), 14 */
 	unsigned int nb_qps;    /* -q: QPs */
+	enum drnic_qp_type qp_type; /* -c: DRNIC_QPT_RC (default), UC or UD */
 	bool cq_per_qp;         /* --cq-per-qp: one CQ per QP instead of one shared */
 	bool inline_progress;   /* --inline: no engine lcore */
 	bool events;            /* -e: sleep on the completion channel */
@@ -77,7 +78,11 @@ struct perf_bw {
 	double seconds;
 	uint64_t msgs;          /* messages completed (all QPs) */
 	double bytes_per_qp;    /* hugepage memory per QP pair end (set-up) */
+	uint64_t rx_msgs;       /* SEND: messages the receiving end took */
 };
+
+/* "RC", "UC" or "UD". */
+const char *perf_qp_type_name(enum drnic_qp_type t);
 
 /* perftest's test title, e.g. "RDMA_Write Latency Test". */
 const char *perf_test_title(enum perf_test t, enum perf_kind k);

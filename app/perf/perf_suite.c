@@ -28,7 +28,8 @@ perf_print_lat(const struct perf_opts *o, uint64_t bytes, uint64_t iters,
 	       const struct perf_lat *l, bool header)
 {
 	if (header) {
-		fprintf(o->out, "\n %s (%s, %s)\n", perf_test_title(o->test, PERF_LAT),
+		fprintf(o->out, "\n %s (%s, %s, %s)\n", perf_test_title(o->test, PERF_LAT),
+			perf_qp_type_name(o->qp_type),
 			o->host ? "client" : o->server ? "server" : "loopback",
 			o->inline_progress ? "inline progress" :
 			o->events ? "dedicated engine, event mode" : "dedicated engine");
@@ -44,8 +45,9 @@ perf_print_bw(const struct perf_opts *o, uint64_t bytes, uint64_t iters, const s
 	      bool header, bool gbits)
 {
 	if (header) {
-		fprintf(o->out, "\n %s (%s, %s, %u QP%s, tx depth %u, cq_mod %u, post list %u)\n",
-			perf_test_title(o->test, PERF_BW),
+		fprintf(o->out, "\n %s (%s, %s, %s, %u QP%s, tx depth %u, cq_mod %u, post list"
+			" %u)\n", perf_test_title(o->test, PERF_BW),
+			perf_qp_type_name(o->qp_type),
 			o->host ? "client" : o->server ? "server" : "loopback",
 			o->inline_progress ? "inline progress" :
 			o->events ? "dedicated engine, event mode" : "dedicated engine",

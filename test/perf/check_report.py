@@ -12,7 +12,9 @@ Runs drnic-perf (loopback, small runs) with --json and --out DIR, then checks:
   t_max, the iterations asked for, BW average = rate x size (MB = 2^20
   bytes, as perftest), the QP counts of a scale run;
 - with gnuplot installed (the README's set-up installs it), the two PNGs
-  exist and are PNG files.
+  exist and are PNG files;
+- -c UC and -c UD runs: the transport in the table's title, the figure in
+  the JSON, a UC/UD SEND receiver's count; what UD cannot do is refused.
 
 Usage: check_report.py PATH/TO/drnic-perf
 """
@@ -154,6 +156,49 @@ def main():
         for e in doc["bandwidth"]:
             check(e["qps"] == 8 and e["bytes"] == 64 and e["msg_rate_Mpps"] > 0 and
                   e["bytes_per_qp"] > 0, "scale entry %r" % e)
+
+        # UC and UD (-c): the transport named in the table's title, the
+        # figure in the JSON, UC/UD SEND receivers' counts; WRITE on UD and
+        # a datagram above the MTU refused with a message.
+        for args, test, kind, title in (
+                (["send_lat", "-c", "UD", "-n", "1000"], "send_lat", "latency",
+                 "Send Latency Test (UD, loopback"),
+                (["send_lat", "-c", "UC", "-n", "1000"], "send_lat", "latency",
+                 "Send Latency Test (UC, loopback"),
+                (["write_lat", "-c", "UC", "-n", "1000"], "write_lat", "latency",
+                 "RDMA_Write Latency Test (UC, loopback"),
+                (["send_bw", "-c", "UD", "-n", "2000", "-s", "1024"], "send_bw", "bandwidth",
+                 "Send BW Test (UD, loopback"),
+                (["send_bw", "-c", "UC", "-n", "2000", "-s", "8192", "-q", "2"], "send_bw",
+                 "bandwidth", "Send BW Test (UC, loopback"),
+                (["send_bw", "-c", "UD", "-n", "2000", "-s", "64", "-q", "4"], "send_bw",
+                 "bandwidth", "Send BW Test (UD, loopback")):
+            what = " ".join(args)
+            d = os.path.join(tmp, "t%d" % len(os.listdir(tmp)))
+            doc, err = run(perf, args, d)
+            check(title in err, "%s: no '%s' title on stderr" % (what, title))
+            rows = doc[kind]
+            check(len(rows) == 1 and rows[0]["test"] == test and
+                  rows[0]["iterations"] == int(args[args.index("-n") + 1]),
+                  "%s: %s entries %r" % (what, kind, rows))
+            if rows and kind == "latency":
+                check(0 < rows[0]["t_min_us"] <= rows[0]["t_typical_us"] <= rows[0]["t_max_us"],
+                      "%s: latency %r" % (what, rows[0]))
+            if rows and kind == "bandwidth":
+                check(rows[0]["msg_rate_Mpps"] > 0, "%s: no message rate" % what)
+            if test == "send_bw":
+                n = int(args[args.index("-n") + 1]) * (int(args[args.index("-q") + 1])
+                                                       if "-q" in args else 1)
+                check(": the receiver took %d of the %d messages sent" % (n, n) in err,
+                      "%s: the receiver's count is not all %d messages: %r"
+                      % (what, n, [l for l in err.splitlines() if "receiver took" in l]))
+        for args, msg in ((["write_bw", "-c", "UD", "-n", "10"], "UD has SEND only"),
+                          (["send_lat", "-c", "UD", "-s", "8192", "-n", "10"],
+                           "above the port's MTU 4096")):
+            p = subprocess.run([perf] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               timeout=120, text=True)
+            check(p.returncode != 0 and msg in p.stdout, "%s: exit %d, no '%s': %r"
+                  % (" ".join(args), p.returncode, msg, p.stdout[-300:]))
     finally:
         if FAILS:
             print("outputs kept in " + tmp)

@@ -108,6 +108,32 @@ for t in write_lat send_lat write_bw send_bw; do
 	[ "$t" = send_bw ] && perftest_figure "send_bw -D 1 server" "$TMP/$t.D.s" bw "$n"
 done
 
+# UC and UD (-c), as perftest's: UC's SEND and WRITE, UD's SEND (one
+# datagram per message, the GRH room in every receive buffer), -D with the
+# UD flag (repeated until the peer has it), the receiver's own count;
+# UD refuses WRITE and sizes above the MTU.
+run send_lat.uc send_lat $N -n $N -c UC
+run write_lat.uc write_lat $N -n $N -c UC
+run send_bw.uc send_bw $N -n $N -c UC -s 4096
+run write_bw.uc write_bw $N -n $N -c UC -s 8192 -q 2
+run send_lat.ud send_lat $N -n $N -c UD
+run send_lat.ud.s send_lat $N -n $N -c UD -s 4096
+run send_bw.ud send_bw $N -n $N -c UD -s 1024 -q 2
+# The UD server reports what it took: all of them (300 a QP, fewer than its
+# 512 receives a QP, on a link that loses nothing).
+perftest_figure "send_bw -c UD server" "$TMP/send_bw.ud.s" bw $((N * 2))
+run send_lat.ud.D send_lat "" -c UD -D 1
+for bad in "write_lat -c UD" "send_lat -c UD -s 8192"; do
+	# Refused before it listens: no client needed.
+	# shellcheck disable=SC2086
+	out=$(timeout 60 "$PERF" $bad $SRV -p $((PORT + 1)) --server 2>&1)
+	if [ $? != 0 ] && echo "$out" | grep -q "UD has SEND only\|above the port's MTU"; then
+		ok "$bad refused: $(echo "$out" | grep -m1 'UD')"
+	else
+		fail "$bad not refused: $(echo "$out" | tail -2)"
+	fi
+done
+
 # A size sweep: one line per size, 2 B to 64 KiB.
 if pair write_bw.all write_bw -a -n 50; then
 	lines=$(awk '/#bytes/ { on = 1; next } on && $1 ~ /^[0-9]+$/ { n++ } END { print n + 0 }' \
