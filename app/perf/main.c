@@ -44,7 +44,7 @@
 enum {
 	OPT_INLINE = 256, OPT_GBITS, OPT_JSON, OPT_OUT, OPT_FLOORS, OPT_ENGINE_LCORE,
 	OPT_APP_LCORE, OPT_CONFIG, OPT_SET, OPT_FILE_PREFIX, OPT_SERVER, OPT_CQ_PER_QP,
-	OPT_TIMEOUT, OPT_MSGS, OPT_WINDOW, OPT_STATS, OPT_LOG_LEVEL,
+	OPT_TIMEOUT, OPT_MSGS, OPT_WINDOW, OPT_STATS, OPT_LOG_LEVEL, OPT_SRQ,
 };
 
 static void
@@ -84,7 +84,10 @@ perf_usage(FILE *f)
 		"  --server      wait for a client (default when the link is not loopback)\n"
 		"  --file-prefix P   EAL file prefix (two processes on one host)\n"
 		"  --cq-per-qp   one CQ per QP instead of one for all\n"
-
+		"  --srq         send tests: receives from one SRQ of -r WRs (perftest's\n"
+		"                --use-srq: both ends of a latency test, the receiving end\n"
+		"                of a bandwidth test); qp_scale --srq: send_bw 64 B at -q\n"
+		"                QPs (256) with per-QP receive queues and with one SRQ\n"
 		"  --msgs N      scale: messages a run (2000000)\n"
 		"  --window N    scale: also run with N WRs in flight in all, split over\n"
 		"                the QPs (16384; 0: not)\n"
@@ -114,7 +117,7 @@ perf_parse_test(const char *cmd, struct perf_opts *o)
 	return false;
 }
 
-/* What -c allows for o->test, said as perftest says it. */
+/* What -c and --srq allow for o->test, said as perftest says it. */
 static int
 perf_check_transport(const struct perf_opts *o)
 {
@@ -127,6 +130,11 @@ perf_check_transport(const struct perf_opts *o)
 	if (o->qp_type == DRNIC_QPT_UC && o->test >= PERF_READ) {
 		fprintf(stderr, "drnic-perf: -c UC: %s is not available: UC has SEND and RDMA WRITE"
 			" only (READ and atomics need RC)\n", perf_test_name(o->test, o->kind));
+		return -EINVAL;
+	}
+	if (o->srq && o->test != PERF_SEND) {
+		fprintf(stderr, "drnic-perf: --srq: %s takes no receives (send tests only)\n",
+			perf_test_name(o->test, o->kind));
 		return -EINVAL;
 	}
 	return 0;
@@ -234,6 +242,8 @@ main(int argc, char **argv)
 		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+		{ "srq", no_argument, NULL, OPT_SRQ },
+		{ "use-srq", no_argument, NULL, OPT_SRQ },
 		{ "size", required_argument, NULL, 's' },
 		{ "iters", required_argument, NULL, 'n' },
 		{ "duration", required_argument, NULL, 'D' },
@@ -336,6 +346,7 @@ main(int argc, char **argv)
 		case OPT_MSGS: msgs = strtoull(optarg, NULL, 0); break;
 		case OPT_WINDOW: window = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case OPT_STATS: o.stats = true; break;
+		case OPT_SRQ: o.srq = true; break;
 		case OPT_LOG_LEVEL:
 			/* The global level gates every type: open it, let the types decide. */
 			eo.log_level = RTE_LOG_DEBUG;
@@ -483,6 +494,15 @@ main(int argc, char **argv)
 		rc = perf_suite_scale(&o, given ? &one : counts, given ? 1 : RTE_DIM(counts), cqs,
 				      given ? 0 : RTE_DIM(cqs), msgs, window);
 		perf_rep_print_compare(o.out);
+	} else if (strcmp(cmd, "qp_scale") == 0 && o.srq) {
+		if (o.nb_qps <= 1)
+			o.nb_qps = 256;
+		if (!cq_mod_set)
+			o.cq_mod = 100;   /* perftest's send_bw */
+		if (o.inline_size < 0)
+			o.inline_size = 0;
+		o.srq = false;    /* per row */
+		rc = perf_suite_srq(&o, o.nb_qps, msgs);
 	} else if (strcmp(cmd, "qp_scale") == 0) {
 		double secs, per_qp;
 

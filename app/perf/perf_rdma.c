@@ -73,6 +73,7 @@ struct perf_ep {
 	struct perf_qpst *st;
 	unsigned int *ready;             /* QPs whose WRs retired since the last post pass */
 	unsigned int nb_ready;
+	struct drnic_srq *srq;           /* --srq on a receiving end: every QP's receives */
 	struct drnic_ah *ah;             /* UD: the peer's address */
 	uint32_t *rqpn;                  /* UD: the peer's QPN, per QP */
 	uint32_t rx_off;                 /* UD: GRH room before the received payload */
@@ -255,6 +256,9 @@ perf_ep_open(struct perf_ep *e, int id, const struct perf_conn *c,
 	struct drnic_qp_init_attr qa = { 0 };
 	unsigned int i, nq = o->nb_qps ? o->nb_qps : 1, pl = o->post_list ? o->post_list : 1;
 	unsigned int rx = o->test == PERF_SEND ? o->rx_depth : 1;
+	/* perftest's --use-srq: the SRQ on both ends of a latency test, on the
+	 * receiving end (server) of a bandwidth test. */
+	bool use_srq = o->srq && o->test == PERF_SEND && (o->kind == PERF_LAT || id == PERF_ID_B);
 	uint64_t cqe;
 	int rc, socket = (int)rte_socket_id();
 
@@ -299,7 +303,12 @@ perf_ep_open(struct perf_ep *e, int id, const struct perf_conn *c,
 	    e->sges == NULL || e->ready == NULL || e->rqpn == NULL)
 		return -ENOMEM;
 	rte_malloc_get_socket_stats(socket, &before);
-	cqe = (uint64_t)(c->depth + rx + 1) * (o->cq_per_qp ? 1 : nq);
+	/* What can complete at once: a shared CQ of QPs on an SRQ takes the
+	 * SRQ's receives once, not once per QP. */
+	if (use_srq && !o->cq_per_qp)
+		cqe = (uint64_t)(c->depth + 1) * nq + rx;
+	else
+		cqe = (uint64_t)(c->depth + rx + 1) * (o->cq_per_qp ? 1 : nq);
 	ca.cqe = (uint32_t)RTE_MIN(cqe, (uint64_t)DRNIC_CQ_MAX_DEPTH);
 	ca.socket_id = SOCKET_ID_ANY;
 	ca.channel = e->ch;
@@ -313,7 +322,20 @@ perf_ep_open(struct perf_ep *e, int id, const struct perf_conn *c,
 			return -rte_errno;
 		}
 	}
+	if (use_srq) {
+		struct drnic_srq_init_attr sa = { .srq_context = e };
+
+		sa.attr.max_wr = o->rx_depth;
+		sa.attr.max_sge = 1;
+		e->srq = drnic_create_srq(e->pd, &sa);
+		if (e->srq == NULL) {
+			fprintf(stderr, "drnic-perf: SRQ of %u WRs: %s\n", o->rx_depth,
+				rte_strerror(rte_errno));
+			return -rte_errno;
+		}
+	}
 	qa.qp_type = o->qp_type ? o->qp_type : DRNIC_QPT_RC;
+	qa.srq = e->srq;
 	qa.cap.max_send_wr = c->depth;
 	qa.cap.max_recv_wr = rx;
 	qa.cap.max_send_sge = 1;
@@ -365,6 +387,8 @@ perf_ep_close(struct perf_ep *e, bool free_ch)
 				drnic_telemetry_remove_qp(e->qps[i]);
 			drnic_destroy_qp(e->qps[i]);
 		}
+	if (e->srq != NULL)
+		drnic_destroy_srq(e->srq);
 	if (e->ah != NULL)
 		drnic_destroy_ah(e->ah);
 	if (e->mr != NULL)
@@ -524,7 +548,8 @@ perf_post_recvs(struct perf_ep *e, unsigned int q, unsigned int n)
 	int rc;
 
 	for (i = 0; i < n; i++) {
-		rc = drnic_post_recv(e->qps[q], &wr, &bad);
+		rc = e->srq != NULL ? drnic_post_srq_recv(e->srq, &wr, &bad) :
+		     drnic_post_recv(e->qps[q], &wr, &bad);
 		if (rc != 0)
 			return rc;
 	}
@@ -549,8 +574,9 @@ perf_server_connect_cb(void *arg, const struct drnic_cm_dest *remote)
 		s->e->rkey = remote->rkey;
 	}
 	rc = perf_qp_to_rts(s->e, s->q, remote, s->o);
-	/* Receives go up before our record does: the client's first SEND finds one. */
-	if (rc == 0 && s->o->test == PERF_SEND)
+	/* Receives go up before our record does: the client's first SEND finds
+	 * one (an SRQ is filled once, with the first QP). */
+	if (rc == 0 && s->o->test == PERF_SEND && (s->e->srq == NULL || s->q == 0))
 		rc = perf_post_recvs(s->e, s->q, s->o->rx_depth);
 	return rc;
 }
@@ -662,9 +688,9 @@ perf_conn_open(struct perf_conn *c, const struct perf_opts *o, uint64_t max_size
 			rc = perf_qp_to_rts(&c->a, q, &rd, o);
 			if (rc == 0)
 				rc = perf_qp_to_rts(&c->b, q, &ld, o);
-			if (rc == 0 && o->test == PERF_SEND)
+			if (rc == 0 && o->test == PERF_SEND && (c->a.srq == NULL || q == 0))
 				rc = perf_post_recvs(&c->a, q, o->rx_depth);
-			if (rc == 0 && o->test == PERF_SEND)
+			if (rc == 0 && o->test == PERF_SEND && (c->b.srq == NULL || q == 0))
 				rc = perf_post_recvs(&c->b, q, o->rx_depth);
 		}
 		c->a.raddr = (uintptr_t)c->b.buf;
@@ -694,7 +720,8 @@ perf_conn_open(struct perf_conn *c, const struct perf_opts *o, uint64_t max_size
 				rc = drnic_cm_client_exchange(c->cm, &ld, &rd);
 				if (rc == 0)
 					rc = perf_qp_to_rts(c->local, q, &rd, o);
-				if (rc == 0 && o->test == PERF_SEND)
+				if (rc == 0 && o->test == PERF_SEND &&
+				    (c->local->srq == NULL || q == 0))
 					rc = perf_post_recvs(c->local, q, o->rx_depth);
 				if (q == 0) {
 					c->local->raddr = rd.addr;
@@ -1391,8 +1418,16 @@ windowed:
 		rc = perf_flag_drain(c, x, y);
 	if (rc < 0)
 		return rc;
-	if (y != NULL && o->test == PERF_SEND)
+	if (y != NULL && o->test == PERF_SEND) {
 		out->rx_msgs = y->recvs;
+		out->rx_bytes_per_qp = y->bytes_per_qp;
+	}
+	for (q = 0; x != NULL && q < nq; q++) {
+		struct drnic_qp_stats qs;
+
+		if (drnic_qp_stats_get(x->qps[q], &qs) == 0)
+			out->rnr_naks += qs.rnr_naks_rx;
+	}
 	if (x != NULL) {
 		out->msgs = done_all;
 		out->seconds = (double)(t_end - t0) / (double)hz;

@@ -52,6 +52,7 @@ struct perf_opts {
 	unsigned int qp_timeout; /* -u: QP timeout (4.096 us x 2^n), 14 */
 	unsigned int nb_qps;    /* -q: QPs */
 	enum drnic_qp_type qp_type; /* -c: DRNIC_QPT_RC (default), UC or UD */
+	bool srq;               /* --srq: receives from one SRQ of rx_depth WRs */
 	bool cq_per_qp;         /* --cq-per-qp: one CQ per QP instead of one shared */
 	bool inline_progress;   /* --inline: no engine lcore */
 	bool events;            /* -e: sleep on the completion channel */
@@ -78,7 +79,9 @@ struct perf_bw {
 	double seconds;
 	uint64_t msgs;          /* messages completed (all QPs) */
 	double bytes_per_qp;    /* hugepage memory per QP pair end (set-up) */
+	double rx_bytes_per_qp; /* the same on the receiving end (SEND) */
 	uint64_t rx_msgs;       /* SEND: messages the receiving end took */
+	uint64_t rnr_naks;      /* RC SEND: RNR NAKs the receiving end sent */
 };
 
 /* "RC", "UC" or "UD". */

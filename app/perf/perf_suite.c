@@ -28,8 +28,8 @@ perf_print_lat(const struct perf_opts *o, uint64_t bytes, uint64_t iters,
 	       const struct perf_lat *l, bool header)
 {
 	if (header) {
-		fprintf(o->out, "\n %s (%s, %s, %s)\n", perf_test_title(o->test, PERF_LAT),
-			perf_qp_type_name(o->qp_type),
+		fprintf(o->out, "\n %s (%s%s, %s, %s)\n", perf_test_title(o->test, PERF_LAT),
+			perf_qp_type_name(o->qp_type), o->srq ? " with SRQ" : "",
 			o->host ? "client" : o->server ? "server" : "loopback",
 			o->inline_progress ? "inline progress" :
 			o->events ? "dedicated engine, event mode" : "dedicated engine");
@@ -45,9 +45,9 @@ perf_print_bw(const struct perf_opts *o, uint64_t bytes, uint64_t iters, const s
 	      bool header, bool gbits)
 {
 	if (header) {
-		fprintf(o->out, "\n %s (%s, %s, %s, %u QP%s, tx depth %u, cq_mod %u, post list"
+		fprintf(o->out, "\n %s (%s%s, %s, %s, %u QP%s, tx depth %u, cq_mod %u, post list"
 			" %u)\n", perf_test_title(o->test, PERF_BW),
-			perf_qp_type_name(o->qp_type),
+			perf_qp_type_name(o->qp_type), o->srq ? " with SRQ" : "",
 			o->host ? "client" : o->server ? "server" : "loopback",
 			o->inline_progress ? "inline progress" :
 			o->events ? "dedicated engine, event mode" : "dedicated engine",
@@ -409,6 +409,23 @@ perf_suite_sweep(const struct perf_opts *o, uint64_t max_size, uint64_t lat_iter
 }
 
 /*
+ * A scale run's options: 64 B of @t over @nb_qps QPs, @msgs messages in all
+ * split over them, a whole number of so->cq_mod each (the last one signaled).
+ */
+static void
+perf_scale_opts(struct perf_opts *so, enum perf_test t, unsigned int nb_qps, uint64_t msgs)
+{
+	so->test = t;
+	so->kind = PERF_BW;
+	so->size = 64;
+	so->nb_qps = nb_qps;
+	so->cq_mod = RTE_MAX(so->cq_mod, 1u);
+	so->iters = RTE_MAX(msgs / nb_qps, (uint64_t)so->cq_mod);
+	so->iters = (so->iters + so->cq_mod - 1) / so->cq_mod * so->cq_mod;
+	so->quiet = true;
+}
+
+/*
  * One scale run and its row: 64 B WRITEs over @nb_qps QPs, @depth WRs in
  * flight per QP. A 1-QP run sets *@base; the row shows the rate against it,
  * and against the best so far when @best is not NULL (updated).
@@ -422,17 +439,11 @@ perf_scale_row(const struct perf_opts *o, unsigned int nb_qps, unsigned int dept
 	char variant[64];
 	int rc;
 
-	so.test = PERF_WRITE;
-	so.kind = PERF_BW;
-	so.size = 64;
-	so.nb_qps = nb_qps;
 	so.tx_depth = depth;
 	so.post_list = RTE_MIN(o->post_list, depth);
 	so.cq_mod = RTE_MIN(o->cq_mod, depth);
 	so.cq_per_qp = cq_per_qp;
-	so.iters = RTE_MAX(msgs / nb_qps, (uint64_t)so.cq_mod);
-	so.iters = RTE_ALIGN_CEIL(so.iters, so.cq_mod ? so.cq_mod : 1);
-	so.quiet = true;
+	perf_scale_opts(&so, PERF_WRITE, nb_qps, msgs);
 	rc = perf_run_bw(&so, b);
 	if (rc != 0) {
 		fprintf(o->out, " %-8u failed: %s\n", nb_qps, strerror(-rc));
@@ -510,4 +521,88 @@ perf_suite_scale(const struct perf_opts *o, const unsigned int *counts, unsigned
 				 rate_max_qps / best, "", -1);
 	}
 	return rc;
+}
+
+/* Messages the receiving end took per second, millions (over the sender's time). */
+static double
+perf_srq_delivered(const struct perf_bw *b)
+{
+	return b->seconds > 0 ? (double)b->rx_msgs / b->seconds / 1e6 : 0.0;
+}
+
+/*
+ * One row of the SRQ comparison: send_bw 64 B over @nb_qps loopback QPs.
+ * @base: the 1-QP row's delivered rate (0: this is it).
+ */
+static int
+perf_srq_row(const struct perf_opts *o, unsigned int nb_qps, bool srq, uint64_t msgs,
+	     double base, struct perf_bw *b)
+{
+	struct perf_opts so = *o;
+	struct perf_bw rb;
+	char variant[48];
+	uint64_t wqes;
+	int rc;
+
+	so.srq = srq;
+	perf_scale_opts(&so, PERF_SEND, nb_qps, msgs);
+	rc = perf_run_bw(&so, b);
+	if (rc != 0) {
+		fprintf(o->out, " %-6u %-16s failed: %s\n", nb_qps, srq ? "one SRQ" : "one RQ per QP",
+			strerror(-rc));
+		return rc;
+	}
+	/* The row's memory is the receiving end's: what the SRQ changes. */
+	rb = *b;
+	rb.bytes_per_qp = b->rx_bytes_per_qp;
+	snprintf(variant, sizeof(variant), "scale, %s", srq ? "SRQ" : "RQ per QP");
+	perf_rep_bw("send_bw", 64, so.iters, nb_qps, variant, &rb);
+	wqes = srq ? o->rx_depth : (uint64_t)o->rx_depth * nb_qps;
+	fprintf(o->out, " %-6u %-16s %-10" PRIu64 " %-10.3f %-14.3f %-8.2f %-15.0f %-15.0f %-9"
+		PRIu64 " %" PRIu64 "/%" PRIu64 "\n", nb_qps, srq ? "one SRQ" : "one RQ per QP", wqes,
+		b->mpps, perf_srq_delivered(b), base > 0 ? perf_srq_delivered(b) / base : 1.0,
+		b->rx_bytes_per_qp, b->bytes_per_qp, b->rnr_naks, b->rx_msgs, b->msgs);
+	return 0;
+}
+
+int
+perf_suite_srq(const struct perf_opts *o, unsigned int nb_qps, uint64_t msgs)
+{
+	struct perf_bw one, rq, srq;
+	char fig[64];
+	int rc;
+
+	fprintf(o->out, "\n SRQ against one receive queue per QP: 64 B SEND, %s, loopback, the same"
+		" flags per QP (perftest's -q): tx depth %u, cq_mod %u, rx depth %u (per QP, or"
+		" the SRQ's max_wr as perftest's --use-srq), %" PRIu64 " messages a run\n",
+		perf_qp_type_name(o->qp_type), o->tx_depth, o->cq_mod, o->rx_depth, msgs);
+	fprintf(o->out, " memory/QP: rte_malloc heap bytes allocated while an end created its CQ"
+		" (sized for what can complete: tx depth per QP, plus the rx depth per QP or the"
+		" SRQ's), SRQ and QPs, divided by the QPs (measured, not computed); the floors are"
+		" the same run's 1-QP and one-RQ-per-QP rows\n");
+	fprintf(o->out, " sent: the sender's message rate; taken: the messages the receiving end"
+		" took per second of the sender's run (UC/UD drop what finds no receive WQE; RC"
+		" answers it with an RNR NAK and sends it again); the comparisons use taken\n");
+	fprintf(o->out, " %-6s %-16s %-10s %-10s %-14s %-8s %-15s %-15s %-9s %s\n", "#qps",
+		"receive queues", "recv WQEs", "sent[Mpps]", "taken[Mpps]", "vs 1 QP",
+		"mem/QP recv[B]", "mem/QP send[B]", "RNR NAKs", "taken/sent");
+	rc = perf_srq_row(o, 1, false, msgs, 0, &one);
+	if (rc == 0)
+		rc = perf_srq_row(o, nb_qps, false, msgs, perf_srq_delivered(&one), &rq);
+	if (rc == 0)
+		rc = perf_srq_row(o, nb_qps, true, msgs, perf_srq_delivered(&one), &srq);
+	if (rc != 0)
+		return rc;
+	snprintf(fig, sizeof(fig), "SRQ: 64 B taken at %u QPs", nb_qps);
+	perf_rep_compare(fig, perf_srq_delivered(&srq), "Mpps", "one RQ per QP, same run",
+			 perf_srq_delivered(&rq), "Mpps",
+			 perf_srq_delivered(&srq) / perf_srq_delivered(&rq), "", -1);
+	perf_rep_compare(fig, perf_srq_delivered(&srq), "Mpps", "taken at 1 QP",
+			 perf_srq_delivered(&one), "Mpps",
+			 perf_srq_delivered(&srq) / perf_srq_delivered(&one), "", -1);
+	snprintf(fig, sizeof(fig), "SRQ: memory per QP at %u QPs", nb_qps);
+	perf_rep_compare(fig, srq.rx_bytes_per_qp, "B", "one RQ per QP", rq.rx_bytes_per_qp, "B",
+			 srq.rx_bytes_per_qp / rq.rx_bytes_per_qp, "", -1);
+	perf_rep_print_compare(o->out);
+	return 0;
 }

@@ -44,6 +44,16 @@ int perf_suite_scale(const struct perf_opts *o, const unsigned int *counts, unsi
 		     const unsigned int *cq_counts, unsigned int ncq, uint64_t msgs,
 		     unsigned int window);
 
+/*
+ * SRQ against per-QP receive queues: send_bw 64 B in loopback at 1 QP and
+ * @nb_qps QPs with one receive queue of o->rx_depth WRs per QP, then at
+ * @nb_qps QPs with one SRQ of o->rx_depth WRs (perftest's --use-srq) on the
+ * receiving end; message rate, memory per QP of each end, RNR NAKs, and the
+ * ratios (with the loopback link's message rate as the floor when a second
+ * lcore is free). @msgs: messages per run (split over the QPs).
+ */
+int perf_suite_srq(const struct perf_opts *o, unsigned int nb_qps, uint64_t msgs);
+
 /* Print the latency/bandwidth table of one result, perftest style. */
 void perf_print_lat(const struct perf_opts *o, uint64_t bytes, uint64_t iters,
 		    const struct perf_lat *l, bool header);

@@ -13,8 +13,9 @@ Runs drnic-perf (loopback, small runs) with --json and --out DIR, then checks:
   bytes, as perftest), the QP counts of a scale run;
 - with gnuplot installed (the README's set-up installs it), the two PNGs
   exist and are PNG files;
-- -c UC and -c UD runs: the transport in the table's title, the figure in
-  the JSON, a UC/UD SEND receiver's count; what UD cannot do is refused.
+- -c UC and -c UD (and --srq) runs: the transport in the table's title, the
+  figure in the JSON, a UC/UD SEND receiver's count; what UD cannot do is
+  refused; qp_scale --srq's rows, memory per QP and comparisons.
 
 Usage: check_report.py PATH/TO/drnic-perf
 """
@@ -171,8 +172,8 @@ def main():
                  "Send BW Test (UD, loopback"),
                 (["send_bw", "-c", "UC", "-n", "2000", "-s", "8192", "-q", "2"], "send_bw",
                  "bandwidth", "Send BW Test (UC, loopback"),
-                (["send_bw", "-c", "UD", "-n", "2000", "-s", "64", "-q", "4"], "send_bw",
-                 "bandwidth", "Send BW Test (UD, loopback")):
+                (["send_bw", "-c", "UD", "-n", "2000", "-s", "64", "--srq"], "send_bw",
+                 "bandwidth", "Send BW Test (UD with SRQ, loopback")):
             what = " ".join(args)
             d = os.path.join(tmp, "t%d" % len(os.listdir(tmp)))
             doc, err = run(perf, args, d)
@@ -199,6 +200,29 @@ def main():
                                timeout=120, text=True)
             check(p.returncode != 0 and msg in p.stdout, "%s: exit %d, no '%s': %r"
                   % (" ".join(args), p.returncode, msg, p.stdout[-300:]))
+
+        # SRQ against one receive queue per QP (qp_scale --srq): three rows,
+        # the receiving end's memory per QP smaller with the SRQ, the ratios.
+        d = os.path.join(tmp, "srq")
+        doc, err = run(perf, ["qp_scale", "--srq", "-q", "8", "--msgs", "8000"], d)
+        check_files(d, doc, "qp_scale --srq")
+        rows = [(e["variant"], e["qps"]) for e in doc["bandwidth"]]
+        check(rows == [("scale, RQ per QP", 1), ("scale, RQ per QP", 8), ("scale, SRQ", 8)],
+              "qp_scale --srq: rows %r" % rows)
+        for e in doc["bandwidth"]:
+            check(e["test"] == "send_bw" and e["bytes"] == 64 and e["msg_rate_Mpps"] > 0 and
+                  e["bytes_per_qp"] > 0, "qp_scale --srq entry %r" % e)
+        if len(doc["bandwidth"]) == 3:
+            check(doc["bandwidth"][2]["bytes_per_qp"] < doc["bandwidth"][1]["bytes_per_qp"],
+                  "qp_scale --srq: an SRQ of 512 WRs takes no less memory per QP than 8 RQs"
+                  " of 512: %r" % doc["bandwidth"])
+        figs = sorted((c["figure"], c["floor"]) for c in doc["compare"])
+        check(figs == [("SRQ: 64 B taken at 8 QPs", "one RQ per QP, same run"),
+                       ("SRQ: 64 B taken at 8 QPs", "taken at 1 QP"),
+                       ("SRQ: memory per QP at 8 QPs", "one RQ per QP")],
+              "qp_scale --srq: comparisons %r" % figs)
+        check("RNR NAKs" in err and "taken/sent" in err,
+              "qp_scale --srq: table header missing on stderr")
     finally:
         if FAILS:
             print("outputs kept in " + tmp)

@@ -110,8 +110,8 @@ done
 
 # UC and UD (-c), as perftest's: UC's SEND and WRITE, UD's SEND (one
 # datagram per message, the GRH room in every receive buffer), -D with the
-# UD flag (repeated until the peer has it), the receiver's own count;
-# UD refuses WRITE and sizes above the MTU.
+# UD flag (repeated until the peer has it), the receiver's own count,
+# an SRQ on the receiving end; UD refuses WRITE and sizes above the MTU.
 run send_lat.uc send_lat $N -n $N -c UC
 run write_lat.uc write_lat $N -n $N -c UC
 run send_bw.uc send_bw $N -n $N -c UC -s 4096
@@ -123,6 +123,7 @@ run send_bw.ud send_bw $N -n $N -c UD -s 1024 -q 2
 # 512 receives a QP, on a link that loses nothing).
 perftest_figure "send_bw -c UD server" "$TMP/send_bw.ud.s" bw $((N * 2))
 run send_lat.ud.D send_lat "" -c UD -D 1
+run send_bw.srq send_bw $N -n $N --srq -q 4 -s 64
 for bad in "write_lat -c UD" "send_lat -c UD -s 8192"; do
 	# Refused before it listens: no client needed.
 	# shellcheck disable=SC2086
