@@ -19,9 +19,23 @@
 # drop-in / drnic-perf and nap / drnic-perf (latency: above 1 is slower;
 # bandwidth: below 1 is slower).
 #
+# Issue 15's UD and UC latency, a second table on the same link in the same
+# run, FIG_LAT_SIZE bytes, FIG_LAT_ITERS messages, the three interleaved
+# FIG_RUNS times:
+#   qperf       Debian's qperf ud_lat / uc_lat through the drop-in (one
+#               qperf server for all runs, -m as the others, -t
+#               FIG_QPERF_TIME seconds: its -n does not apply to these
+#               tests; -cp1: it polls its CQs as the others do); its
+#               figure is the average half round trip (it prints no median);
+#   perftest    ib_send_lat -c UD / -c UC through the drop-in (t_typical);
+#   drnic-perf  send_lat -c UD / -c UC, pinned as above (t_typical).
+# Medians of the runs, ratios qperf / drnic-perf and perftest / drnic-perf.
+#
 # Usage: figures.sh BUILD/lib/ibverbs PATH/TO/drnic-perf
 # Environment: FIG_RUNS (5), FIG_LAT_ITERS (5000), FIG_BW_ITERS (50000),
 # FIG_LAT_SIZE (2), FIG_BW_SIZE (65536), FIG_NAP (1: also the nap rows),
+# FIG_ROWS ("write_lat write_bw ud_lat uc_lat": the rows to measure),
+# FIG_QPERF_TIME (2: seconds of each qperf run),
 # FIG_KEEP=1 keeps the logs. Exit: 0 (figures printed), 1 (a run failed),
 # 77 (skipped: not root, no namespaces).
 set -u
@@ -33,6 +47,8 @@ BW_N=${FIG_BW_ITERS:-50000}
 LAT_S=${FIG_LAT_SIZE:-2}
 BW_S=${FIG_BW_SIZE:-65536}
 NAP=${FIG_NAP:-1}
+ROWS=${FIG_ROWS:-write_lat write_bw ud_lat uc_lat}
+QP_TIME=${FIG_QPERF_TIME:-2}
 TAG=$$
 NSS=dibfS$TAG NSC=dibfC$TAG VS=dbfs$TAG VC=dbfc$TAG
 TMP=$(mktemp -d /tmp/drnic-ibvfig.XXXXXX)
@@ -42,7 +58,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 . "$(dirname "$0")/../common/netns.sh"
 cleanup() {
 	netns_teardown "$NSS" "$NSC" "$VS" "${PIDS[@]}"
-	rm -rf /var/run/dpdk/dibf?"$TAG"* 2>/dev/null
+	rm -rf /var/run/dpdk/dibf*"$TAG"* 2>/dev/null
 	[ "${FIG_KEEP:-0}" = 1 ] && echo "logs kept in $TMP" || rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -71,6 +87,9 @@ mkcfg S "$VS" 10.232.0.12 10.232.0.11 02:00:00:33:00:12
 mkcfg C "$VC" 10.232.0.11 10.232.0.12 02:00:00:33:00:11
 mkcfg SN "$VS" 10.232.0.12 10.232.0.11 02:00:00:33:00:12 "progress_wait = nap"
 mkcfg CN "$VC" 10.232.0.11 10.232.0.12 02:00:00:33:00:11 "progress_wait = nap"
+# qperf's server lives through all its runs: an EAL file prefix of its own.
+mkcfg QS "$VS" 10.232.0.12 10.232.0.11 02:00:00:33:00:12
+mkcfg QC "$VC" 10.232.0.11 10.232.0.12 02:00:00:33:00:11
 
 PORT=$((21000 + TAG % 10000))
 # run_pair NAME SERVER_CMD... -- CLIENT_CMD... : both must exit 0; the
@@ -163,17 +182,78 @@ row() {
 	echo "  $test runs: drop-in ${d[*]} | drnic-perf ${o[*]} | nap ${n[*]:-}" >>"$TMP/runs"
 }
 
+# One qperf server for every qperf run (each opens the device again).
+QP_PORT=$((PORT + 5000))
+qperf_server() {
+	ip netns exec "$NSS" env DRNIC_CONFIG="$TMP/QS.ini" LD_LIBRARY_PATH="$IBV_LIB" \
+		timeout 3600 qperf -lp $QP_PORT >"$TMP/qperf.s" 2>&1 &
+	PIDS+=($!)
+	netns_wait_listen "$NSS" $QP_PORT ||
+		{ echo "FAIL: qperf server not listening on $QP_PORT" >&2; FAILED=1; }
+}
+# qperf_lat NAME TEST -> its latency in usec ("-" on failure)
+qperf_lat() {
+	local name=$1 test=$2
+	ip netns exec "$NSC" env DRNIC_CONFIG="$TMP/QC.ini" LD_LIBRARY_PATH="$IBV_LIB" \
+		timeout 120 qperf 10.232.0.2 -lp $QP_PORT -to 30 -cp1 -m "$LAT_S" -t "$QP_TIME" \
+		"$test" >"$TMP/$name.c" 2>&1
+	awk '$1 == "latency" && $2 == "=" {
+		u = $4; v = $3
+		if (u == "ns") v /= 1000; else if (u == "ms") v *= 1000; else if (u == "sec") v *= 1e6
+		printf "%.2f\n", v; found = 1 }
+	     END { if (!found) print "-" }' "$TMP/$name.c"
+}
+
+# lat_row UD|UC: qperf, perftest through the drop-in and drnic-perf, FIG_RUNS times.
+lat_row() {
+	local t=$1 lt q=() p=() o=() r v
+	lt=$(echo "$t" | tr 'A-Z' 'a-z')_lat
+	for r in $(seq "$RUNS"); do
+		v=$(qperf_lat "q.$lt.$r" "$lt"); q+=("$v")
+		[ "$v" = - ] && { FAILED=1; echo "FAIL: qperf $lt: $(tail -2 "$TMP/q.$lt.$r.c")" >&2; }
+		v=$(dropin "p.$lt.$r" S C ib_send_lat -c "$t" -s "$LAT_S" -n "$LAT_N"); p+=("$v")
+		[ "$v" = - ] && FAILED=1
+		v=$(own "o.$lt.$r" send_lat -c "$t" -s "$LAT_S" -n "$LAT_N"); o+=("$v")
+		[ "$v" = - ] && FAILED=1
+	done
+	local mq mp mo
+	mq=$(median "${q[@]}") mp=$(median "${p[@]}") mo=$(median "${o[@]}")
+	printf "$FMT2" "$lt" "$LAT_S" "$LAT_N" "$mq" "$(ratio "$mq" "$mo")" "$mp" \
+		"$(ratio "$mp" "$mo")" "$mo" >>"$TMP/table2"
+	echo "  $lt runs: qperf ${q[*]} | perftest ${p[*]} | drnic-perf ${o[*]}" >>"$TMP/runs2"
+}
+
 FMT="%-10s %6s %6s | %10s %10s %7s | %10s %7s\n"
 printf "$FMT" test bytes iters drop-in drnic-perf ratio nap ratio >"$TMP/table"
+FMT2="%-10s %6s %6s | %10s %7s | %10s %7s | %10s\n"
+printf "$FMT2" test bytes iters qperf ratio perftest ratio drnic-perf >"$TMP/table2"
 : >"$TMP/runs"
-row write_lat "$LAT_S" "$LAT_N"
-row write_bw "$BW_S" "$BW_N"
+: >"$TMP/runs2"
+case " $ROWS " in *" ud_lat "* | *" uc_lat "*) qperf_server ;; esac
+for r in $ROWS; do
+	case $r in
+	write_lat) row write_lat "$LAT_S" "$LAT_N" ;;
+	write_bw) row write_bw "$BW_S" "$BW_N" ;;
+	ud_lat) lat_row UD ;;
+	uc_lat) lat_row UC ;;
+	*) echo "FAIL: FIG_ROWS: no row $r" >&2; FAILED=1 ;;
+	esac
+done
 
 echo "af_packet over veth between two namespaces, inline progress, MTU 9000;"
 echo "medians of $RUNS runs; latency: t_typical usec (lower is better); bandwidth:"
 echo "BW average MB/sec (higher is better); ratio = figure / drnic-perf's"
-cat "$TMP/table"
-cat "$TMP/runs"
+if [ "$(wc -l <"$TMP/table")" -gt 1 ]; then
+	cat "$TMP/table"
+	cat "$TMP/runs"
+fi
+if [ "$(wc -l <"$TMP/table2")" -gt 1 ]; then
+	echo "UD and UC SEND latency, half round trip usec (qperf: its average over"
+	echo "${QP_TIME} s, -cp1; perftest ib_send_lat -c UD|UC and drnic-perf send_lat"
+	echo "-c UD|UC: t_typical of iters); ratio = figure / drnic-perf's"
+	cat "$TMP/table2"
+	cat "$TMP/runs2"
+fi
 # The helper's mode, as the drop-in's first run reported it.
 grep -h "progress helper: blocking\|progress helper: napping" "$TMP/d.write_lat.1.c" 2>/dev/null | head -1
 exit $FAILED
