@@ -25,11 +25,14 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <net/if.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <endian.h>
@@ -379,6 +382,98 @@ dibv_env_u32(const char *name, uint32_t *out)
 		fprintf(stderr, "drnic ibverbs: ignoring bad %s=%s\n", name, v);
 }
 
+/* Write @p text into file @p dir/@p rel, making its directories. */
+static int
+dibv_sysfs_put(const char *dir, const char *rel, const char *text)
+{
+	char path[PATH_MAX], *slash;
+	FILE *f;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, rel) >= (int)sizeof(path))
+		return -1;
+	for (slash = strchr(path + 1, '/'); slash != NULL; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		if (mkdir(path, 0755) != 0 && errno != EEXIST)
+			return -1;
+		*slash = '/';
+	}
+	f = fopen(path, "w");
+	if (f == NULL)
+		return -1;
+	fputs(text, f);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+/*
+ * The device's sysfs view, at ibdev_path. No kernel device is behind drnic,
+ * so /sys/class/infiniband/<name> does not exist; the drop-in writes the
+ * files verbs programs read there (UCX: device/numa_node, device/local_cpus,
+ * ports/1/gids/N, ports/1/gid_attrs/types/N and ndevs/N) into a directory of
+ * its own, $DRNIC_IBV_SYSFS or /tmp/drnic-sysfs-<uid>, then the device MAC,
+ * with what the configuration says, and points ibdev_path there. Best effort: when it
+ * cannot be written, ibdev_path stays the kernel's path, where programs find
+ * nothing, as before.
+ */
+static void
+dibv_sysfs_write(struct dibv_device *d)
+{
+	const struct drnic_config *c = &d->cfg;
+	const char *base = getenv("DRNIC_IBV_SYSFS");
+	char dir[IBV_SYSFS_PATH_MAX], rel[64], text[64], ndev[IFNAMSIZ] = "";
+	const char *iface = strstr(c->link_args, "iface=");
+	unsigned int i, n = 0, ncpu = (unsigned int)sysconf(_SC_NPROCESSORS_CONF);
+	int len;
+
+	/* One tree per device MAC: two processes with the same configuration
+	 * write the same files; two with different ones do not meet. */
+	if (base == NULL || base[0] == '\0') {
+		snprintf(rel, sizeof(rel), "/tmp/drnic-sysfs-%u", (unsigned int)getuid());
+		base = rel;
+	}
+	len = snprintf(dir, sizeof(dir), "%s/%02x%02x%02x%02x%02x%02x/class/infiniband/%s", base,
+		       c->mac[0], c->mac[1], c->mac[2], c->mac[3], c->mac[4], c->mac[5], c->name);
+	if (len < 0 || len >= (int)sizeof(dir))
+		return;
+	if (iface != NULL)
+		sscanf(iface + 6, "%15[^,]", ndev);
+	snprintf(text, sizeof(text), "%d\n", c->socket_id >= 0 ? c->socket_id : -1);
+	if (dibv_sysfs_put(dir, "device/numa_node", text) != 0)
+		return;
+	/* Every CPU (the engines' lcores are the application's business). */
+	text[0] = '\0';
+	for (i = (ncpu + 31) / 32; i-- > 0;) {
+		unsigned int bits = ncpu - i * 32 >= 32 ? 0xFFFFFFFFu :
+				    (1u << (ncpu - i * 32)) - 1;
+
+		snprintf(text + strlen(text), sizeof(text) - strlen(text), "%08x%s", bits,
+			 i > 0 ? "," : "\n");
+	}
+	(void)dibv_sysfs_put(dir, "device/local_cpus", text);
+	for (i = 0; i < c->nb_ipv4 + c->nb_ipv6 && n < DRNIC_GID_TABLE_LEN; i++, n++) {
+		uint8_t g[16] = { 0 };
+
+		if (i < c->nb_ipv4) {
+			g[10] = g[11] = 0xFF;
+			memcpy(&g[12], &c->ipv4[i], 4);
+		} else {
+			memcpy(g, &c->ipv6[i - c->nb_ipv4], 16);
+		}
+		snprintf(text, sizeof(text), "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:"
+			 "%02x%02x:%02x%02x:%02x%02x\n", g[0], g[1], g[2], g[3], g[4], g[5],
+			 g[6], g[7], g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
+		snprintf(rel, sizeof(rel), "ports/1/gids/%u", n);
+		(void)dibv_sysfs_put(dir, rel, text);
+		snprintf(rel, sizeof(rel), "ports/1/gid_attrs/types/%u", n);
+		(void)dibv_sysfs_put(dir, rel, "RoCE v2\n");
+		if (ndev[0] != '\0') {
+			snprintf(rel, sizeof(rel), "ports/1/gid_attrs/ndevs/%u", n);
+			snprintf(text, sizeof(text), "%s\n", ndev);
+			(void)dibv_sysfs_put(dir, rel, text);
+		}
+	}
+	snprintf(d->ibdev.ibdev_path, sizeof(d->ibdev.ibdev_path), "%s", dir);
+}
+
 static struct dibv_device *
 dibv_device_new(const struct drnic_config *cfg, const struct dibv_settings *s)
 {
@@ -405,6 +500,7 @@ dibv_device_new(const struct drnic_config *cfg, const struct dibv_settings *s)
 	g = ((g & 0xFFFFFF000000ull) << 16) | 0xFFFE000000ull | (g & 0xFFFFFF);
 	g ^= 0x0200000000000000ull;
 	d->guid_be = htobe64(g);
+	dibv_sysfs_write(d);
 	return d;
 }
 

@@ -192,29 +192,38 @@ qperf_all() {
 }
 qperf_all
 
-# UCX (ucx_perftest tag_lat) over ud_verbs, and over rc_verbs with ud_verbs
-# for its wire-up; the client's "Final:" line must be there.
-ucx_all() {
-	local tl up out
-	ucx_dev_node || { fail "ucx: no /dev/infiniband/uverbs0 and cannot make it (not root)"; return; }
-	for tl in ud_verbs rc_verbs,ud_verbs; do
-		up=$((PORT + 600)); PORT=$((PORT + 1))
-		ip netns exec "$NSS" env DRNIC_CONFIG="$TMP/S.ini" LD_LIBRARY_PATH="$IBV_LIB" \
-			UCX_TLS=$tl UCX_NET_DEVICES=drnic0:1 timeout 90 ucx_perftest -p $up \
-			>"$TMP/ucx.$tl.s" 2>&1 &
-		PIDS+=($!)
-		netns_wait_listen "$NSS" $up || { fail "ucx $tl: server not listening on $up"; continue; }
-		out=$(ip netns exec "$NSC" env DRNIC_CONFIG="$TMP/C.ini" LD_LIBRARY_PATH="$IBV_LIB" \
-			UCX_TLS=$tl UCX_NET_DEVICES=drnic0:1 timeout 90 \
-			ucx_perftest 10.232.0.2 -p $up -t tag_lat -n 2000 2>&1)
-		if echo "$out" | grep -qE "^Final: +2000 +[0-9.]+"; then
-			ok "ucx_perftest tag_lat over $tl: $(echo "$out" | grep '^Final:' | tr -s ' ')"
-		else
-			fail "ucx $tl: $(echo "$out" | grep -v '^EAL' | tail -3 | tr '\n' ' ')"
-		fi
-	done
+# UCX's ucx_perftest between the namespaces (the client's "Final:" line
+# must be there): UCP's tag_lat and tag_bw over ud_verbs, and over rc_verbs
+# (UCP's wire-up needs an auxiliary transport besides rc_verbs: ud_verbs,
+# as on ConnectX); UCP's put_bw over ud_verbs; UCT's put_bw over rc_verbs.
+ucx_run() { # TLS ARGS...
+	local tl=$1 up out
+	shift
+	up=$((PORT + 600)); PORT=$((PORT + 1))
+	ip netns exec "$NSS" env DRNIC_CONFIG="$TMP/S.ini" LD_LIBRARY_PATH="$IBV_LIB" \
+		UCX_TLS=$tl UCX_NET_DEVICES=drnic0:1 timeout 90 ucx_perftest -p $up \
+		>"$TMP/ucx.$up.s" 2>&1 &
+	PIDS+=($!)
+	netns_wait_listen "$NSS" $up || { fail "ucx $tl $*: server not listening on $up"; return; }
+	out=$(ip netns exec "$NSC" env DRNIC_CONFIG="$TMP/C.ini" LD_LIBRARY_PATH="$IBV_LIB" \
+		UCX_TLS=$tl UCX_NET_DEVICES=drnic0:1 timeout 90 \
+		ucx_perftest 10.232.0.2 -p $up "$@" -n 2000 2>&1)
+	if echo "$out" | grep -qE "^Final: +2000 +[0-9.]+"; then
+		ok "ucx_perftest $* over $tl: $(echo "$out" | grep '^Final:' | tr -s ' ')"
+	else
+		fail "ucx $tl $*: $(echo "$out" | grep -v '^EAL' | tail -3 | tr '\n' ' ')"
+	fi
 }
-ucx_all
+if ucx_dev_node; then
+	ucx_run ud_verbs -t tag_lat
+	ucx_run ud_verbs -t tag_bw
+	ucx_run ud_verbs -t ucp_put_bw
+	ucx_run rc_verbs,ud_verbs:aux -t tag_lat
+	ucx_run rc_verbs,ud_verbs:aux -t tag_bw
+	ucx_run rc_verbs -t put_bw -d drnic0:1 -x rc_verbs
+else
+	fail "ucx: no /dev/infiniband/uverbs0 and cannot make it (not root)"
+fi
 
 # XRC: an XRC domain (of /tmp/xrc_domain), an XRC SRQ and an XRC
 # initiator/target QP pair on each side; 4096-byte SENDs into the peer's
