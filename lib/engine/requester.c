@@ -246,7 +246,7 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 {
 	struct drnic_wire_sge sg[VERBS_MAX_SGE + 1];
 	struct drnic_wire_pkt pkt;
-	uint8_t opf = verbs_wr_info(w->opcode)->flags;
+	uint16_t opf = verbs_wr_info(w->opcode)->flags;
 	bool is_write = (opf & VERBS_WR_WRITE) != 0;
 	bool imm = (opf & VERBS_WR_IMM) != 0;
 	uint32_t plen = RTE_MIN(eq->mtu, w->length - eq->req.off);
@@ -272,6 +272,8 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 	} else {
 		pkt = eq->tmpl;
 		pkt.bth.opcode = req_opcode[is_write][imm][pos];
+		if (unlikely(opf & VERBS_WR_ATOMIC_WRITE))   /* 8 bytes: ONLY, RC */
+			pkt.bth.opcode = DRNIC_WIRE_OP_RC_ATOMIC_WRITE;
 		if (eq->uc)   /* the same operation, UC's code */
 			pkt.bth.opcode = (uint8_t)((pkt.bth.opcode & 0x1F) |
 						   DRNIC_WIRE_OP_UC_SEND_FIRST);

@@ -522,6 +522,17 @@ resp_chk_resource(struct engine_qp *eq, const struct resp_req *rq)
 	return RESP_CHK_LENGTH;
 }
 
+/* An ATOMIC WRITE names and carries exactly 8 bytes, at an 8-aligned
+ * address (IBA 1.5); its key is checked as an RDMA WRITE's. */
+static enum resp_check
+resp_chk_atomic_write(const struct drnic_wire_pkt *pkt)
+{
+	if (pkt->reth.dmalen != sizeof(uint64_t) || pkt->payload_len != sizeof(uint64_t) ||
+	    (pkt->reth.va & 7) != 0)
+		return RESP_ERR_INVALID_REQ;
+	return RESP_CHK_KEY;
+}
+
 /*
  * Every packet but a message's last (or only) carries exactly one MTU; a
  * SEND fits its receive WQE; a WRITE's packets add up to its DMA length; no
@@ -537,6 +548,8 @@ resp_chk_length(const struct engine_qp *eq, const struct resp_req *rq)
 	if (len > eq->mtu || ((pos == DRNIC_WIRE_POS_FIRST || pos == DRNIC_WIRE_POS_MIDDLE) &&
 			      len != eq->mtu))
 		return RESP_ERR_INVALID_REQ;
+	if (unlikely(f & DRNIC_WIRE_OPF_ATOMIC_WRITE))
+		return resp_chk_atomic_write(pkt);
 	if (f & DRNIC_WIRE_OPF_SEND) {
 		uint32_t off = (pos & DRNIC_WIRE_POS_FIRST) ? 0 : eq->resp.recv_off;
 
@@ -706,6 +719,23 @@ resp_exec_write(struct engine_qp *eq, const struct resp_req *rq)
 	return RESP_EXECUTE;
 }
 
+/*
+ * Execute an ATOMIC WRITE (checked): its 8 bytes, as they came, stored in
+ * one atomic access (against every other engine and the CPUs). Acknowledged
+ * as a WRITE; a duplicate is acknowledged again, not stored again.
+ */
+static enum resp_check
+resp_exec_atomic_write(const struct resp_req *rq)
+{
+	const struct drnic_wire_pkt *pkt = rq->pkt;
+	uint64_t v;
+
+	if (drnic_wire_copy_out(rq->m, pkt->payload_off, sizeof(v), &v) < 0)
+		return RESP_ERR_INVALID_REQ;
+	__atomic_store_n((uint64_t *)(uintptr_t)pkt->reth.va, v, __ATOMIC_SEQ_CST);
+	return RESP_EXECUTE;
+}
+
 /* Queue the response of resource @p res from packet @p from on. */
 static void
 resp_tx_queue(struct engine_qp *eq, uint32_t res, uint32_t from, bool is_new)
@@ -789,7 +819,8 @@ resp_execute(struct engine_qp *eq, const struct resp_req *rq)
 	if (f & DRNIC_WIRE_OPF_SEND) {
 		s = resp_exec_send(eq, rq);
 	} else if (f & DRNIC_WIRE_OPF_WRITE) {
-		s = resp_exec_write(eq, rq);
+		s = unlikely(f & DRNIC_WIRE_OPF_ATOMIC_WRITE) ? resp_exec_atomic_write(rq) :
+								resp_exec_write(eq, rq);
 	} else if (f & DRNIC_WIRE_OPF_READ) {
 		npsn = engine_npkts(pkt->reth.dmalen, eq->mtu);
 		s = resp_exec_read(eq, rq);

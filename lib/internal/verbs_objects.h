@@ -189,13 +189,17 @@ struct drnic_mr {
 #define VERBS_WR_INLINE    0x20u   /* may carry inline data */
 #define VERBS_WR_LOCAL     0x40u   /* a local operation: no packet, no PSN (BIND_MW, LOCAL_INV) */
 #define VERBS_WR_INV       0x80u   /* a SEND with Invalidate: an IETH on its last packet */
+/* An ATOMIC WRITE (RC only): a one-packet WRITE of exactly 8 bytes to an
+ * 8-aligned address, stored atomically, acknowledged by an ACK. */
+#define VERBS_WR_ATOMIC_WRITE 0x100u
 #define VERBS_WR_RD_ATOMIC (VERBS_WR_READ | VERBS_WR_ATOMIC)  /* answered by a response */
 
-/* Send opcodes are 0 .. VERBS_WR_OPCODE_MAX - 1; post_send refuses others. */
-#define VERBS_WR_OPCODE_MAX (DRNIC_WR_SEND_WITH_INV + 1)
+/* Send opcodes are 0 .. VERBS_WR_OPCODE_MAX - 1; post_send refuses others
+ * and those whose entry has no flags (not offered). */
+#define VERBS_WR_OPCODE_MAX (DRNIC_WR_ATOMIC_WRITE + 1)
 
 struct verbs_wr_info {
-	uint8_t flags;         /* VERBS_WR_* */
+	uint16_t flags;        /* VERBS_WR_* */
 	uint8_t wc_opcode;     /* enum drnic_wc_opcode of its completion */
 	uint8_t wc_byte_len8;  /* its completion's byte_len is 8, not the length */
 };
@@ -219,6 +223,8 @@ verbs_wr_info(uint8_t op)
 		[DRNIC_WR_BIND_MW] = { VERBS_WR_LOCAL, DRNIC_WC_BIND_MW, 0 },
 		[DRNIC_WR_SEND_WITH_INV] = { VERBS_WR_SEND | VERBS_WR_INV | VERBS_WR_INLINE,
 					     DRNIC_WC_SEND, 0 },
+		[DRNIC_WR_ATOMIC_WRITE] = { VERBS_WR_WRITE | VERBS_WR_ATOMIC_WRITE | VERBS_WR_INLINE,
+					    DRNIC_WC_ATOMIC_WRITE, 1 },
 	};
 
 	return &tab[op];

@@ -351,7 +351,14 @@ struct drnic_device_attr {
 	int max_inline_data;
 	unsigned int nb_engines;
 	enum drnic_progress_mode progress;
+	/** DRNIC_DEVICE_* bits beyond device_cap_flags (= the kernel's
+	 * device_cap_flags_ex bits, IB_UVERBS_DEVICE_*). */
+	uint64_t device_cap_flags_ex;
 };
+
+/** device_cap_flags_ex: IBV_WR_ATOMIC_WRITE (DRNIC_WR_ATOMIC_WRITE) is
+ * offered; the value of Linux's IB_UVERBS_DEVICE_ATOMIC_WRITE (6.2). */
+#define DRNIC_DEVICE_ATOMIC_WRITE (1ull << 40)
 
 /** Port attributes (the ibv_port_attr fields that mean something here). */
 struct drnic_port_attr {
@@ -950,14 +957,27 @@ struct drnic_recv_wr {
  * invalid request (REM_INV_REQ_ERR here; there the receive is flushed and
  * the QP goes to ERR).
  *
- * @return 0; -EINVAL (NULL qp/wr/bad_wr, unknown opcode, a READ, atomic or SEND_WITH_INV on a UC QP, a BIND_MW whose
+ * DRNIC_WR_ATOMIC_WRITE (IBA 1.5; RC only): wr.rdma names an 8-aligned
+ * remote address and its rkey; the 8 bytes come from the SGEs (8 in all) or
+ * inline (DRNIC_SEND_INLINE, allowed whatever max_inline_data is). The
+ * responder stores them in one atomic 8-byte access, as they came (no byte
+ * swap); it needs REMOTE_WRITE on its QP and its MR (as Linux rxe), takes no
+ * READ/atomic resource, and answers with an ACK, so a duplicate is
+ * acknowledged again, not stored again. It completes as
+ * DRNIC_WC_ATOMIC_WRITE with byte_len 8 (drnic_device_attr's
+ * device_cap_flags_ex has DRNIC_DEVICE_ATOMIC_WRITE).
+ *
+ * @return 0; -EINVAL (NULL qp/wr/bad_wr, unknown opcode, a READ, atomic,
+ *         ATOMIC_WRITE or SEND_WITH_INV on a UC QP, a BIND_MW whose
  *         window is not live or whose rights have a bit other than
  *         DRNIC_ACCESS_REMOTE_*, num_sge < 0 or above
  *         the QP's max_send_sge (inline data too, as mlx5), checked before
  *         the list is read; INLINE
  *         with a READ or atomic or more than max_inline_data bytes, atomic
  *         without exactly one 8-byte SGE or with a remote address not 8-byte
- *         aligned, a message longer than 2^31 bytes, QP in RESET, INIT or RTR;
+ *         aligned, an ATOMIC_WRITE of other than 8 bytes, to a misaligned
+ *         address or on a UC or XRC QP, a message longer than 2^31 bytes, QP
+ *         in RESET, INIT or RTR;
  *         UD: an opcode other than SEND or SEND_WITH_IMM, wr.ud.ah not a live
  *         AH of the QP's device, remote_qpn above 0xFFFFFF;
  *         XRC_SEND: a remote_srqn above 24 bits; an XRC_RECV QP, which

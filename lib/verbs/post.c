@@ -10,6 +10,22 @@
 
 #include "verbs_objects.h"
 
+/*
+ * An ATOMIC WRITE: exactly 8 bytes (SGEs or inline) to an 8-aligned remote
+ * address. Its 8 inline bytes always fit a WQE slot (the header leaves room
+ * behind it), whatever max_inline_data is. 0 or -EINVAL; sets *len_out.
+ */
+static int
+post_check_atomic_write(const struct drnic_send_wr *wr, uint64_t len, uint64_t *len_out)
+{
+	RTE_BUILD_BUG_ON(RTE_ALIGN_CEIL(sizeof(struct verbs_send_wqe), 64) -
+			 sizeof(struct verbs_send_wqe) < sizeof(uint64_t));
+	if (len != sizeof(uint64_t) || (wr->wr.rdma.remote_addr & 7) != 0)
+		return -EINVAL;
+	*len_out = len;
+	return 0;
+}
+
 /* Check one send WR against the QP; 0 or -EINVAL. Sets *len_out. */
 static int
 post_check_send(const struct drnic_qp *qp, const struct drnic_send_wr *wr, uint64_t *len_out)
@@ -21,8 +37,14 @@ post_check_send(const struct drnic_qp *qp, const struct drnic_send_wr *wr, uint6
 	if ((unsigned int)wr->opcode >= VERBS_WR_OPCODE_MAX)
 		return -EINVAL;
 	op = verbs_wr_info((uint8_t)wr->opcode);
+	if (op->flags == 0)
+		return -EINVAL;   /* an opcode drnic does not offer */
 	/* UC: SEND and RDMA WRITE (with immediate), and the local operations. */
-	if (qp->type == DRNIC_QPT_UC && (op->flags & (VERBS_WR_RD_ATOMIC | VERBS_WR_INV)))
+	if (qp->type == DRNIC_QPT_UC &&
+	    (op->flags & (VERBS_WR_RD_ATOMIC | VERBS_WR_INV | VERBS_WR_ATOMIC_WRITE)))
+		return -EINVAL;
+	/* XRC has no ATOMIC WRITE opcode in drnic's table. */
+	if (qp->type == DRNIC_QPT_XRC_SEND && (op->flags & VERBS_WR_ATOMIC_WRITE))
 		return -EINVAL;
 	/* XRC: the target's SRQ number is 24 bits. */
 	if (qp->type == DRNIC_QPT_XRC_SEND && wr->qp_type.xrc.remote_srqn > 0xFFFFFFu)
@@ -54,6 +76,8 @@ post_check_send(const struct drnic_qp *qp, const struct drnic_send_wr *wr, uint6
 		return -EINVAL;
 	for (i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
+	if (op->flags & VERBS_WR_ATOMIC_WRITE)
+		return post_check_atomic_write(wr, len, len_out);
 	if ((wr->send_flags & DRNIC_SEND_INLINE) &&
 	    (!(op->flags & VERBS_WR_INLINE) || len > qp->sq.max_inline))
 		return -EINVAL;

@@ -120,6 +120,8 @@ enum drnic_wire_opcode {
 	/* 0x15 reserved */
 	DRNIC_WIRE_OP_RC_SEND_LAST_WITH_INVALIDATE = 0x16,
 	DRNIC_WIRE_OP_RC_SEND_ONLY_WITH_INVALIDATE = 0x17,
+	/** IBA 1.5: 8 bytes written atomically (RETH and an 8-byte payload). */
+	DRNIC_WIRE_OP_RC_ATOMIC_WRITE              = 0x1D,
 
 	DRNIC_WIRE_OP_UC_SEND_FIRST                = 0x20,
 	DRNIC_WIRE_OP_UC_SEND_MIDDLE               = 0x21,
@@ -226,6 +228,8 @@ enum drnic_wire_ext_idx {
 #define DRNIC_WIRE_OPF_PAYLOAD_REQ (1u << 11) /**< must carry >= 1 byte */
 #define DRNIC_WIRE_OPF_FULL_MTU    (1u << 12) /**< FIRST/MIDDLE: exactly path MTU */
 #define DRNIC_WIRE_OPF_CNP         (1u << 13)
+/** ATOMIC WRITE: an RDMA WRITE of exactly 8 bytes, stored atomically. */
+#define DRNIC_WIRE_OPF_ATOMIC_WRITE (1u << 14)
 
 /** What the opcode table says about one opcode. */
 struct drnic_wire_opinfo {
@@ -244,7 +248,7 @@ struct drnic_wire_opinfo {
 /**
  * The opcode table, indexed by the BTH opcode. Entries with name == NULL are
  * undefined opcodes; entries without DRNIC_WIRE_OPF_SUPPORTED are defined by
- * IBA but not implemented here (RD, FLUSH, ATOMIC_WRITE).
+ * IBA but not implemented here (RD, FLUSH).
  */
 extern const struct drnic_wire_opinfo drnic_wire_opcodes[256];
 

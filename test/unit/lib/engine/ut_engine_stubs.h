@@ -37,6 +37,7 @@ static unsigned int ut_nwc;
 static uint64_t ut_now;
 static int ut_key_rc;                /* what verbs_mr_check answers */
 static const struct drnic_pd *ut_key_pd;  /* the PD it was last asked about */
+static __rte_unused uint32_t ut_key_access;  /* the access verbs_mr_check was last asked for */
 static int ut_activated, ut_errors, ut_events;
 static __rte_unused enum drnic_event_type ut_last_event;
 
@@ -117,8 +118,8 @@ verbs_mr_check(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t key
 	RTE_SET_USED(dev);
 	RTE_SET_USED(key);
 	RTE_SET_USED(len);
-	RTE_SET_USED(access);
 	ut_key_pd = pd;
+	ut_key_access = access;
 	*va_out = (uint8_t *)(uintptr_t)addr;
 	return ut_key_rc;
 }

@@ -634,6 +634,74 @@ test_atomic(void)
 	CU_ASSERT_EQUAL(v, 5);
 }
 
+/* An ATOMIC WRITE of @p len bytes (DMA length @p dmalen) to mem + @p off on a
+ * fresh QP allowing @p access, the key check answering @p key_rc: NAKed with
+ * @p nak at PSN 0, nothing written. */
+static void
+ut_aw_refused(uint32_t off, uint32_t len, uint32_t dmalen, uint32_t access, int key_rc,
+	      uint8_t nak)
+{
+	struct engine_qp *eq = ut_setup_qp(0);
+	struct drnic_wire_pkt p = ut_req(DRNIC_WIRE_OP_RC_ATOMIC_WRITE, 0, len);
+
+	ut_eq.path.access_flags = access;
+	ut_key_rc = key_rc;
+	p.reth.va = (uintptr_t)mem + off;
+	p.reth.dmalen = dmalen;
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(mem[off], 0);
+	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, nak), 0);
+}
+
+/* ATOMIC WRITE: 8 bytes stored as they came, checked as a WRITE (the QP's
+ * and the MR's REMOTE_WRITE), acknowledged by an ACK; a duplicate is
+ * acknowledged again and not stored again; a misaligned address or a length
+ * other than 8 is an invalid request that touches nothing. */
+static void
+test_atomic_write(void)
+{
+	struct engine_qp *eq = ut_setup_qp(50);
+	static const uint8_t val[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	static const uint8_t later[8] = { 9, 9, 9, 9, 9, 9, 9, 9 };
+	struct drnic_wire_pkt p;
+
+	ut_eq.path.access_flags = DRNIC_ACCESS_REMOTE_WRITE;
+	p = ut_req(DRNIC_WIRE_OP_RC_ATOMIC_WRITE, 50, 8);
+	p.reth.va = (uintptr_t)mem + 128;
+	p.reth.rkey = 0x100;
+	p.reth.dmalen = 8;
+	ut_key_access = 0;
+	rx(eq, &p, val);
+	CU_ASSERT_EQUAL(memcmp(mem + 128, val, 8), 0);
+	CU_ASSERT_EQUAL(mem[127], 0);
+	CU_ASSERT_EQUAL(mem[136], 0);
+	CU_ASSERT_EQUAL(ut_key_access, DRNIC_ACCESS_REMOTE_WRITE);
+	CU_ASSERT_EQUAL(eq->resp.state, RESP_IDLE);
+	CU_ASSERT_EQUAL(eq->resp.epsn, 51);
+	CU_ASSERT_EQUAL(eq->resp.rd_tail, 0);      /* no READ/atomic resource */
+	CU_ASSERT_EQUAL(ut_nwc, 0);                /* no receive consumed */
+	ut_expect_ack(eq, ACK, 50);
+	/* The application writes the word again; the duplicate is only
+	 * acknowledged. */
+	memcpy(mem + 128, later, 8);
+	rx(eq, &p, val);
+	CU_ASSERT_EQUAL(memcmp(mem + 128, later, 8), 0);
+	ut_expect_ack(eq, ACK, 50);
+
+	/* Misaligned, four bytes, a DMA length of 16: invalid requests. */
+	ut_aw_refused(132, 8, 8, DRNIC_ACCESS_REMOTE_WRITE, 0, DRNIC_NAK_INVALID_REQ);
+	CU_ASSERT_EQUAL(ut_last_event, DRNIC_EVENT_QP_REQ_ERR);
+	CU_ASSERT_EQUAL(verbs_qp_state(&ut_qp), DRNIC_QPS_ERR);
+	ut_aw_refused(128, 4, 8, DRNIC_ACCESS_REMOTE_WRITE, 0, DRNIC_NAK_INVALID_REQ);
+	ut_aw_refused(128, 8, 16, DRNIC_ACCESS_REMOTE_WRITE, 0, DRNIC_NAK_INVALID_REQ);
+	/* The QP enables atomics but not remote writes: invalid request. */
+	ut_aw_refused(128, 8, 8, DRNIC_ACCESS_REMOTE_ATOMIC | DRNIC_ACCESS_REMOTE_READ, 0,
+		      DRNIC_NAK_INVALID_REQ);
+	/* The MR refuses the write: remote access error. */
+	ut_aw_refused(128, 8, 8, DRNIC_ACCESS_REMOTE_WRITE, -EPERM, DRNIC_NAK_REMOTE_ACCESS);
+	CU_ASSERT_EQUAL(ut_last_event, DRNIC_EVENT_QP_ACCESS_ERR);
+}
+
 /* READ resources: duplicates answered again (the exact bytes, also a
  * partial re-read from the middle), a queued response restarted rather than
  * queued twice, max_dest_rd_atomic enforced with an invalid request NAK. */
@@ -1397,6 +1465,7 @@ main(void)
 	CU_ADD_TEST(s, test_write);
 	CU_ADD_TEST(s, test_read);
 	CU_ADD_TEST(s, test_atomic);
+	CU_ADD_TEST(s, test_atomic_write);
 	CU_ADD_TEST(s, test_read_replay);
 	CU_ADD_TEST(s, test_atomic_replay_window);
 	CU_ADD_TEST(s, test_write_deferred_icrc);

@@ -68,8 +68,9 @@ test_table_consistent(void)
 			CU_ASSERT_EQUAL(!!(oi->flags & DRNIC_WIRE_OPF_REQUEST),
 					!(oi->flags & DRNIC_WIRE_OPF_RESPONSE));
 	}
-	/* RC 0x00-0x14 + 0x16, 0x17 (23), UC 12, UD 2, CNP 1, XRC as RC (23). */
-	CU_ASSERT_EQUAL(supported, 23 + 12 + 2 + 1 + 23);
+	/* RC 0x00-0x14 + 0x16, 0x17, 0x1D (24), UC 12, UD 2, CNP 1, XRC as RC
+	 * without ATOMIC WRITE (23). */
+	CU_ASSERT_EQUAL(supported, 24 + 12 + 2 + 1 + 23);
 }
 
 static void
@@ -136,6 +137,21 @@ test_table_entries(void)
 	CU_ASSERT_EQUAL(oi->hdr_len, 40);
 	CU_ASSERT(oi->flags & DRNIC_WIRE_OPF_ATOMIC);
 	CU_ASSERT_EQUAL(drnic_wire_opcode_info(DRNIC_WIRE_OP_RC_FETCH_ADD)->hdr_len, 40);
+
+	/* IBA 1.5 ATOMIC WRITE: RETH, then a payload (8 bytes: the responder checks it). */
+	oi = drnic_wire_opcode_info(DRNIC_WIRE_OP_RC_ATOMIC_WRITE);
+	CU_ASSERT_STRING_EQUAL(oi->name, "RC_ATOMIC_WRITE");
+	CU_ASSERT(oi->flags & DRNIC_WIRE_OPF_SUPPORTED);
+	CU_ASSERT(oi->flags & DRNIC_WIRE_OPF_REQUEST);
+	CU_ASSERT(oi->flags & DRNIC_WIRE_OPF_WRITE);
+	CU_ASSERT(oi->flags & DRNIC_WIRE_OPF_ATOMIC_WRITE);
+	CU_ASSERT(oi->flags & DRNIC_WIRE_OPF_PAYLOAD);
+	CU_ASSERT_FALSE(oi->flags & DRNIC_WIRE_OPF_ATOMIC);
+	CU_ASSERT_EQUAL(oi->ext, DRNIC_WIRE_EXT_RETH);
+	CU_ASSERT_EQUAL(oi->ext_off[DRNIC_WIRE_EXT_IDX_RETH], 12);
+	CU_ASSERT_EQUAL(oi->hdr_len, 28);
+	CU_ASSERT_EQUAL(oi->pos, DRNIC_WIRE_POS_ONLY);
+	CU_ASSERT_FALSE(drnic_wire_opcode_info(0x1C)->flags & DRNIC_WIRE_OPF_SUPPORTED);
 
 	oi = drnic_wire_opcode_info(DRNIC_WIRE_OP_RC_SEND_ONLY_WITH_INVALIDATE);
 	CU_ASSERT_EQUAL(oi->ext, DRNIC_WIRE_EXT_IETH);
