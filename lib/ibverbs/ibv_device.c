@@ -818,6 +818,22 @@ dibv_fill_device_attr(struct ibv_context *context, struct ibv_device_attr *a)
 	return 0;
 }
 
+/* What only ibv_query_device_ex() says: the 64-bit capability flags (the
+ * 32 of ibv_device_attr and drnic's DRNIC_DEVICE_* beyond them). */
+static int
+dibv_fill_device_attr_ex(struct ibv_context *context, struct ibv_device_attr_ex *ex)
+{
+	struct drnic_device_attr da;
+	int rc;
+
+	rc = drnic_query_device(dibv_ctx(context)->d->dev, &da);
+	if (rc < 0)
+		return dibv_errno(rc);
+	ex->device_cap_flags_ex = ex->orig_attr.device_cap_flags | da.device_cap_flags_ex;
+	ex->max_dm_size = 0;
+	return 0;
+}
+
 DIBV_EXPORT int
 ibv_query_device(struct ibv_context *context, struct ibv_device_attr *device_attr)
 {
@@ -844,7 +860,9 @@ dibv_query_device_ex(struct ibv_context *context, const struct ibv_query_device_
 	rc = dibv_fill_device_attr(context, &ex.orig_attr);
 	if (rc != 0)
 		return rc;
-	ex.max_dm_size = 0;
+	rc = dibv_fill_device_attr_ex(context, &ex);
+	if (rc != 0)
+		return rc;
 	ex.phys_port_cnt_ex = ex.orig_attr.phys_port_cnt;
 	if (attr_size > sizeof(ex))
 		attr_size = sizeof(ex);

@@ -106,6 +106,7 @@ struct dibv_wr {
 	struct drnic_send_wr wr;
 	struct drnic_sge *sge;            /* the QP's max_send_sge entries */
 	uint8_t *inl;                     /* inline data copy (max_inline bytes) */
+	uint64_t atomic_wr;               /* ibv_wr_atomic_write()'s 8 bytes */
 };
 
 struct dibv_qp {

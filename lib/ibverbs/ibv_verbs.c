@@ -939,7 +939,8 @@ dibv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *ax)
 				IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
 				IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 				IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_BIND_MW |
-				IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV;
+				IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV |
+				IBV_QP_EX_WITH_ATOMIC_WRITE;
 	struct ibv_qp_init_attr ia;
 	struct ibv_qp *qp;
 
@@ -1150,7 +1151,8 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 static int
 dibv_wr_convert(const struct dibv_qp *q, const struct ibv_send_wr *s, struct drnic_send_wr *d)
 {
-	if ((unsigned int)s->opcode > IBV_WR_SEND_WITH_INV)
+	/* IBV_WR_ATOMIC_WRITE as a WRITE: wr.rdma, 8 bytes in the SGEs or inline. */
+	if ((unsigned int)s->opcode > IBV_WR_SEND_WITH_INV && s->opcode != IBV_WR_ATOMIC_WRITE)
 		return EINVAL;
 	d->wr_id = s->wr_id;
 	d->next = NULL;
@@ -1675,11 +1677,28 @@ dibv_wr_set_xrc_srqn(struct ibv_qp_ex *x, uint32_t srqn)
 		w->wr.qp_type.xrc.remote_srqn = srqn;
 }
 
+/* The 8 bytes at @p data are taken now (as inline data): the caller may
+ * reuse them once this returns, as with the other providers. */
 static void
-dibv_wr_atomic_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr, const void *wr)
+dibv_wr_atomic_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr, const void *data)
 {
-	(void)rkey, (void)addr, (void)wr;
-	dibv_wr_unsupported(QX(x));
+	struct dibv_wr *w;
+
+	if (data == NULL) {
+		QX(x)->batch_err = EINVAL;
+		return;
+	}
+	w = dibv_wr_new(QX(x), DRNIC_WR_ATOMIC_WRITE);
+	if (w == NULL)
+		return;
+	w->wr.wr.rdma.rkey = rkey;
+	w->wr.wr.rdma.remote_addr = addr;
+	memcpy(&w->atomic_wr, data, sizeof(w->atomic_wr));
+	w->sge[0].addr = (uintptr_t)&w->atomic_wr;
+	w->sge[0].length = sizeof(w->atomic_wr);
+	w->sge[0].lkey = 0;
+	w->wr.num_sge = 1;
+	w->wr.send_flags |= DRNIC_SEND_INLINE;
 }
 
 static void

@@ -172,6 +172,93 @@ check_sge_counts(struct check_env *e)
 	free(rlist);
 }
 
+/* One completion of @p cq within 5 s of polling (the engine runs in the
+ * polls or in the helper); 1, or 0 when none came. */
+static int
+check_poll1(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	struct timespec t0, t;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		rc = ibv_poll_cq(cq, 1, wc);
+		if (rc != 0)
+			return rc;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 5);
+	return 0;
+}
+
+/* Issue 15: IBV_WR_ATOMIC_WRITE through ibv_wr_atomic_write() and
+ * ibv_post_send(), its cap, its completion, and what is refused. */
+static void
+check_atomic_write(struct check_env *e)
+{
+	struct ibv_device_attr_ex ax;
+	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(e->qp);
+	uint64_t v = 0x8877665544332211ull, got;
+	uint8_t *t = e->buf + 6144;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	int rc;
+
+	rc = ibv_query_device_ex(e->ctx, NULL, &ax);
+	CHECK(rc == 0 && (ax.device_cap_flags_ex & (1ull << 40)) != 0,
+	      "device_cap_flags_ex has IB_UVERBS_DEVICE_ATOMIC_WRITE (1 << 40): %s",
+	      strerror(rc));
+	memset(t - 8, 0x5A, 24);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 41;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(qpx, e->mr->rkey, (uintptr_t)t, &v);
+	v = 0;     /* taken at the call */
+	rc = ibv_wr_complete(qpx);
+	CHECK(rc == 0, "ibv_wr_atomic_write: %s", strerror(rc));
+	rc = check_poll1(e->cq, &wc);
+	memcpy(&got, t, 8);
+	CHECK(rc == 1 && wc.wr_id == 41 && wc.status == IBV_WC_SUCCESS &&
+	      wc.opcode == IBV_WC_ATOMIC_WRITE && wc.byte_len == 8 && wc.qp_num == e->qp->qp_num &&
+	      got == 0x8877665544332211ull && t[-1] == 0x5A && t[8] == 0x5A,
+	      "ATOMIC_WRITE lands (%#llx) and completes (opcode %d, byte_len %u, %s)",
+	      (unsigned long long)got, rc == 1 ? (int)wc.opcode : -1, rc == 1 ? wc.byte_len : 0,
+	      rc == 1 ? ibv_wc_status_str(wc.status) : "no completion");
+	/* ibv_post_send: the 8 bytes from an SGE, the address in wr.rdma. */
+	v = 0x0102030405060708ull;
+	memcpy(e->buf + 64, &v, 8);
+	sge = (struct ibv_sge){ (uintptr_t)e->buf + 64, 8, e->mr->lkey };
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 42;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_ATOMIC_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)t + 8;
+	wr.wr.rdma.rkey = e->mr->rkey;
+	rc = ibv_post_send(e->qp, &wr, &bad);
+	CHECK(rc == 0, "ibv_post_send(IBV_WR_ATOMIC_WRITE): %s", strerror(rc));
+	rc = check_poll1(e->cq, &wc);
+	memcpy(&got, t + 8, 8);
+	CHECK(rc == 1 && wc.wr_id == 42 && wc.status == IBV_WC_SUCCESS &&
+	      wc.opcode == IBV_WC_ATOMIC_WRITE && got == v,
+	      "posted ATOMIC_WRITE lands and completes");
+	/* Refused: misaligned, or not 8 bytes; nothing posted. */
+	wr.wr.rdma.remote_addr = (uintptr_t)t + 4;
+	rc = ibv_post_send(e->qp, &wr, &bad);
+	CHECK(rc == EINVAL && bad == &wr, "ATOMIC_WRITE to a misaligned address: %s",
+	      strerror(rc));
+	wr.wr.rdma.remote_addr = (uintptr_t)t;
+	sge.length = 4;
+	rc = ibv_post_send(e->qp, &wr, &bad);
+	CHECK(rc == EINVAL && bad == &wr, "ATOMIC_WRITE of 4 bytes: %s", strerror(rc));
+	ibv_wr_start(qpx);
+	ibv_wr_atomic_write(qpx, e->mr->rkey, (uintptr_t)t + 4, &v);
+	rc = ibv_wr_complete(qpx);
+	CHECK(rc == EINVAL, "ibv_wr_atomic_write to a misaligned address: %s", strerror(rc));
+	CHECK(check_poll1(e->cq, &wc) == 0, "nothing refused completes");
+}
+
 /* Issue 13, defect 5: unmapped memory, or read-only memory for a writable
  * MR, is refused with EFAULT, as ibv_reg_mr does. */
 static void
@@ -657,23 +744,6 @@ check_port_events(struct ibv_device *dev, const char *ring)
 	return failures == 0 ? 0 : 1;
 }
 
-/* One completion of @p cq within 5 s (the inline engine runs in the poll). */
-static int
-check_poll1(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-	struct timespec t0, t;
-	int n;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n != 0)
-			return n;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (t.tv_sec - t0.tv_sec < 5);
-	return 0;
-}
-
 /* One completion of extended CQ @p cq within 5 s, read with the
  * ibv_wc_read_*() calls into @p wc. */
 static int
@@ -944,6 +1014,7 @@ main(int argc, char **argv)
 	check_sge_counts(&e);
 	check_reg_unmapped(&e);
 	check_gid_table_and_vendor(&e);
+	check_atomic_write(&e);
 	check_double_destroy(&e);
 	check_memory_windows(&e);
 	check_xrc(&e);
