@@ -570,6 +570,38 @@ struct drnic_mr *drnic_reg_mr(struct drnic_pd *pd, void *addr, size_t length, un
  */
 int drnic_dereg_mr(struct drnic_mr *mr);
 
+/** drnic_rereg_mr() flags (= enum ibv_rereg_mr_flags). */
+enum drnic_rereg_mr_flags {
+	DRNIC_REREG_MR_CHANGE_TRANSLATION = 1 << 0,  /**< new addr and length */
+	DRNIC_REREG_MR_CHANGE_PD = 1 << 1,           /**< new protection domain */
+	DRNIC_REREG_MR_CHANGE_ACCESS = 1 << 2,       /**< new access flags */
+	DRNIC_REREG_MR_KNOWN = (1 << 3) - 1,
+};
+
+/**
+ * Re-register a memory region: what @p flags name changes, the rest stays
+ * (ibv_rereg_mr(3): a deregistration followed by a registration, the MR
+ * object kept). The MR gets new keys (drnic_mr_lkey(), drnic_mr_rkey()):
+ * the old ones fail from the start of the call, as after drnic_dereg_mr(),
+ * and when it returns no engine touches the old translation again (WQEs
+ * that still used the old keys complete with a protection error, a peer
+ * using the old rkey gets a remote access error). New memory is probed as
+ * drnic_reg_mr() probes it (also the old range when it becomes writable).
+ *
+ * @param pd      the new PD (DRNIC_REREG_MR_CHANGE_PD), of the same device.
+ * @param addr    the new start (DRNIC_REREG_MR_CHANGE_TRANSLATION).
+ * @param length  the new length (DRNIC_REREG_MR_CHANGE_TRANSLATION).
+ * @param access  the new DRNIC_ACCESS_* (DRNIC_REREG_MR_CHANGE_ACCESS).
+ * @return 0; on error the MR is unchanged and still registered:
+ *         -EINVAL (NULL or deregistered @p mr, @p flags 0 or unknown, a PD
+ *         that is not live or of another device, NULL @p addr with a
+ *         non-zero length, a range that wraps, bad access as
+ *         drnic_reg_mr()), -EFAULT (new range not mapped, not readable, or
+ *         not writable for writable access).
+ */
+int drnic_rereg_mr(struct drnic_mr *mr, unsigned int flags, struct drnic_pd *pd, void *addr,
+		   size_t length, unsigned int access);
+
 /** @return the MR's local key (0 for NULL). */
 uint32_t drnic_mr_lkey(const struct drnic_mr *mr);
 /** @return the MR's remote key (0 for NULL). */

@@ -290,6 +290,95 @@ drnic_dereg_mr(struct drnic_mr *mr)
 	return 0;
 }
 
+/* The arguments of drnic_rereg_mr(), as the MR will be: checked before the
+ * MR changes at all. 0, -EINVAL or -EFAULT. */
+static int
+mr_rereg_check(const struct drnic_mr *mr, unsigned int flags, const struct drnic_pd *pd,
+	       void *addr, size_t length, unsigned int access)
+{
+	bool probe = (flags & DRNIC_REREG_MR_CHANGE_TRANSLATION) != 0;
+
+	if (flags == 0 || (flags & ~DRNIC_REREG_MR_KNOWN) != 0)
+		return -EINVAL;
+	if ((flags & DRNIC_REREG_MR_CHANGE_PD) &&
+	    (!handle_live(pd, HANDLE_PD) || pd->dev != mr->pd->dev))
+		return -EINVAL;
+	if (flags & DRNIC_REREG_MR_CHANGE_TRANSLATION) {
+		if ((addr == NULL && length != 0) || (uintptr_t)addr + length < (uintptr_t)addr)
+			return -EINVAL;
+	} else {
+		addr = mr->addr;
+		length = mr->length;
+	}
+	if (flags & DRNIC_REREG_MR_CHANGE_ACCESS) {
+		if ((access & ~MR_ACCESS_KNOWN) != 0 ||
+		    ((access & (DRNIC_ACCESS_REMOTE_WRITE | DRNIC_ACCESS_REMOTE_ATOMIC)) != 0 &&
+		     (access & DRNIC_ACCESS_LOCAL_WRITE) == 0))
+			return -EINVAL;
+		/* Memory that becomes writable must be writable. */
+		probe |= (access & MR_ACCESS_WRITES) && !(mr->access & MR_ACCESS_WRITES);
+	} else {
+		access = mr->access;
+	}
+	if (probe && length != 0)
+		return mr_probe_range((uintptr_t)addr, length, (access & MR_ACCESS_WRITES) != 0);
+	return 0;
+}
+
+int
+drnic_rereg_mr(struct drnic_mr *mr, unsigned int flags, struct drnic_pd *pd, void *addr,
+	       size_t length, unsigned int access)
+{
+	struct drnic_device *dev;
+	struct verbs_mr_slot *s;
+	uint32_t idx, key;
+	int rc;
+
+	if (!handle_live(mr, HANDLE_MR))
+		return -EINVAL;
+	rc = mr_rereg_check(mr, flags, pd, addr, length, access);
+	if (rc < 0)
+		return rc;
+	dev = mr->pd->dev;
+	idx = mr->lkey & dev->mr_idx_mask;
+	s = &dev->mr_tab[idx];
+	pthread_mutex_lock(&dev->lock);
+	if (s->mr != mr || atomic_load(&s->key) != mr->lkey) {
+		pthread_mutex_unlock(&dev->lock);
+		return -EINVAL;
+	}
+	/* The old keys fail from now on ... */
+	atomic_store_explicit(&s->key, 0, memory_order_release);
+	pthread_mutex_unlock(&dev->lock);
+	/* ... and once every engine has ended its step, none touches the old
+	 * translation again (as drnic_dereg_mr()). */
+	if (dev->engines_attached)
+		verbs_engine_ops()->dev_fence(dev);
+	pthread_mutex_lock(&dev->lock);
+	if (flags & DRNIC_REREG_MR_CHANGE_PD) {
+		atomic_fetch_add(&pd->refs, 1);
+		atomic_fetch_sub(&mr->pd->refs, 1);
+		mr->pd = pd;
+	}
+	if (flags & DRNIC_REREG_MR_CHANGE_TRANSLATION) {
+		mr->addr = addr;
+		mr->length = length;
+	}
+	if (flags & DRNIC_REREG_MR_CHANGE_ACCESS)
+		mr->access = access;
+	/* New keys: the slot's next generation (a key of the old registration
+	 * never matches the new one). */
+	key = verbs_key_gen(dev, idx, s->uses++, 31 - dev->mr_idx_bits) << dev->mr_idx_bits | idx;
+	s->access = mr->access;
+	s->addr = (uintptr_t)mr->addr;
+	s->length = mr->length;
+	s->pd = mr->pd;
+	mr->lkey = mr->rkey = key;
+	atomic_store_explicit(&s->key, key, memory_order_release);
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
 uint32_t
 drnic_mr_lkey(const struct drnic_mr *mr)
 {

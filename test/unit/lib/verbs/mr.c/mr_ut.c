@@ -208,6 +208,98 @@ test_reg_unmapped(void)
 	CU_ASSERT_EQUAL(drnic_dealloc_pd(pd), 0);
 }
 
+/*
+ * drnic_rereg_mr(): errors change nothing; each change gives new keys (the
+ * old ones fail), fences the engines once, and moves the translation, the
+ * PD (and its reference) or the access as asked.
+ */
+static void
+test_rereg(void)
+{
+	struct drnic_pd *pd1 = drnic_alloc_pd(dev), *pd2 = drnic_alloc_pd(dev);
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *m = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	unsigned int acc = DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_READ;
+	struct drnic_mr *mr;
+	uint32_t k0, k1, k2;
+	uint8_t *va;
+	int fences;
+
+	CU_ASSERT_FATAL(m != MAP_FAILED);
+	CU_ASSERT_EQUAL_FATAL(munmap(m + 2 * pg, pg), 0);     /* page 2: a hole */
+	dev->engines_attached = true;
+	mr = drnic_reg_mr(pd1, m, pg, acc);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mr);
+	k0 = drnic_mr_lkey(mr);
+	fences = ut_fences;
+	/* Refused: the MR and its key stay as they were, no fence. */
+	CU_ASSERT_EQUAL(drnic_rereg_mr(mr, 0, NULL, NULL, 0, 0), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_rereg_mr(mr, 8, NULL, NULL, 0, 0), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_rereg_mr(NULL, DRNIC_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, 0),
+			-EINVAL);
+	CU_ASSERT_EQUAL(drnic_rereg_mr(mr, DRNIC_REREG_MR_CHANGE_PD, NULL, NULL, 0, 0), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_rereg_mr(mr, DRNIC_REREG_MR_CHANGE_PD, (struct drnic_pd *)buf, NULL,
+				       0, 0), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_rereg_mr(mr, DRNIC_REREG_MR_CHANGE_TRANSLATION, NULL, NULL, 8, 0),
+			-EINVAL);
+	CU_ASSERT_EQUAL(drnic_rereg_mr(mr, DRNIC_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				       DRNIC_ACCESS_REMOTE_WRITE), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_rereg_mr(mr, DRNIC_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, 1u << 9),
+			-EINVAL);
+	CU_ASSERT_EQUAL(drnic_rereg_mr(mr, DRNIC_REREG_MR_CHANGE_TRANSLATION, NULL, m + pg,
+				       2 * pg, 0), -EFAULT);
+	CU_ASSERT_EQUAL(drnic_mr_lkey(mr), k0);
+	CU_ASSERT_EQUAL(ut_fences, fences);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd1, k0, (uintptr_t)m, pg, DRNIC_ACCESS_REMOTE_READ,
+				       &va), 0);
+
+	/* Translation: page 1 instead of page 0. */
+	CU_ASSERT_EQUAL(drnic_rereg_mr(mr, DRNIC_REREG_MR_CHANGE_TRANSLATION, NULL, m + pg, pg, 0),
+			0);
+	k1 = drnic_mr_lkey(mr);
+	CU_ASSERT_NOT_EQUAL(k1, k0);
+	CU_ASSERT_EQUAL(drnic_mr_rkey(mr), k1);
+	CU_ASSERT_EQUAL(k1 & dev->mr_idx_mask, k0 & dev->mr_idx_mask);   /* same slot */
+	CU_ASSERT_EQUAL(ut_fences, fences + 1);
+	CU_ASSERT_PTR_EQUAL(drnic_mr_addr(mr), m + pg);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd1, k0, (uintptr_t)m + pg, 8, 0, &va), -ENOENT);
+	CU_ASSERT_FALSE(verbs_mr_key_live(dev, k0));
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd1, k1, (uintptr_t)m + pg, pg,
+				       DRNIC_ACCESS_REMOTE_READ, &va), 0);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd1, k1, (uintptr_t)m, 8, 0, &va), -ERANGE);
+
+	/* PD: the reference moves (pd1 may go, pd2 may not). */
+	CU_ASSERT_EQUAL(drnic_rereg_mr(mr, DRNIC_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0), 0);
+	k2 = drnic_mr_lkey(mr);
+	CU_ASSERT_NOT_EQUAL(k2, k1);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd1, k2, (uintptr_t)m + pg, 8, 0, &va), -EPERM);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd2, k2, (uintptr_t)m + pg, 8, 0, &va), 0);
+	CU_ASSERT_EQUAL(drnic_dealloc_pd(pd1), 0);
+	CU_ASSERT_EQUAL(drnic_dealloc_pd(pd2), -EBUSY);
+
+	/* Access: remote writes instead of reads. */
+	CU_ASSERT_EQUAL(drnic_rereg_mr(mr, DRNIC_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				       DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_WRITE), 0);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd2, drnic_mr_lkey(mr), (uintptr_t)m + pg, 8,
+				       DRNIC_ACCESS_REMOTE_WRITE, &va), 0);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd2, drnic_mr_lkey(mr), (uintptr_t)m + pg, 8,
+				       DRNIC_ACCESS_REMOTE_READ, &va), -EPERM);
+	/* Memory that becomes writable must be writable. */
+	CU_ASSERT_EQUAL(drnic_rereg_mr(mr, DRNIC_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, 0), 0);
+	CU_ASSERT_EQUAL_FATAL(mprotect(m + pg, pg, PROT_READ), 0);
+	CU_ASSERT_EQUAL(drnic_rereg_mr(mr, DRNIC_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				       DRNIC_ACCESS_LOCAL_WRITE), -EFAULT);
+	CU_ASSERT_EQUAL(ut_fences, fences + 4);
+
+	CU_ASSERT_EQUAL(drnic_dereg_mr(mr), 0);
+	CU_ASSERT_EQUAL(drnic_rereg_mr(mr, DRNIC_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, 0),
+			-EINVAL);
+	CU_ASSERT_EQUAL(drnic_dealloc_pd(pd2), 0);
+	dev->engines_attached = false;
+	munmap(m, 2 * pg);
+}
+
 /* A device whose MR table has @p max_mr slots, keys from its own seed. */
 static struct drnic_device *
 ut_mr_dev(unsigned int max_mr)
@@ -366,6 +458,7 @@ main(void)
 	CU_ADD_TEST(s, test_keys);
 	CU_ADD_TEST(s, test_reg_errors);
 	CU_ADD_TEST(s, test_reg_unmapped);
+	CU_ADD_TEST(s, test_rereg);
 	CU_ADD_TEST(s, test_key_not_reused);
 	CU_ADD_TEST(s, test_key_unpredictable);
 	CU_ADD_TEST(s, test_alloc);
