@@ -141,6 +141,50 @@ ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 	return dibv_reg(pd, addr, length, iova, access);
 }
 
+/*
+ * drnic_rereg_mr() changes nothing when it fails, so every failure is
+ * IBV_REREG_MR_ERR_INPUT ("old MR is valid"), with errno saying why. The
+ * MR gets new keys (ibv_rereg_mr(3) allows it), which mr->lkey and
+ * mr->rkey show.
+ */
+DIBV_EXPORT int
+ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+	     int access)
+{
+	struct dibv_mr *m = (struct dibv_mr *)(void *)mr;
+	struct drnic_pd *dpd = NULL;
+	unsigned int acc = (unsigned int)access & ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE;
+	int rc;
+
+	if (!handle_live(m, HANDLE_IBV_MR) || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) != 0 ||
+	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (addr == NULL || length == 0)) ||
+	    (!(flags & IBV_REREG_MR_CHANGE_ACCESS) && access != 0) ||
+	    ((flags & IBV_REREG_MR_CHANGE_PD) && !handle_live(pd, HANDLE_IBV_PD))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if ((flags & IBV_REREG_MR_CHANGE_ACCESS) && (acc & ~(unsigned int)DIBV_ACCESS_DRNIC) != 0) {
+		errno = EOPNOTSUPP;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		dpd = ((struct dibv_pd *)(void *)pd)->dpd;
+	rc = drnic_rereg_mr(m->dmr, (unsigned int)flags, dpd, addr, length, acc);
+	if (rc < 0) {
+		errno = -rc;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		m->mr.pd = pd;
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		m->mr.addr = addr;
+		m->mr.length = length;
+	}
+	m->mr.lkey = drnic_mr_lkey(m->dmr);
+	m->mr.rkey = drnic_mr_rkey(m->dmr);
+	return 0;
+}
+
 DIBV_EXPORT int
 ibv_dereg_mr(struct ibv_mr *mr)
 {

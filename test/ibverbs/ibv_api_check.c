@@ -259,6 +259,98 @@ check_atomic_write(struct check_env *e)
 	CHECK(check_poll1(e->cq, &wc) == 0, "nothing refused completes");
 }
 
+/* Post one signaled RDMA WRITE of @p len bytes and wait for its completion. */
+static int
+check_write(struct ibv_qp *qp, struct ibv_cq *cq, uint64_t wr_id, void *src, uint32_t lkey,
+	    uint32_t len, uint64_t raddr, uint32_t rkey, struct ibv_wc *wc)
+{
+	struct ibv_sge sge = { (uintptr_t)src, len, lkey };
+	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	if (ibv_post_send(qp, &wr, &bad) != 0)
+		return 0;
+	return check_poll1(cq, wc);
+}
+
+/* Issue 15: ibv_rereg_mr: a new translation used by an RDMA WRITE, the old
+ * rkey refused, PD changes with their references, input errors. */
+static void
+check_rereg_mr(struct check_env *e)
+{
+	struct ibv_mr *mr = ibv_reg_mr(e->pd, e->buf + 1024, 1024,
+				       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	struct ibv_pd *pd2 = ibv_alloc_pd(e->ctx);
+	struct ibv_async_event ev;
+	struct ibv_qp *qp2;
+	uint32_t old_rkey;
+	struct ibv_wc wc;
+	int rc;
+
+	if (mr == NULL || pd2 == NULL) {
+		CHECK(0, "rereg set-up: %s", strerror(errno));
+		return;
+	}
+	old_rkey = mr->rkey;
+	errno = 0;
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, NULL, 0, 0);
+	CHECK(rc == IBV_REREG_MR_ERR_INPUT && errno == EINVAL,
+	      "rereg TRANSLATION without an address: %d (%s)", rc, strerror(errno));
+	errno = 0;
+	rc = ibv_rereg_mr(mr, 1 << 3, NULL, NULL, 0, 0);
+	CHECK(rc == IBV_REREG_MR_ERR_INPUT && errno == EINVAL, "rereg unknown flag: %d (%s)", rc,
+	      strerror(errno));
+	errno = 0;
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, NULL, NULL, 0, 0);
+	CHECK(rc == IBV_REREG_MR_ERR_INPUT && errno == EINVAL, "rereg CHANGE_PD to NULL: %d (%s)",
+	      rc, strerror(errno));
+	CHECK(mr->rkey == old_rkey, "a refused rereg keeps the keys");
+
+	memset(e->buf + 2048, 0, 64);
+	memset(e->buf, 0xC3, 64);
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, e->buf + 2048, 1024, 0);
+	CHECK(rc == 0 && mr->addr == e->buf + 2048 && mr->length == 1024 && mr->rkey != old_rkey,
+	      "rereg TRANSLATION: %d, new address and keys", rc);
+	rc = check_write(e->qp, e->cq, 51, e->buf, e->mr->lkey, 64, (uintptr_t)e->buf + 2048,
+			 mr->rkey, &wc);
+	CHECK(rc == 1 && wc.status == IBV_WC_SUCCESS && e->buf[2048] == 0xC3 &&
+	      e->buf[2048 + 63] == 0xC3,
+	      "RDMA WRITE into the new translation with the new rkey: %s",
+	      rc == 1 ? ibv_wc_status_str(wc.status) : "no completion");
+	/* The old rkey is refused, nothing written, on a QP of its own (it goes
+	 * to ERR; being its own responder, its WRITE is flushed by the error the
+	 * responder side raises: QP_ACCESS_ERR). */
+	memset(e->buf + 1024, 0, 64);
+	qp2 = check_qp_rts(e, 1);
+	rc = qp2 != NULL ? check_write(qp2, e->cq, 52, e->buf, e->mr->lkey, 64,
+				      (uintptr_t)e->buf + 1024, old_rkey, &wc) : 0;
+	CHECK(rc == 1 && wc.wr_id == 52 &&
+	      (wc.status == IBV_WC_REM_ACCESS_ERR || wc.status == IBV_WC_WR_FLUSH_ERR) &&
+	      e->buf[1024] == 0, "RDMA WRITE with the old rkey fails: %s",
+	      rc == 1 ? ibv_wc_status_str(wc.status) : "no completion");
+	rc = qp2 != NULL ? ibv_get_async_event(e->ctx, &ev) : -1;
+	CHECK(rc == 0 && ev.event_type == IBV_EVENT_QP_ACCESS_ERR && ev.element.qp == qp2,
+	      "... and the responder raised QP_ACCESS_ERR (%s)",
+	      rc == 0 ? ibv_event_type_str(ev.event_type) : "no event");
+	if (rc == 0)
+		ibv_ack_async_event(&ev);
+	if (qp2 != NULL)
+		ibv_destroy_qp(qp2);
+	/* PD: the MR holds pd2 until it moves back. */
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD | IBV_REREG_MR_CHANGE_ACCESS, pd2, NULL, 0,
+			  IBV_ACCESS_LOCAL_WRITE);
+	CHECK(rc == 0 && mr->pd == pd2, "rereg CHANGE_PD | CHANGE_ACCESS: %d", rc);
+	rc = ibv_dealloc_pd(pd2);
+	CHECK(rc == EBUSY, "dealloc a PD an MR moved to: %s", strerror(rc));
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, e->pd, NULL, 0, 0);
+	CHECK(rc == 0 && mr->pd == e->pd, "rereg back to the first PD: %d", rc);
+	CHECK(ibv_dealloc_pd(pd2) == 0, "then the PD may go");
+	CHECK(ibv_dereg_mr(mr) == 0, "dereg the re-registered MR");
+}
+
 /* Issue 13, defect 5: unmapped memory, or read-only memory for a writable
  * MR, is refused with EFAULT, as ibv_reg_mr does. */
 static void
@@ -1015,6 +1107,7 @@ main(int argc, char **argv)
 	check_reg_unmapped(&e);
 	check_gid_table_and_vendor(&e);
 	check_atomic_write(&e);
+	check_rereg_mr(&e);
 	check_double_destroy(&e);
 	check_memory_windows(&e);
 	check_xrc(&e);
