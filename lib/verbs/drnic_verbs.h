@@ -44,6 +44,7 @@ struct drnic_srq;
 struct drnic_ah;
 struct drnic_mw;
 struct drnic_xrcd;
+struct drnic_sge;
 
 /* ------------------------------------------------------------------------ */
 /* Configuration                                                            */
@@ -205,6 +206,12 @@ enum drnic_access_flags {
 	DRNIC_ACCESS_REMOTE_READ = 1 << 2,
 	DRNIC_ACCESS_REMOTE_ATOMIC = 1 << 3,
 	DRNIC_ACCESS_MW_BIND = 1 << 4,
+	/** On-demand paging (IBV_ACCESS_ON_DEMAND). Every drnic MR already
+	 * behaves so: nothing is pinned, the engines reach the memory through
+	 * the process's page tables, so what is mapped there at the time of an
+	 * access is what they read and write (pages swapped, migrated or
+	 * remapped are followed). The bit marks the MR for drnic_advise_mr(). */
+	DRNIC_ACCESS_ON_DEMAND = 1 << 6,
 };
 
 /** QP types (= enum ibv_qp_type). */
@@ -601,6 +608,34 @@ enum drnic_rereg_mr_flags {
  */
 int drnic_rereg_mr(struct drnic_mr *mr, unsigned int flags, struct drnic_pd *pd, void *addr,
 		   size_t length, unsigned int access);
+
+/** drnic_advise_mr() advice (= enum ibv_advise_mr_advice). */
+enum drnic_advise_mr_advice {
+	DRNIC_ADVISE_MR_PREFETCH = 0,           /**< make the pages present, readable */
+	DRNIC_ADVISE_MR_PREFETCH_WRITE = 1,     /**< ... readable and writable */
+	DRNIC_ADVISE_MR_PREFETCH_NO_FAULT = 2,  /**< present pages only: nothing to do */
+};
+
+/** drnic_advise_mr() flag: return when done (drnic always does). */
+#define DRNIC_ADVISE_MR_FLAG_FLUSH (1u << 0)
+
+/**
+ * Advise about ranges of ODP MRs (ibv_advise_mr(3)): prefetching faults the
+ * pages in now (MADV_POPULATE_READ / _WRITE, or MADV_WILLNEED on kernels
+ * without them), so that an engine's first access does not wait for the
+ * kernel. Best effort, synchronous. Every SGE is checked before any advice
+ * is given.
+ *
+ * @param sg_list  ranges: each an lkey of an MR of @p pd registered with
+ *                 DRNIC_ACCESS_ON_DEMAND, and an address range inside it.
+ * @return 0; -EINVAL (NULL or freed @p pd, unknown flags, @p num_sge 0, NULL
+ *         @p sg_list, an MR that is not ODP or of another PD),
+ *         -EOPNOTSUPP (unknown advice), -EFAULT (an lkey that is not
+ *         registered, a range outside its MR), -EPERM (PREFETCH_WRITE into an
+ *         MR without DRNIC_ACCESS_LOCAL_WRITE).
+ */
+int drnic_advise_mr(struct drnic_pd *pd, int advice, uint32_t flags,
+		    const struct drnic_sge *sg_list, uint32_t num_sge);
 
 /** @return the MR's local key (0 for NULL). */
 uint32_t drnic_mr_lkey(const struct drnic_mr *mr);

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -18,7 +20,7 @@
 
 #define MR_ACCESS_KNOWN (DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_WRITE | \
 			 DRNIC_ACCESS_REMOTE_READ | DRNIC_ACCESS_REMOTE_ATOMIC | \
-			 DRNIC_ACCESS_MW_BIND)
+			 DRNIC_ACCESS_MW_BIND | DRNIC_ACCESS_ON_DEMAND)
 
 /* Access that lets the engine (and so a peer) write into the MR. */
 #define MR_ACCESS_WRITES (DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_WRITE | \
@@ -376,6 +378,70 @@ drnic_rereg_mr(struct drnic_mr *mr, unsigned int flags, struct drnic_pd *pd, voi
 	mr->lkey = mr->rkey = key;
 	atomic_store_explicit(&s->key, key, memory_order_release);
 	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+/* Is SGE @p sg inside an ODP MR of @p pd, with @p access? 0 or the
+ * drnic_advise_mr() error. Control path, under dev->lock. */
+static int
+mr_advise_check(const struct drnic_device *dev, const struct drnic_pd *pd,
+		const struct drnic_sge *sg, uint32_t access)
+{
+	uint32_t idx = sg->lkey & dev->mr_idx_mask;
+	const struct verbs_mr_slot *s;
+
+	if (idx == 0 || idx >= dev->mr_tab_size)
+		return -EFAULT;
+	s = &dev->mr_tab[idx];
+	if (atomic_load((atomic_uint *)&s->key) != sg->lkey)
+		return -EFAULT;
+	if (s->pd != pd || !(s->access & DRNIC_ACCESS_ON_DEMAND))
+		return -EINVAL;
+	if ((s->access & access) != access)
+		return -EPERM;
+	if (sg->addr < s->addr || sg->length > s->length || sg->addr - s->addr > s->length -
+	    sg->length)
+		return -EFAULT;
+	return 0;
+}
+
+/* Fault the pages of [addr, addr + len) in, readable or writable. */
+static void
+mr_prefetch(uint64_t addr, uint64_t len, bool write)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t start = addr & ~(pg - 1), end = RTE_ALIGN_CEIL(addr + len, pg);
+
+	if (len == 0)
+		return;
+	if (madvise((void *)(uintptr_t)start, end - start,
+		    write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ) != 0)
+		(void)madvise((void *)(uintptr_t)start, end - start, MADV_WILLNEED);
+}
+
+int
+drnic_advise_mr(struct drnic_pd *pd, int advice, uint32_t flags,
+		const struct drnic_sge *sg_list, uint32_t num_sge)
+{
+	uint32_t access = advice == DRNIC_ADVISE_MR_PREFETCH_WRITE ? DRNIC_ACCESS_LOCAL_WRITE : 0;
+	struct drnic_device *dev;
+	uint32_t i;
+	int rc = 0;
+
+	if (!handle_live(pd, HANDLE_PD) || (flags & ~DRNIC_ADVISE_MR_FLAG_FLUSH) != 0 ||
+	    num_sge == 0 || sg_list == NULL)
+		return -EINVAL;
+	if (advice < DRNIC_ADVISE_MR_PREFETCH || advice > DRNIC_ADVISE_MR_PREFETCH_NO_FAULT)
+		return -EOPNOTSUPP;
+	dev = pd->dev;
+	pthread_mutex_lock(&dev->lock);
+	for (i = 0; i < num_sge && rc == 0; i++)
+		rc = mr_advise_check(dev, pd, &sg_list[i], access);
+	pthread_mutex_unlock(&dev->lock);
+	if (rc < 0 || advice == DRNIC_ADVISE_MR_PREFETCH_NO_FAULT)
+		return rc;   /* present pages are the engines' already */
+	for (i = 0; i < num_sge; i++)
+		mr_prefetch(sg_list[i].addr, sg_list[i].length, access != 0);
 	return 0;
 }
 

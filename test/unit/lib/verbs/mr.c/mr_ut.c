@@ -300,6 +300,69 @@ test_rereg(void)
 	munmap(m, 2 * pg);
 }
 
+/*
+ * ODP: DRNIC_ACCESS_ON_DEMAND is taken (and kept in the MR's access), and
+ * drnic_advise_mr() checks every SGE before it advises: errors by kind; a
+ * PREFETCH_WRITE makes the pages of a fresh mapping resident.
+ */
+static void
+test_odp_advise(void)
+{
+	struct drnic_pd *pd = drnic_alloc_pd(dev), *pd2 = drnic_alloc_pd(dev);
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *m = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	struct drnic_mr *odp, *plain, *ro;
+	struct drnic_sge sg[2];
+	unsigned char vec[4];
+	uint8_t *va;
+
+	CU_ASSERT_FATAL(m != MAP_FAILED);
+	odp = drnic_reg_mr(pd, m, 4 * pg, DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_ON_DEMAND);
+	plain = drnic_reg_mr(pd, buf, sizeof(buf), DRNIC_ACCESS_LOCAL_WRITE);
+	ro = drnic_reg_mr(pd, buf, sizeof(buf), DRNIC_ACCESS_ON_DEMAND);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(odp);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(plain);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ro);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, drnic_mr_lkey(odp), (uintptr_t)m, 8,
+				       DRNIC_ACCESS_LOCAL_WRITE, &va), 0);
+	/* Registered, not advised: the fresh pages are not resident. */
+	CU_ASSERT_EQUAL_FATAL(mincore(m, 4 * pg, vec), 0);
+	CU_ASSERT_EQUAL(vec[1] & 1, 0);
+	CU_ASSERT_EQUAL(vec[2] & 1, 0);
+	sg[0] = (struct drnic_sge){ (uintptr_t)m + pg, (uint32_t)(2 * pg), drnic_mr_lkey(odp) };
+	sg[1] = sg[0];
+	CU_ASSERT_EQUAL(drnic_advise_mr(NULL, DRNIC_ADVISE_MR_PREFETCH, 0, sg, 1), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_advise_mr(pd, DRNIC_ADVISE_MR_PREFETCH, 2, sg, 1), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_advise_mr(pd, DRNIC_ADVISE_MR_PREFETCH, 0, sg, 0), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_advise_mr(pd, DRNIC_ADVISE_MR_PREFETCH, 0, NULL, 1), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_advise_mr(pd, 3, 0, sg, 1), -EOPNOTSUPP);
+	CU_ASSERT_EQUAL(drnic_advise_mr(pd2, DRNIC_ADVISE_MR_PREFETCH, 0, sg, 1), -EINVAL);
+	sg[1].lkey ^= dev->mr_idx_mask + 1;            /* not registered */
+	CU_ASSERT_EQUAL(drnic_advise_mr(pd, DRNIC_ADVISE_MR_PREFETCH, 0, sg, 2), -EFAULT);
+	sg[1] = sg[0];
+	sg[1].length = (uint32_t)(3 * pg + 1);          /* past the MR */
+	CU_ASSERT_EQUAL(drnic_advise_mr(pd, DRNIC_ADVISE_MR_PREFETCH, 0, sg, 2), -EFAULT);
+	sg[1] = (struct drnic_sge){ (uintptr_t)buf, 8, drnic_mr_lkey(plain) };   /* not ODP */
+	CU_ASSERT_EQUAL(drnic_advise_mr(pd, DRNIC_ADVISE_MR_PREFETCH, 0, sg, 2), -EINVAL);
+	sg[1] = (struct drnic_sge){ (uintptr_t)buf, 8, drnic_mr_lkey(ro) };      /* read-only */
+	CU_ASSERT_EQUAL(drnic_advise_mr(pd, DRNIC_ADVISE_MR_PREFETCH, 0, sg, 2), 0);
+	CU_ASSERT_EQUAL(drnic_advise_mr(pd, DRNIC_ADVISE_MR_PREFETCH_WRITE, 0, sg, 2), -EPERM);
+	CU_ASSERT_EQUAL(drnic_advise_mr(pd, DRNIC_ADVISE_MR_PREFETCH_WRITE,
+					DRNIC_ADVISE_MR_FLAG_FLUSH, sg, 1), 0);
+	CU_ASSERT_EQUAL_FATAL(mincore(m, 4 * pg, vec), 0);
+	CU_ASSERT_EQUAL(vec[1] & 1, 1);
+	CU_ASSERT_EQUAL(vec[2] & 1, 1);
+	CU_ASSERT_EQUAL(vec[3] & 1, 0);
+	CU_ASSERT_EQUAL(drnic_advise_mr(pd, DRNIC_ADVISE_MR_PREFETCH_NO_FAULT, 0, sg, 1), 0);
+	CU_ASSERT_EQUAL(drnic_dereg_mr(odp), 0);
+	CU_ASSERT_EQUAL(drnic_dereg_mr(plain), 0);
+	CU_ASSERT_EQUAL(drnic_dereg_mr(ro), 0);
+	CU_ASSERT_EQUAL(drnic_dealloc_pd(pd), 0);
+	CU_ASSERT_EQUAL(drnic_dealloc_pd(pd2), 0);
+	munmap(m, 4 * pg);
+}
+
 /* A device whose MR table has @p max_mr slots, keys from its own seed. */
 static struct drnic_device *
 ut_mr_dev(unsigned int max_mr)
@@ -459,6 +522,7 @@ main(void)
 	CU_ADD_TEST(s, test_reg_errors);
 	CU_ADD_TEST(s, test_reg_unmapped);
 	CU_ADD_TEST(s, test_rereg);
+	CU_ADD_TEST(s, test_odp_advise);
 	CU_ADD_TEST(s, test_key_not_reused);
 	CU_ADD_TEST(s, test_key_unpredictable);
 	CU_ADD_TEST(s, test_alloc);
