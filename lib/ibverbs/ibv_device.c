@@ -830,6 +830,7 @@ dibv_fill_device_attr_ex(struct ibv_context *context, struct ibv_device_attr_ex 
 	if (rc < 0)
 		return dibv_errno(rc);
 	ex->device_cap_flags_ex = ex->orig_attr.device_cap_flags | da.device_cap_flags_ex;
+	dibv_odp_caps(&ex->odp_caps, &ex->xrc_odp_caps);
 	ex->max_dm_size = 0;
 	return 0;
 }

@@ -71,9 +71,24 @@ struct dibv_context {
 	struct drnic_async_queue *async;
 };
 
+struct dibv_td;
+
 struct dibv_pd {
 	struct ibv_pd pd;
-	struct drnic_pd *dpd;
+	struct drnic_pd *dpd;             /* a parent domain: its PD's */
+	/* A parent domain (ibv_alloc_parent_domain): the PD it extends, its
+	 * thread domain (or NULL) and what its init attributes gave. */
+	struct dibv_pd *parent_of;
+	struct dibv_td *td;
+	void *pd_context;
+	/* A PD: the parent domains over it (it cannot go before them). */
+	atomic_uint parents;
+};
+
+/* A thread domain (ibv_alloc_td). */
+struct dibv_td {
+	struct ibv_td td;
+	atomic_uint parents;              /* parent domains using it */
 };
 
 struct dibv_mr {
@@ -189,6 +204,16 @@ bool dibv_debug(void);
 uint64_t dibv_trace_now(void);
 void dibv_trace_rxtx(uint64_t *rx, uint64_t *tx);
 void dibv_trace(uint32_t type, uint64_t t0, int n, uint64_t rx0, uint64_t tx0);
+
+/* ibv_domain.c: thread and parent domains, ODP advice, device memory, the
+ * device clock; installs those ops. */
+void dibv_domain_ops_init(struct dibv_context *c);
+/* Is @p pd a parent domain of context @p ctx? */
+bool dibv_is_parent_domain(const struct ibv_pd *pd, const struct ibv_context *ctx);
+/* ibv_dealloc_pd() of a parent domain (taken out of the registry). */
+void dibv_parent_free(struct dibv_pd *p);
+/* The ODP capabilities drnic has (ibv_query_device_ex's odp_caps). */
+void dibv_odp_caps(struct ibv_odp_caps *caps, uint32_t *xrc_odp_caps);
 
 /* ibv_verbs.c */
 struct dibv_cq *dibv_cq_lookup(const struct drnic_cq *dcq);

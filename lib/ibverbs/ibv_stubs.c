@@ -264,13 +264,6 @@ ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 	return EOPNOTSUPP;
 }
 
-DIBV_EXPORT int
-ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags)
-{
-	(void)qp, (void)op, (void)flags;
-	return 0;
-}
-
 /* Kernel ABI copies (used by librdmacm with the kernel's CM): no kernel here. */
 void ibv_copy_qp_attr_from_kern(void *dst, const void *src);
 DIBV_EXPORT void

@@ -64,6 +64,12 @@ ibv_dealloc_pd(struct ibv_pd *pd)
 
 	if (handle_take(p, HANDLE_IBV_PD) < 0)
 		return DIBV_ERR(EINVAL);
+	if (p->parent_of != NULL) {
+		dibv_parent_free(p);
+		return 0;
+	}
+	if (atomic_load(&p->parents) != 0)   /* parent domains over it */
+		return dibv_handle_undo(p, HANDLE_IBV_PD, DIBV_ERR(EBUSY));
 	rc = drnic_dealloc_pd(p->dpd);
 	if (rc < 0)
 		return dibv_handle_undo(p, HANDLE_IBV_PD, dibv_errno(rc));
@@ -77,7 +83,7 @@ ibv_dealloc_pd(struct ibv_pd *pd)
 
 #define DIBV_ACCESS_DRNIC (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
-			   IBV_ACCESS_MW_BIND)
+			   IBV_ACCESS_MW_BIND | IBV_ACCESS_ON_DEMAND)
 
 static struct ibv_mr *
 dibv_reg(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, unsigned int access)
@@ -670,8 +676,15 @@ dibv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
 	struct dibv_cq *cq;
 
 	if (attr == NULL || (attr->wc_flags & ~ok_flags) != 0 ||
-	    (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) != 0) {
+	    (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+					   IBV_CQ_INIT_ATTR_MASK_PD)) != 0) {
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* A CQ's PD must be a parent domain (ibv_create_cq_ex(3)). */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    !dibv_is_parent_domain(attr->parent_domain, context)) {
+		errno = EINVAL;
 		return NULL;
 	}
 	cq = dibv_cq_new(context, attr->cqe, attr->cq_context, attr->channel, attr->comp_vector);
@@ -1802,4 +1815,5 @@ dibv_context_ops_init(struct dibv_context *c)
 	c->vctx.create_qp_ex = dibv_create_qp_ex;
 	c->vctx.open_qp = dibv_open_qp;
 	dibv_xrc_ops_init(c);
+	dibv_domain_ops_init(c);
 }

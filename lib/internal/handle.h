@@ -50,6 +50,8 @@ enum handle_kind {
 	HANDLE_MW,
 	HANDLE_IBV_MW,
 	HANDLE_IBV_XRCD,
+	HANDLE_IBV_TD,
+	HANDLE_IBV_DM,
 };
 
 /*

@@ -351,6 +351,170 @@ check_rereg_mr(struct check_env *e)
 	CHECK(ibv_dereg_mr(mr) == 0, "dereg the re-registered MR");
 }
 
+static void *
+check_pd_alloc(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment,
+	       uint64_t resource_type)
+{
+	(void)pd, (void)pd_context, (void)size, (void)alignment, (void)resource_type;
+	return IBV_ALLOCATOR_USE_DEFAULT;
+}
+
+static void
+check_pd_free(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type)
+{
+	(void)pd, (void)pd_context, (void)ptr, (void)resource_type;
+}
+
+/* Issue 15: a thread domain in a parent domain, used as the PD of a CQ, an
+ * MR and a QP that moves data; the references that keep them; errors. */
+static void
+check_parent_domain(struct check_env *e)
+{
+	struct ibv_td_init_attr ta = { .comp_mask = 1 };
+	struct ibv_parent_domain_init_attr pa = { 0 };
+	struct ibv_cq_init_attr_ex ca = { .cqe = 16, .comp_mask = IBV_CQ_INIT_ATTR_MASK_PD };
+	struct check_env e2 = *e;
+	struct ibv_td *td;
+	struct ibv_pd *par;
+	struct ibv_cq_ex *cqx;
+	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+	struct ibv_wc wc;
+	int rc;
+
+	errno = 0;
+	td = ibv_alloc_td(e->ctx, &ta);
+	CHECK(td == NULL && errno == EINVAL, "ibv_alloc_td with an unknown comp_mask: %s",
+	      strerror(errno));
+	ta.comp_mask = 0;
+	td = ibv_alloc_td(e->ctx, &ta);
+	CHECK(td != NULL && td->context == e->ctx, "ibv_alloc_td: %s", strerror(errno));
+	pa.pd = NULL;
+	errno = 0;
+	CHECK(ibv_alloc_parent_domain(e->ctx, &pa) == NULL && errno == EINVAL,
+	      "ibv_alloc_parent_domain without a PD: %s", strerror(errno));
+	pa.pd = e->pd;
+	pa.comp_mask = 1 << 5;
+	errno = 0;
+	CHECK(ibv_alloc_parent_domain(e->ctx, &pa) == NULL && errno == EINVAL,
+	      "ibv_alloc_parent_domain with an unknown comp_mask: %s", strerror(errno));
+	pa.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS;
+	errno = 0;
+	CHECK(ibv_alloc_parent_domain(e->ctx, &pa) == NULL && errno == EINVAL,
+	      "ibv_alloc_parent_domain: ALLOCATORS without functions: %s", strerror(errno));
+	pa.td = td;
+	pa.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+		       IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+	pa.alloc = check_pd_alloc;
+	pa.free = check_pd_free;
+	pa.pd_context = e;
+	par = ibv_alloc_parent_domain(e->ctx, &pa);
+	CHECK(par != NULL && par->context == e->ctx, "ibv_alloc_parent_domain(PD, TD, allocators): %s",
+	      strerror(errno));
+	if (par == NULL || td == NULL)
+		return;
+	pa.pd = par;
+	errno = 0;
+	CHECK(ibv_alloc_parent_domain(e->ctx, &pa) == NULL && errno == EINVAL,
+	      "a parent domain over a parent domain: %s", strerror(errno));
+	CHECK(ibv_dealloc_td(td) == EBUSY, "ibv_dealloc_td while a parent domain uses it: EBUSY");
+	CHECK(ibv_dealloc_pd(e->pd) == EBUSY, "ibv_dealloc_pd under a parent domain: EBUSY");
+	ca.parent_domain = e->pd;
+	errno = 0;
+	CHECK(ibv_create_cq_ex(e->ctx, &ca) == NULL && errno == EINVAL,
+	      "ibv_create_cq_ex with a PD that is not a parent domain: %s", strerror(errno));
+	ca.parent_domain = par;
+	cqx = ibv_create_cq_ex(e->ctx, &ca);
+	CHECK(cqx != NULL, "ibv_create_cq_ex with the parent domain: %s", strerror(errno));
+	mr = ibv_reg_mr(par, e->buf + 3072, 256, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	CHECK(mr != NULL && mr->pd == par, "ibv_reg_mr on the parent domain: %s", strerror(errno));
+	e2.pd = par;
+	e2.cq = cqx != NULL ? ibv_cq_ex_to_cq(cqx) : NULL;
+	qp = cqx != NULL && mr != NULL ? check_qp_rts(&e2, 1) : NULL;
+	CHECK(qp != NULL && qp->pd == par, "a QP on the parent domain, in RTS: %s",
+	      strerror(errno));
+	if (qp != NULL) {
+		memset(e->buf + 3072, 0, 32);
+		memset(e->buf, 0x3C, 32);
+		rc = check_write(qp, e2.cq, 61, e->buf, e->mr->lkey, 32, (uintptr_t)e->buf + 3072,
+				 mr->rkey, &wc);
+		CHECK(rc == 1 && wc.status == IBV_WC_SUCCESS && e->buf[3072] == 0x3C &&
+		      e->buf[3072 + 31] == 0x3C,
+		      "RDMA WRITE on the parent domain's QP into its MR: %s",
+		      rc == 1 ? ibv_wc_status_str(wc.status) : "no completion");
+		CHECK(ibv_destroy_qp(qp) == 0, "destroy the parent domain's QP");
+	}
+	if (mr != NULL)
+		CHECK(ibv_dereg_mr(mr) == 0, "dereg the parent domain's MR");
+	if (cqx != NULL)
+		CHECK(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)) == 0, "destroy the parent domain's CQ");
+	CHECK(ibv_dealloc_pd(par) == 0, "ibv_dealloc_pd of the parent domain");
+	/* (Not twice: the inline ibv_dealloc_td() reads td->context first.) */
+	CHECK(ibv_dealloc_td(td) == 0, "then ibv_dealloc_td");
+}
+
+/* Issue 15: ODP: the caps say what is honoured, ON_DEMAND MRs take RDMA,
+ * implicit ODP is refused, ibv_advise_mr's errnos. */
+static void
+check_odp(struct check_env *e)
+{
+	struct ibv_device_attr_ex ax;
+	struct ibv_sge sg[2];
+	struct ibv_mr *odp, *implicit;
+	struct ibv_wc wc;
+	int rc;
+
+	rc = ibv_query_device_ex(e->ctx, NULL, &ax);
+	CHECK(rc == 0 && ax.odp_caps.general_caps == IBV_ODP_SUPPORT &&
+	      (ax.odp_caps.per_transport_caps.rc_odp_caps & IBV_ODP_SUPPORT_WRITE) &&
+	      (ax.odp_caps.per_transport_caps.rc_odp_caps & IBV_ODP_SUPPORT_SRQ_RECV),
+	      "odp_caps: ODP, not implicit (general %#llx, rc %#x)",
+	      (unsigned long long)ax.odp_caps.general_caps,
+	      ax.odp_caps.per_transport_caps.rc_odp_caps);
+	errno = 0;
+	implicit = ibv_reg_mr(e->pd, NULL, SIZE_MAX, IBV_ACCESS_ON_DEMAND | IBV_ACCESS_LOCAL_WRITE);
+	CHECK(implicit == NULL && errno == EINVAL, "implicit ODP refused: %s", strerror(errno));
+	odp = ibv_reg_mr(e->pd, e->buf + 3584, 512, IBV_ACCESS_ON_DEMAND | IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_WRITE);
+	CHECK(odp != NULL, "ibv_reg_mr(IBV_ACCESS_ON_DEMAND): %s", strerror(errno));
+	if (odp == NULL)
+		return;
+	memset(e->buf + 3584, 0, 16);
+	memset(e->buf, 0x77, 16);
+	rc = check_write(e->qp, e->cq, 71, e->buf, e->mr->lkey, 16, (uintptr_t)e->buf + 3584,
+			 odp->rkey, &wc);
+	CHECK(rc == 1 && wc.status == IBV_WC_SUCCESS && e->buf[3584] == 0x77 &&
+	      e->buf[3584 + 15] == 0x77, "RDMA WRITE into an ODP MR");
+	sg[0] = (struct ibv_sge){ (uintptr_t)e->buf + 3584, 512, odp->lkey };
+	sg[1] = (struct ibv_sge){ (uintptr_t)e->buf, 64, e->mr->lkey };
+	CHECK(ibv_advise_mr(e->pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, sg, 1) == 0,
+	      "ibv_advise_mr PREFETCH");
+	CHECK(ibv_advise_mr(e->pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+			    IBV_ADVISE_MR_FLAG_FLUSH, sg, 1) == 0,
+	      "ibv_advise_mr PREFETCH_WRITE | FLUSH");
+	CHECK(ibv_advise_mr(e->pd, IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT, 0, sg, 1) == 0,
+	      "ibv_advise_mr PREFETCH_NO_FAULT");
+	rc = ibv_advise_mr(e->pd, (enum ibv_advise_mr_advice)7, 0, sg, 1);
+	CHECK(rc == EOPNOTSUPP, "ibv_advise_mr unknown advice: %s", strerror(rc));
+	rc = ibv_advise_mr(e->pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 1 << 4, sg, 1);
+	CHECK(rc == EINVAL, "ibv_advise_mr unknown flag: %s", strerror(rc));
+	rc = ibv_advise_mr(e->pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, sg, 0);
+	CHECK(rc == EINVAL, "ibv_advise_mr no SGE: %s", strerror(rc));
+	rc = ibv_advise_mr(e->pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, sg, 2);
+	CHECK(rc == EINVAL, "ibv_advise_mr on an MR without ON_DEMAND: %s", strerror(rc));
+	sg[1] = (struct ibv_sge){ (uintptr_t)e->buf + 3584, 513, odp->lkey };
+	rc = ibv_advise_mr(e->pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, sg, 2);
+	CHECK(rc == EFAULT, "ibv_advise_mr past the MR: %s", strerror(rc));
+	sg[1] = (struct ibv_sge){ (uintptr_t)e->buf + 3584, 8, odp->lkey + 0x100000 };
+	rc = ibv_advise_mr(e->pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, sg, 2);
+	CHECK(rc == EFAULT, "ibv_advise_mr with an lkey not registered: %s", strerror(rc));
+	CHECK(ibv_query_qp_data_in_order(e->qp, IBV_WR_RDMA_WRITE, 0) == 0 &&
+	      ibv_query_qp_data_in_order(e->qp, IBV_WR_SEND, 0) == 0 &&
+	      ibv_query_qp_data_in_order(e->qp, IBV_WR_RDMA_READ, 0) == 0,
+	      "ibv_query_qp_data_in_order: not guaranteed (0) for WRITE, SEND, READ");
+	CHECK(ibv_dereg_mr(odp) == 0, "dereg the ODP MR");
+}
+
 /* Issue 13, defect 5: unmapped memory, or read-only memory for a writable
  * MR, is refused with EFAULT, as ibv_reg_mr does. */
 static void
@@ -1108,6 +1272,8 @@ main(int argc, char **argv)
 	check_gid_table_and_vendor(&e);
 	check_atomic_write(&e);
 	check_rereg_mr(&e);
+	check_parent_domain(&e);
+	check_odp(&e);
 	check_double_destroy(&e);
 	check_memory_windows(&e);
 	check_xrc(&e);
