@@ -396,6 +396,12 @@ struct drnic_xrcd {
 /* Shared receive queues                                                    */
 /* ------------------------------------------------------------------------ */
 
+/* Where an SRQ's WQEs are, as its takers read them (they may resize). */
+struct verbs_srq_ring {
+	uint8_t *buf;
+	uint32_t mask;
+};
+
 /*
  * A shared receive queue. Posters (any thread) write WQEs at rq.prod under
  * post_lock; the engines of the QPs that use it (any number, at once) take
@@ -403,6 +409,15 @@ struct drnic_xrcd {
  * compare-and-swap: a slot is the poster's again once cons has passed it.
  * An XRC SRQ has a number (the XRCETH names it; the device's srq_tab finds
  * it), a domain and a CQ its receives complete on.
+ *
+ * Resizing (drnic_modify_srq() with DRNIC_SRQ_MAX_WR: growing only) holds
+ * post_lock, copies the WQEs not yet taken into a larger ring at the same
+ * indices, and publishes it through `ring` (release); rq.buf/size/mask are
+ * the posters' view (under post_lock). prod and cons stay where they are,
+ * so a take is counted once whichever ring it copied from: an index below
+ * prod is in both rings with the same contents. A taker reads `ring` after
+ * prod (acquire), so a WQE posted after the switch is read from the new
+ * ring. The old ring is freed after an engine fence.
  */
 struct drnic_srq {
 	struct drnic_device *dev;
@@ -417,6 +432,8 @@ struct drnic_srq {
 	atomic_uint limit;                 /* armed limit; 0: not armed */
 	atomic_uint nb_qp;                 /* QPs created with it */
 	atomic_uint events_unacked;        /* async events taken and not acknowledged */
+	_Atomic(struct verbs_srq_ring *) ring;  /* the takers' view of rq's ring */
+	struct verbs_srq_ring ring0;       /* the ring it was created with */
 	struct verbs_wq rq;
 };
 

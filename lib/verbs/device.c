@@ -444,6 +444,7 @@ drnic_query_device(struct drnic_device *dev, struct drnic_device_attr *a)
 	a->max_xrcd = (int)c->max_pd;
 	a->nb_engines = dev->nb_engines;
 	a->progress = c->progress;
+	a->device_cap_flags = DRNIC_DEVICE_SRQ_RESIZE;
 	a->device_cap_flags_ex = DRNIC_DEVICE_ATOMIC_WRITE;
 	return 0;
 }

@@ -363,6 +363,9 @@ struct drnic_device_attr {
 	uint64_t device_cap_flags_ex;
 };
 
+/** device_cap_flags: drnic_modify_srq() grows an SRQ (= IBV_DEVICE_SRQ_RESIZE). */
+#define DRNIC_DEVICE_SRQ_RESIZE (1u << 13)
+
 /** device_cap_flags_ex: IBV_WR_ATOMIC_WRITE (DRNIC_WR_ATOMIC_WRITE) is
  * offered; the value of Linux's IB_UVERBS_DEVICE_ATOMIC_WRITE (6.2). */
 #define DRNIC_DEVICE_ATOMIC_WRITE (1ull << 40)
@@ -1172,7 +1175,7 @@ struct drnic_srq_init_attr {
 
 /** drnic_modify_srq() mask bits (= enum ibv_srq_attr_mask). */
 enum drnic_srq_attr_mask {
-	DRNIC_SRQ_MAX_WR = 1 << 0,   /**< resize: not supported (-EINVAL) */
+	DRNIC_SRQ_MAX_WR = 1 << 0,   /**< resize: grow to max_wr */
 	DRNIC_SRQ_LIMIT = 1 << 1,    /**< arm the limit */
 };
 
@@ -1238,12 +1241,17 @@ struct drnic_xrcd *drnic_open_xrcd(struct drnic_device *dev, int fd, int oflags)
 int drnic_close_xrcd(struct drnic_xrcd *xrcd);
 
 /**
- * Arm the SRQ's limit (DRNIC_SRQ_LIMIT): SRQ_LIMIT_REACHED is raised once
- * when fewer than attr->srq_limit WRs remain; 0 disarms.
+ * Resize the SRQ (DRNIC_SRQ_MAX_WR) and/or arm its limit (DRNIC_SRQ_LIMIT):
+ * SRQ_LIMIT_REACHED is raised once when fewer than attr->srq_limit WRs
+ * remain; 0 disarms. A resize grows the SRQ to attr->max_wr rounded up to a
+ * power of two (drnic_query_srq() reports it); a max_wr it holds already
+ * changes nothing (an SRQ does not shrink). The WRs posted and not taken
+ * stay, in order; QPs go on taking WRs meanwhile, posters wait. Both or
+ * neither are applied.
  *
- * @return 0; -EINVAL (NULL or destroyed SRQ, NULL attr, a mask bit other
- *         than DRNIC_SRQ_LIMIT (resizing is not supported: the device caps
- *         say so), srq_limit above max_wr).
+ * @return 0; -EINVAL (NULL or destroyed SRQ, NULL attr, an unknown mask
+ *         bit, max_wr 0, above max_srq_wr or below the WRs posted and not
+ *         yet taken, srq_limit above the size the SRQ will have); -ENOMEM.
  */
 int drnic_modify_srq(struct drnic_srq *srq, struct drnic_srq_attr *attr, int attr_mask);
 

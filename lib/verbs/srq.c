@@ -88,6 +88,9 @@ drnic_create_srq(struct drnic_pd *pd, struct drnic_srq_init_attr *ia)
 	if (rc < 0)
 		goto fail_mem;
 	srq->max_wr = srq->rq.size;
+	srq->ring0.buf = srq->rq.buf;
+	srq->ring0.mask = srq->rq.mask;
+	atomic_init(&srq->ring, &srq->ring0);
 	if (srq->cq != NULL && cq_get(srq->cq) < 0) {
 		rc = -EINVAL;
 		goto fail_mem;
@@ -140,6 +143,58 @@ fail_mem:
 	return NULL;
 }
 
+/* Free a ring the takers no longer see (after an engine fence). */
+static void
+srq_ring_free(struct drnic_srq *srq, struct verbs_srq_ring *r)
+{
+	rte_free(r->buf);
+	if (r != &srq->ring0)
+		rte_free(r);
+}
+
+/*
+ * Grow @p srq to hold @p max_wr WRs (rounded up to a power of two); the
+ * caller holds post_lock, which this releases. See struct drnic_srq.
+ */
+static int
+srq_grow(struct drnic_srq *srq, uint32_t max_wr)
+{
+	struct verbs_wq *rq = &srq->rq;
+	struct drnic_device *dev = srq->dev;
+	uint32_t size = rte_align32pow2(max_wr), prod, i;
+	struct verbs_srq_ring *nr, *old;
+
+	nr = rte_zmalloc_socket("drnic_srq_ring", sizeof(*nr), 0, dev->cfg.socket_id);
+	if (nr != NULL)
+		nr->buf = rte_zmalloc_socket("drnic_wq", (size_t)size * rq->stride,
+					     RTE_CACHE_LINE_SIZE, dev->cfg.socket_id);
+	if (nr == NULL || nr->buf == NULL) {
+		rte_spinlock_unlock(&srq->post_lock);
+		rte_free(nr);
+		return -ENOMEM;
+	}
+	nr->mask = size - 1;
+	/* Not yet taken: [cons, prod). One taken meanwhile is copied for
+	 * nothing (its index is below cons then, never read again). */
+	prod = atomic_load_explicit(&rq->prod, memory_order_relaxed);
+	for (i = atomic_load_explicit(&rq->cons, memory_order_acquire); i != prod; i++)
+		memcpy(nr->buf + (size_t)(i & nr->mask) * rq->stride, verbs_wq_slot(rq, i),
+		       rq->stride);
+	old = atomic_load_explicit(&srq->ring, memory_order_relaxed);
+	rq->buf = nr->buf;
+	rq->size = size;
+	rq->mask = size - 1;
+	srq->max_wr = size;
+	atomic_store_explicit(&srq->ring, nr, memory_order_release);
+	rte_spinlock_unlock(&srq->post_lock);
+	/* No taker holds the old ring once every engine ended its step. */
+	if (dev->engines_attached)
+		verbs_engine_ops()->dev_fence(dev);
+	srq_ring_free(srq, old);
+	VERBS_SRQ_LOG(DEBUG, srq, "resized to %u WRs", size);
+	return 0;
+}
+
 int
 drnic_srq_num(struct drnic_srq *srq, uint32_t *srq_num)
 {
@@ -152,13 +207,33 @@ drnic_srq_num(struct drnic_srq *srq, uint32_t *srq_num)
 int
 drnic_modify_srq(struct drnic_srq *srq, struct drnic_srq_attr *attr, int mask)
 {
-	if (!handle_live(srq, HANDLE_SRQ) || attr == NULL)
+	struct verbs_wq *rq;
+	uint32_t max_wr;
+
+	if (!handle_live(srq, HANDLE_SRQ) || attr == NULL ||
+	    (mask & ~(DRNIC_SRQ_MAX_WR | DRNIC_SRQ_LIMIT)) != 0)
 		return -EINVAL;
-	if ((mask & ~DRNIC_SRQ_LIMIT) != 0 || attr->srq_limit > srq->max_wr)
+	rq = &srq->rq;
+	/* Posters wait while it is checked and resized; takers go on. */
+	rte_spinlock_lock(&srq->post_lock);
+	max_wr = (mask & DRNIC_SRQ_MAX_WR) ? attr->max_wr : srq->max_wr;
+	/* The limit against the size it will have. */
+	if (max_wr == 0 || max_wr > srq->dev->cfg.max_qp_wr ||
+	    max_wr < atomic_load_explicit(&rq->prod, memory_order_relaxed) -
+		     atomic_load_explicit(&rq->cons, memory_order_acquire) ||
+	    ((mask & DRNIC_SRQ_LIMIT) &&
+	     attr->srq_limit > RTE_MAX(rte_align32pow2(max_wr), srq->max_wr))) {
+		rte_spinlock_unlock(&srq->post_lock);
 		return -EINVAL;
+	}
 	if (mask & DRNIC_SRQ_LIMIT)
 		atomic_store_explicit(&srq->limit, attr->srq_limit, memory_order_release);
-	return 0;
+	if (max_wr <= srq->max_wr) {
+		/* It holds that many already (sizes are rounded up). */
+		rte_spinlock_unlock(&srq->post_lock);
+		return 0;
+	}
+	return srq_grow(srq, max_wr);
 }
 
 int
@@ -166,7 +241,7 @@ drnic_query_srq(struct drnic_srq *srq, struct drnic_srq_attr *attr)
 {
 	if (!handle_live(srq, HANDLE_SRQ) || attr == NULL)
 		return -EINVAL;
-	attr->max_wr = srq->max_wr;
+	attr->max_wr = srq->max_wr;   /* a resize's store is the caller's */
 	attr->max_sge = srq->rq.max_sge;
 	attr->srq_limit = atomic_load_explicit(&srq->limit, memory_order_acquire);
 	return 0;
@@ -203,7 +278,7 @@ drnic_destroy_srq(struct drnic_srq *srq)
 	if (srq->cq != NULL)
 		cq_put(srq->cq);
 	VERBS_SRQ_LOG(DEBUG, srq, "destroyed");
-	rte_free(srq->rq.buf);
+	srq_ring_free(srq, atomic_load(&srq->ring));
 	rte_free(srq);
 	return 0;
 }
@@ -250,13 +325,17 @@ verbs_srq_take(struct drnic_srq *srq, struct verbs_recv_wqe *w)
 
 	for (;;) {
 		const struct verbs_recv_wqe *s;
+		const struct verbs_srq_ring *r;
 
 		prod = atomic_load_explicit(&rq->prod, memory_order_acquire);
 		if (prod == cons)
 			return false;
+		/* The ring after prod: a WQE posted after a resize is in the
+		 * new one (struct drnic_srq). */
+		r = atomic_load_explicit(&srq->ring, memory_order_acquire);
 		/* Copy first: the slot stays the poster's to reuse only after
 		 * cons has passed it, which the exchange below makes ours. */
-		s = verbs_wq_slot(rq, cons);
+		s = (const void *)(r->buf + (size_t)(cons & r->mask) * rq->stride);
 		w->wr_id = s->wr_id;
 		w->num_sge = s->num_sge;
 		w->length = s->length;

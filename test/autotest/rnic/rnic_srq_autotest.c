@@ -5,7 +5,8 @@
  * each WQE is used once, every CQE names the QP that received and the QP
  * that sent; the armed limit raises SRQ_LIMIT_REACHED once; an empty SRQ
  * draws RNR NAKs until a receive is posted; a QP on the SRQ that enters ERR
- * raises QP_LAST_WQE_REACHED; the SRQ cannot go while QPs use it.
+ * raises QP_LAST_WQE_REACHED; the SRQ cannot go while QPs use it; it grows
+ * while messages flow (drnic_modify_srq() with DRNIC_SRQ_MAX_WR).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -91,6 +92,57 @@ static uint32_t
 srq_len(int i, uint32_t seq)
 {
 	return 100 + (uint32_t)i * 1500 + seq * 700;   /* 1 to 6 packets at MTU 1024 */
+}
+
+#define SRQ_GROW_MSGS 48
+
+/* Growing the SRQ (16 -> 64) while messages flow: 4 receives waiting and 4
+ * SENDs on their way when it grows, then 44 more receives (more than 16
+ * could hold) and as many SENDs; each WQE is used once, every message lands
+ * whole. */
+static int
+srq_grow_flowing(struct srq_rig *r)
+{
+	struct drnic_wc wc[SRQ_GROW_MSGS];
+	uint8_t used[SRQ_GROW_MSGS] = { 0 };
+	struct drnic_srq_attr sa = { .max_wr = SRQ_GROW_MSGS };
+	int k, n, sent;
+
+	for (k = 0; k < 4; k++) {
+		TEST_ASSERT_SUCCESS(srq_post(r, 16 + (uint64_t)k), "post %d", k);
+		TEST_ASSERT_SUCCESS(srq_send(r, 0, (uint32_t)k, 64 + (uint32_t)k), "send %d", k);
+	}
+	TEST_ASSERT_SUCCESS(drnic_modify_srq(r->srq, &sa, DRNIC_SRQ_MAX_WR), "grow the SRQ");
+	TEST_ASSERT_SUCCESS(drnic_query_srq(r->srq, &sa), "query_srq");
+	TEST_ASSERT_EQUAL(sa.max_wr, 64, "grown to %u", sa.max_wr);
+	for (k = 4; k < SRQ_GROW_MSGS; k++)
+		TEST_ASSERT_SUCCESS(srq_post(r, 16 + (uint64_t)k), "post %d after growing", k);
+	for (sent = 4; sent < SRQ_GROW_MSGS; sent += n) {
+		n = RTE_MIN(12, SRQ_GROW_MSGS - sent);
+		for (k = sent; k < sent + n; k++)
+			TEST_ASSERT_SUCCESS(srq_send(r, 0, (uint32_t)k, 64 + (uint32_t)k),
+					    "send %d", k);
+		TEST_ASSERT_EQUAL(rnic_poll(&r->p.a, wc, n), n, "send completions");
+	}
+	TEST_ASSERT_EQUAL(rnic_poll(&r->p.a, wc, 4), 4, "the first 4 send completions");
+	n = rnic_poll(&r->p.b, wc, SRQ_GROW_MSGS);
+	TEST_ASSERT_EQUAL(n, SRQ_GROW_MSGS, "receive completions");
+	for (k = 0; k < n; k++) {
+		const uint8_t *got = r->p.b.buf + wc[k].wr_id * SRQ_SLOT;
+		uint8_t want[128];
+
+		TEST_ASSERT(wc[k].status == DRNIC_WC_SUCCESS && wc[k].wr_id >= 16 &&
+			    wc[k].wr_id < 16 + SRQ_GROW_MSGS && !used[wc[k].wr_id - 16],
+			    "receive %d: %s, wr_id %" PRIu64, k, drnic_wc_status_str(wc[k].status),
+			    wc[k].wr_id);
+		used[wc[k].wr_id - 16] = 1;
+		TEST_ASSERT_EQUAL(wc[k].byte_len, 64u + got[1], "byte_len");
+		rnic_fill(want, wc[k].byte_len, got[1]);
+		want[0] = 0;
+		want[1] = got[1];
+		TEST_ASSERT(memcmp(got, want, wc[k].byte_len) == 0, "bytes of message %d", got[1]);
+	}
+	return TEST_SUCCESS;
 }
 
 static int
@@ -190,6 +242,9 @@ srq_body(struct srq_rig *r)
 		    PRIu64, drnic_wc_status_str(wc[0].status), wc[0].wr_id);
 	TEST_ASSERT_EQUAL(rnic_poll(&r->p.a, wc, 1), 1, "send completion after RNR");
 	TEST_ASSERT(wc[0].status == DRNIC_WC_SUCCESS, "%s", drnic_wc_status_str(wc[0].status));
+
+	if (srq_grow_flowing(r) != TEST_SUCCESS)
+		return TEST_FAILED;
 
 	/* A QP on the SRQ to ERR: it will take no more of it. */
 	{

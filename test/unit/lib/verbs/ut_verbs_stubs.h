@@ -160,12 +160,16 @@ ut_qp_modify(struct drnic_qp *qp, const struct verbs_qp_path *path)
 }
 
 static int ut_fences;
+/* A test's engines: what waits for them to end their steps (NULL: nothing). */
+static void (*ut_fence_hook)(void);
 
 static void
 ut_dev_fence(struct drnic_device *dev)
 {
 	RTE_SET_USED(dev);
 	ut_fences++;
+	if (ut_fence_hook != NULL)
+		ut_fence_hook();
 }
 
 static int

@@ -48,7 +48,7 @@ static void
 test_create_checks(void)
 {
 	struct drnic_srq_init_attr ia = { .attr = { 10, 2, 0 }, .srq_context = &pd };
-	struct drnic_srq_attr a;
+	struct drnic_srq_attr a = { 0 };
 	struct drnic_srq *srq;
 	long live = ut_live;
 
@@ -71,9 +71,7 @@ test_create_checks(void)
 	CU_ASSERT_EQUAL(a.max_sge, 2);
 	CU_ASSERT_EQUAL(a.srq_limit, 0);
 	CU_ASSERT_EQUAL(drnic_query_srq(srq, NULL), -EINVAL);
-	/* Resizing is not offered; a limit above max_wr is refused. */
-	a.max_wr = 32;
-	CU_ASSERT_EQUAL(drnic_modify_srq(srq, &a, DRNIC_SRQ_MAX_WR), -EINVAL);
+	/* A limit above max_wr is refused. */
 	a.srq_limit = 17;
 	CU_ASSERT_EQUAL(drnic_modify_srq(srq, &a, DRNIC_SRQ_LIMIT), -EINVAL);
 	a.srq_limit = 16;
@@ -176,10 +174,15 @@ test_limit(void)
 static struct drnic_srq *ut_mt_srq;
 static uint8_t ut_seen[UT_TAKE_N];
 static atomic_uint ut_mt_taken;
+static unsigned int ut_mt_n;              /* WRs the takers take in all */
+static atomic_uint ut_taker_epoch[2];     /* takes tried by each taker */
+static atomic_bool ut_takers_done;
 
+/* Taker @p arg (0 or 1): takes until ut_mt_n are taken; each try is a step. */
 static void *
 ut_taker(void *arg)
 {
+	unsigned int me = (unsigned int)(uintptr_t)arg;
 	union {
 		struct verbs_recv_wqe w;
 		uint8_t room[sizeof(struct verbs_recv_wqe) + sizeof(struct drnic_sge)];
@@ -188,13 +191,15 @@ ut_taker(void *arg)
 	bool any = false;
 	long bad = 0;
 
-	RTE_SET_USED(arg);
-	while (atomic_load(&ut_mt_taken) < UT_TAKE_N) {
-		if (!verbs_srq_take(ut_mt_srq, &t.w)) {
+	while (atomic_load(&ut_mt_taken) < ut_mt_n) {
+		bool got = verbs_srq_take(ut_mt_srq, &t.w);
+
+		atomic_fetch_add(&ut_taker_epoch[me], 1);   /* a step ended */
+		if (!got) {
 			sched_yield();
 			continue;
 		}
-		if (t.w.wr_id >= UT_TAKE_N || (any && t.w.wr_id <= last) ||
+		if (t.w.wr_id >= ut_mt_n || (any && t.w.wr_id <= last) ||
 		    t.w.sge[0].addr != 0x1000 + t.w.wr_id)
 			bad++;
 		else
@@ -218,8 +223,10 @@ test_takers_and_poster(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(ut_mt_srq);
 	memset(ut_seen, 0, sizeof(ut_seen));
 	atomic_store(&ut_mt_taken, 0);
+	ut_mt_n = UT_TAKE_N;
 	for (i = 0; i < 2; i++)
-		CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, ut_taker, NULL), 0);
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, ut_taker,
+						     (void *)(uintptr_t)i), 0);
 	while (id < UT_TAKE_N) {
 		int rc = ut_post(ut_mt_srq, id, 8);
 
@@ -316,6 +323,145 @@ test_xrc_srq(void)
 	handle_take(&cq1, HANDLE_CQ);
 }
 
+/*
+ * Resizing: only growing, to a power of two; never below the WRs posted and
+ * not taken, nor above max_srq_wr; a limit against the new size; the WRs
+ * waiting keep their order and contents; the old ring goes after a fence.
+ */
+static void
+test_resize(void)
+{
+	union {
+		struct verbs_recv_wqe w;
+		uint8_t room[sizeof(struct verbs_recv_wqe) + 2 * sizeof(struct drnic_sge)];
+	} t;
+	struct drnic_srq *srq = ut_srq_new(4, 2, 0);
+	struct drnic_srq_attr a = { 0 };
+	int fences = ut_fences;
+	uint64_t i;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(srq);
+	/* Full at 4, with the ring wrapped: take 2, post 2 more. */
+	for (i = 0; i < 4; i++)
+		CU_ASSERT_EQUAL(ut_post(srq, i, 8), 0);
+	CU_ASSERT_TRUE(verbs_srq_take(srq, &t.w));
+	CU_ASSERT_TRUE(verbs_srq_take(srq, &t.w));
+	CU_ASSERT_EQUAL(ut_post(srq, 4, 8), 0);
+	CU_ASSERT_EQUAL(ut_post(srq, 5, 8), 0);
+	CU_ASSERT_EQUAL(ut_post(srq, 6, 8), -ENOMEM);
+	a.max_wr = 3;                   /* 4 are waiting */
+	CU_ASSERT_EQUAL(drnic_modify_srq(srq, &a, DRNIC_SRQ_MAX_WR), -EINVAL);
+	a.max_wr = dev->cfg.max_qp_wr + 1;
+	CU_ASSERT_EQUAL(drnic_modify_srq(srq, &a, DRNIC_SRQ_MAX_WR), -EINVAL);
+	a.max_wr = 0;
+	CU_ASSERT_EQUAL(drnic_modify_srq(srq, &a, DRNIC_SRQ_MAX_WR), -EINVAL);
+	a.max_wr = 10;
+	a.srq_limit = 17;               /* above the new size, 16 */
+	CU_ASSERT_EQUAL(drnic_modify_srq(srq, &a, DRNIC_SRQ_MAX_WR | DRNIC_SRQ_LIMIT), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_modify_srq(srq, &a, 1 << 2), -EINVAL);
+	CU_ASSERT_EQUAL(ut_fences, fences);
+	/* Same size or smaller (and not below what waits): nothing changes. */
+	a.max_wr = 4;
+	CU_ASSERT_EQUAL(drnic_modify_srq(srq, &a, DRNIC_SRQ_MAX_WR), 0);
+	CU_ASSERT_EQUAL(ut_fences, fences);
+	/* Grow to 16 (10 rounded up) and arm the limit at 12 at once. */
+	a.max_wr = 10;
+	a.srq_limit = 12;
+	dev->engines_attached = true;
+	CU_ASSERT_EQUAL(drnic_modify_srq(srq, &a, DRNIC_SRQ_MAX_WR | DRNIC_SRQ_LIMIT), 0);
+	dev->engines_attached = false;
+	CU_ASSERT_EQUAL(ut_fences, fences + 1);
+	CU_ASSERT_EQUAL(drnic_query_srq(srq, &a), 0);
+	CU_ASSERT_EQUAL(a.max_wr, 16);
+	CU_ASSERT_EQUAL(a.srq_limit, 12);
+	CU_ASSERT_EQUAL(srq->rq.size, 16);
+	/* Room for 12 more; the 4 waiting come first, in order, intact. */
+	for (i = 6; i < 18; i++)
+		CU_ASSERT_EQUAL(ut_post(srq, i, 8), 0);
+	CU_ASSERT_EQUAL(ut_post(srq, 18, 8), -ENOMEM);
+	for (i = 2; i < 18; i++) {
+		CU_ASSERT_TRUE_FATAL(verbs_srq_take(srq, &t.w));
+		CU_ASSERT_EQUAL(t.w.wr_id, i);
+		CU_ASSERT_EQUAL(t.w.sge[0].addr, 0x1000 + i);
+		CU_ASSERT_EQUAL(t.w.length, 8);
+	}
+	CU_ASSERT_FALSE(verbs_srq_take(srq, &t.w));
+	CU_ASSERT_EQUAL(drnic_destroy_srq(srq), 0);
+}
+
+/* Takers running while the poster grows the SRQ step by step (4 to 1024):
+ * every WR is taken exactly once, in order per taker, with its contents.
+ * The fence waits until each taker has passed a take boundary, as
+ * engine_dev_fence() waits for each engine's step to end. */
+#define UT_RESIZE_N 100000u
+
+static void
+ut_wait_takers(void)
+{
+	unsigned int e[2] = { atomic_load(&ut_taker_epoch[0]), atomic_load(&ut_taker_epoch[1]) };
+	unsigned int i;
+
+	for (i = 0; i < 2; i++)
+		while (atomic_load(&ut_taker_epoch[i]) == e[i] && !atomic_load(&ut_takers_done))
+			sched_yield();
+}
+
+static void
+test_resize_under_takers(void)
+{
+	struct drnic_srq_attr a = { 0 };
+	unsigned int i, twice = 0, never = 0, resizes = 0;
+	pthread_t th[2];
+	void *bad[2];
+	uint64_t id = 0;
+
+	ut_mt_srq = ut_srq_new(4, 1, 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ut_mt_srq);
+	memset(ut_seen, 0, sizeof(ut_seen));
+	atomic_store(&ut_mt_taken, 0);
+	atomic_store(&ut_takers_done, false);
+	ut_mt_n = UT_RESIZE_N;
+	ut_fence_hook = ut_wait_takers;
+	dev->engines_attached = true;
+	for (i = 0; i < 2; i++)
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, ut_taker,
+						     (void *)(uintptr_t)i), 0);
+	while (id < UT_RESIZE_N) {
+		int rc = ut_post(ut_mt_srq, id, 8);
+
+		if (rc == 0) {
+			id++;
+			if (id % 8000 == 0 && ut_mt_srq->max_wr < dev->cfg.max_qp_wr) {
+				a.max_wr = ut_mt_srq->max_wr * 2;
+				CU_ASSERT_EQUAL(drnic_modify_srq(ut_mt_srq, &a,
+								 DRNIC_SRQ_MAX_WR), 0);
+				resizes++;
+			}
+		} else if (rc == -ENOMEM) {
+			sched_yield();
+		} else {
+			break;
+		}
+	}
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], &bad[i]);
+	atomic_store(&ut_takers_done, true);
+	ut_fence_hook = NULL;
+	dev->engines_attached = false;
+	CU_ASSERT_EQUAL(id, UT_RESIZE_N);
+	CU_ASSERT_EQUAL(resizes, 8);           /* 4 -> 1024, max_srq_wr */
+	CU_ASSERT_EQUAL(ut_mt_srq->max_wr, 1024);
+	CU_ASSERT_PTR_NULL(bad[0]);
+	CU_ASSERT_PTR_NULL(bad[1]);
+	for (i = 0; i < UT_RESIZE_N; i++) {
+		twice += ut_seen[i] > 1;
+		never += ut_seen[i] == 0;
+	}
+	CU_ASSERT_EQUAL(twice, 0);
+	CU_ASSERT_EQUAL(never, 0);
+	CU_ASSERT_EQUAL(drnic_destroy_srq(ut_mt_srq), 0);
+}
+
 static int
 ut_setup(void)
 {
@@ -344,5 +490,7 @@ main(void)
 	CU_ADD_TEST(s, test_limit);
 	CU_ADD_TEST(s, test_takers_and_poster);
 	CU_ADD_TEST(s, test_xrc_srq);
+	CU_ADD_TEST(s, test_resize);
+	CU_ADD_TEST(s, test_resize_under_takers);
 	return ut_run_all();
 }
