@@ -788,7 +788,7 @@ dibv_fill_device_attr(struct ibv_context *context, struct ibv_device_attr *a)
 	a->max_qp = da.max_qp;
 	a->max_qp_wr = da.max_qp_wr;
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
-			      IBV_DEVICE_SYS_IMAGE_GUID |
+			      IBV_DEVICE_SYS_IMAGE_GUID | da.device_cap_flags |
 			      (da.max_xrcd > 0 ? IBV_DEVICE_XRC : 0);
 	/* Memory windows: type 1 and type 2B (a type 2 window is usable only
 	 * through the QP it is bound to, and only within its PD). */

@@ -1387,12 +1387,12 @@ ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
 
 	if (!handle_live(s, HANDLE_IBV_SRQ) || attr == NULL)
 		return DIBV_ERR(EINVAL);
-	/* Resizing (IBV_SRQ_MAX_WR) is not offered: the device caps do not
-	 * claim IBV_DEVICE_SRQ_RESIZE. */
-	if (mask & ~IBV_SRQ_LIMIT)
+	/* Growing (IBV_SRQ_MAX_WR) and the limit: the same bits as drnic's. */
+	if (mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT))
 		return DIBV_ERR(EINVAL);
+	a.max_wr = attr->max_wr;
 	a.srq_limit = attr->srq_limit;
-	rc = drnic_modify_srq(s->dsrq, &a, mask & IBV_SRQ_LIMIT ? DRNIC_SRQ_LIMIT : 0);
+	rc = drnic_modify_srq(s->dsrq, &a, mask);
 	return rc < 0 ? dibv_errno(rc) : 0;
 }
 
