@@ -46,9 +46,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_branch_prediction.h>
+#include <rte_cycles.h>
 #include <rte_common.h>
 #include <rte_errno.h>
 #include <rte_log.h>
@@ -77,6 +79,7 @@ enum cq_arm {
 struct cq_slot {
 	struct drnic_wc wc;
 	_Atomic uint64_t seq;       /* index + 1 of the CQE in the slot; 0: never */
+	uint64_t tsc;               /* DRNIC_CQ_TIMESTAMP: rte_rdtsc() at the push */
 } __rte_cache_aligned;
 
 struct cq_ring {
@@ -113,6 +116,7 @@ struct drnic_cq {
 
 	/* Producer. */
 	alignas(RTE_CACHE_LINE_SIZE) struct cq_ring *prod_ring;
+	bool stamp;                        /* DRNIC_CQ_TIMESTAMP */
 	uint64_t prod;                     /* next index to write */
 	uint64_t cons_cache;               /* last cons seen */
 	_Atomic uint64_t prod_pub;         /* prod, for stats and resize only */
@@ -426,7 +430,9 @@ drnic_cq_create(const struct drnic_cq_attr *attr)
 	struct drnic_cq *cq;
 	struct cq_ring *ring;
 
-	if (attr == NULL || attr->cqe == 0) {
+	/* The timestamp fits the slot's cache line beside the CQE. */
+	RTE_BUILD_BUG_ON(sizeof(struct cq_slot) != RTE_CACHE_LINE_SIZE);
+	if (attr == NULL || attr->cqe == 0 || (attr->flags & ~DRNIC_CQ_TIMESTAMP) != 0) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -467,6 +473,7 @@ drnic_cq_create(const struct drnic_cq_attr *attr)
 	cq->channel = attr->channel;
 	cq->async_queue = attr->async_queue;
 	cq->context = attr->cq_context;
+	cq->stamp = (attr->flags & DRNIC_CQ_TIMESTAMP) != 0;
 	cq->comp_vector = attr->comp_vector;
 	cq->socket_id = attr->socket_id;
 	cq->id = atomic_fetch_add_explicit(&cq_next_id, 1, memory_order_relaxed);
@@ -650,6 +657,8 @@ cq_produce(struct drnic_cq *cq, const struct drnic_wc *wc)
 	}
 	slot = &ring->slots[p & ring->mask];
 	slot->wc = *wc;
+	if (unlikely(cq->stamp))
+		slot->tsc = rte_rdtsc();
 	cq->prod = p + 1;
 	/* Before the release below: whoever saw this CQE sees prod_pub > p. */
 	atomic_store_explicit(&cq->prod_pub, p + 1, memory_order_relaxed);
@@ -711,8 +720,10 @@ cq_push_burst(struct drnic_cq *cq, const struct drnic_wc *wc, unsigned int n,
 
 /* ---- consumer ----------------------------------------------------------- */
 
-int
-drnic_cq_poll(struct drnic_cq *cq, int num_entries, struct drnic_wc *wc)
+/* drnic_cq_poll(), with the CQEs' TSC stamps into @p tsc when not NULL
+ * (inlined twice: the plain poll keeps its code). */
+static __rte_always_inline int
+cq_poll(struct drnic_cq *cq, int num_entries, struct drnic_wc *wc, uint64_t *tsc)
 {
 	struct cq_ring *ring, *next;
 	struct cq_slot *slot;
@@ -721,8 +732,6 @@ drnic_cq_poll(struct drnic_cq *cq, int num_entries, struct drnic_wc *wc)
 	uint64_t c;
 	int n = 0;
 
-	if (unlikely(cq == NULL || num_entries < 0 || (wc == NULL && num_entries > 0)))
-		return -EINVAL;
 	progress = atomic_load_explicit(&cq->progress, memory_order_acquire);
 	if (progress != NULL)
 		progress(cq->progress_arg);
@@ -734,6 +743,8 @@ drnic_cq_poll(struct drnic_cq *cq, int num_entries, struct drnic_wc *wc)
 	while (n < num_entries) {
 		slot = &ring->slots[c & ring->mask];
 		if (atomic_load_explicit(&slot->seq, memory_order_acquire) == c + 1) {
+			if (tsc != NULL)
+				tsc[n] = slot->tsc;
 			wc[n++] = slot->wc;
 			c++;
 			continue;
@@ -752,6 +763,71 @@ drnic_cq_poll(struct drnic_cq *cq, int num_entries, struct drnic_wc *wc)
 	}
 	if (n > 0)
 		atomic_store_explicit(&cq->cons, c, memory_order_release);
+	return n;
+}
+
+int
+drnic_cq_poll(struct drnic_cq *cq, int num_entries, struct drnic_wc *wc)
+{
+	if (unlikely(cq == NULL || num_entries < 0 || (wc == NULL && num_entries > 0)))
+		return -EINVAL;
+	return cq_poll(cq, num_entries, wc, NULL);
+}
+
+/* The TSC's rate: EAL's, or (before rte_eal_init(), as in unit tests)
+ * measured against CLOCK_MONOTONIC over 10 ms, once. */
+static uint64_t
+cq_tsc_hz(void)
+{
+	static _Atomic uint64_t hz;
+	uint64_t h = atomic_load_explicit(&hz, memory_order_relaxed);
+	struct timespec t0, t1;
+	uint64_t c0, c1, ns;
+
+	if (likely(h != 0))
+		return h;
+	h = rte_get_tsc_hz();
+	if (h == 0) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		c0 = rte_rdtsc();
+		do {
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * NS_PER_S +
+			     (uint64_t)t1.tv_nsec - (uint64_t)t0.tv_nsec;
+		} while (ns < 10 * 1000 * 1000);
+		c1 = rte_rdtsc();
+		h = (c1 - c0) * NS_PER_S / ns;
+	}
+	atomic_store_explicit(&hz, h, memory_order_relaxed);
+	return h;
+}
+
+/* TSC cycles to nanoseconds (without overflow for centuries of uptime). */
+static uint64_t
+cq_tsc_ns(uint64_t tsc)
+{
+	uint64_t hz = cq_tsc_hz();
+
+	return tsc / hz * NS_PER_S + tsc % hz * NS_PER_S / hz;
+}
+
+uint64_t
+drnic_cq_clock_ns(void)
+{
+	return cq_tsc_ns(rte_rdtsc());
+}
+
+int
+drnic_cq_poll_ts(struct drnic_cq *cq, int num_entries, struct drnic_wc *wc, uint64_t *ts)
+{
+	int n, i;
+
+	if (cq == NULL || num_entries < 0 || ((wc == NULL || ts == NULL) && num_entries > 0) ||
+	    !cq->stamp)
+		return -EINVAL;
+	n = cq_poll(cq, num_entries, wc, ts);
+	for (i = 0; i < n; i++)
+		ts[i] = cq_tsc_ns(ts[i]);
 	return n;
 }
 

@@ -140,7 +140,22 @@ struct drnic_cq_attr {
 	void *cq_context;
 	/** Where CQ_ERR is raised on overflow (the device's queue); may be NULL. */
 	struct drnic_async_queue *async_queue;
+	/** DRNIC_CQ_* bits. */
+	unsigned int flags;
 };
+
+/**
+ * drnic_cq_attr::flags: each CQE carries the time its producer (the engine)
+ * pushed it, on drnic_cq_clock_ns()'s clock; drnic_cq_poll_ts() returns it.
+ */
+#define DRNIC_CQ_TIMESTAMP (1u << 0)
+
+/**
+ * The device clock of completion timestamps: nanoseconds of the CPU's
+ * invariant time-stamp counter (rte_rdtsc() over rte_get_tsc_hz()), the
+ * same for every CQ and engine of the process; monotonic, 64 bits.
+ */
+uint64_t drnic_cq_clock_ns(void);
 
 /** Counters of one CQ, from drnic_cq_query_stats(). */
 struct drnic_cq_stats {
@@ -229,6 +244,17 @@ int drnic_cq_destroy(struct drnic_cq *cq);
  *         -EOVERFLOW when the CQ overflowed and holds no more completions.
  */
 int drnic_cq_poll(struct drnic_cq *cq, int num_entries, struct drnic_wc *wc);
+
+/**
+ * drnic_cq_poll(), and each completion's timestamp: when the engine pushed
+ * it, in drnic_cq_clock_ns() nanoseconds (struct drnic_wc keeps
+ * libibverbs' layout, so the time comes beside it).
+ *
+ * @param ts  array of at least @p num_entries; ts[i] is wc[i]'s time.
+ * @return as drnic_cq_poll(); -EINVAL also for a NULL @p ts with
+ *         @p num_entries > 0, or a CQ created without DRNIC_CQ_TIMESTAMP.
+ */
+int drnic_cq_poll_ts(struct drnic_cq *cq, int num_entries, struct drnic_wc *wc, uint64_t *ts);
 
 /**
  * The completion channel the CQ was created with (drnic_cq_attr::channel).

@@ -191,6 +191,53 @@ test_receive_lifecycle(void)
 }
 
 /* Wrap-around over many laps, with a depth that is not a power of two. */
+/* DRNIC_CQ_TIMESTAMP: each CQE carries when it was pushed (ns of
+ * drnic_cq_clock_ns(), between the clock read before and after the push),
+ * in push order, across ring laps; a CQ without the flag refuses
+ * drnic_cq_poll_ts(); unknown flags are refused. */
+static void
+test_timestamps(void)
+{
+	struct drnic_cq_attr attr = { .cqe = 4, .socket_id = SOCKET_ID_ANY,
+				      .flags = DRNIC_CQ_TIMESTAMP };
+	struct drnic_cq *cq, *plain = ut_cq(4, NULL, NULL);
+	uint64_t before[3], after[3], ts[4], last = 0;
+	struct drnic_wc out[4];
+	int lap, i, n;
+
+	attr.flags = 1u << 5;
+	CU_ASSERT_PTR_NULL(drnic_cq_create(&attr));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	attr.flags = DRNIC_CQ_TIMESTAMP;
+	cq = drnic_cq_create(&attr);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cq);
+	CU_ASSERT_EQUAL(drnic_cq_poll_ts(plain, 4, out, ts), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_cq_poll_ts(cq, 4, out, NULL), -EINVAL);
+	for (lap = 0; lap < 5; lap++) {
+		for (i = 0; i < 3; i++) {
+			before[i] = drnic_cq_clock_ns();
+			CU_ASSERT_EQUAL_FATAL(ut_push(cq, (uint64_t)(lap * 3 + i)), 0);
+			after[i] = drnic_cq_clock_ns();
+		}
+		n = drnic_cq_poll_ts(cq, 4, out, ts);
+		CU_ASSERT_EQUAL_FATAL(n, 3);
+		for (i = 0; i < n; i++) {
+			struct drnic_wc want = ut_wc((uint64_t)(lap * 3 + i));
+
+			CU_ASSERT_TRUE(ut_wc_equal(&out[i], &want));
+			CU_ASSERT(ts[i] >= before[i] && ts[i] <= after[i]);
+			CU_ASSERT(ts[i] >= last);
+			last = ts[i];
+		}
+	}
+	/* The plain poll still works on a stamping CQ. */
+	CU_ASSERT_EQUAL(ut_push(cq, 99), 0);
+	CU_ASSERT_EQUAL(drnic_cq_poll(cq, 4, out), 1);
+	CU_ASSERT_EQUAL(out[0].wr_id, 99);
+	CU_ASSERT_EQUAL(drnic_cq_destroy(cq), 0);
+	CU_ASSERT_EQUAL(drnic_cq_destroy(plain), 0);
+}
+
 static void
 test_wrap_many_laps(void)
 {
@@ -923,6 +970,7 @@ main(void)
 	CU_ADD_TEST(s, test_max_depth);
 	CU_ADD_TEST(s, test_receive_lifecycle);
 	CU_ADD_TEST(s, test_wrap_many_laps);
+	CU_ADD_TEST(s, test_timestamps);
 	CU_ADD_TEST(s, test_poll_batches);
 	CU_ADD_TEST(s, test_high_water);
 	CU_ADD_TEST(s, test_overflow);
