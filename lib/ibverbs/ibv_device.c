@@ -831,6 +831,9 @@ dibv_fill_device_attr_ex(struct ibv_context *context, struct ibv_device_attr_ex 
 		return dibv_errno(rc);
 	ex->device_cap_flags_ex = ex->orig_attr.device_cap_flags | da.device_cap_flags_ex;
 	dibv_odp_caps(&ex->odp_caps, &ex->xrc_odp_caps);
+	/* Completion timestamps: 64-bit nanoseconds (drnic_cq_clock_ns()). */
+	ex->completion_timestamp_mask = UINT64_MAX;
+	ex->hca_core_clock = 1000000;   /* kHz */
 	ex->max_dm_size = 0;
 	return 0;
 }

@@ -193,9 +193,38 @@ ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t fl
 	return 0;
 }
 
+/* ------------------------------------------------------------------------ */
+/* The device clock                                                         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * IBV_VALUES_MASK_RAW_CLOCK: the clock completion timestamps are on
+ * (drnic_cq_clock_ns(), nanoseconds: hca_core_clock is 1 GHz), as a
+ * timespec (tv_sec * 10^9 + tv_nsec is the raw value). Other bits are left
+ * out of the returned comp_mask, which says what was filled.
+ */
+static int
+dibv_query_rt_values(struct ibv_context *context, struct ibv_values_ex *values)
+{
+	uint64_t ns;
+
+	if (context == NULL || values == NULL)
+		return DIBV_ERR(EINVAL);
+	if (!(values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK)) {
+		values->comp_mask = 0;
+		return 0;
+	}
+	ns = drnic_cq_clock_ns();
+	values->raw_clock.tv_sec = (time_t)(ns / 1000000000u);
+	values->raw_clock.tv_nsec = (long)(ns % 1000000000u);
+	values->comp_mask = IBV_VALUES_MASK_RAW_CLOCK;
+	return 0;
+}
+
 void
 dibv_domain_ops_init(struct dibv_context *c)
 {
+	c->vctx.query_rt_values = dibv_query_rt_values;
 	c->vctx.alloc_td = dibv_alloc_td;
 	c->vctx.dealloc_td = dibv_dealloc_td;
 	c->vctx.alloc_parent_domain = dibv_alloc_parent_domain;

@@ -114,6 +114,13 @@ struct dibv_cq {
 	struct drnic_wc cur;
 	struct drnic_wc buf[16];
 	int buf_n, buf_i;
+	/* IBV_WC_EX_WITH_COMPLETION_TIMESTAMP(_WALLCLOCK): the CQ stamps its
+	 * CQEs (DRNIC_CQ_TIMESTAMP); each one's time, and CLOCK_REALTIME minus
+	 * the device clock when the batch was polled. */
+	bool stamp;
+	uint64_t ts[16];
+	uint64_t cur_ts;
+	int64_t wall_off;
 };
 
 /* A work request being built with ibv_wr_* (ibv_qp_ex path). */

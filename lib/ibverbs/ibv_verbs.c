@@ -459,6 +459,36 @@ dibv_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 }
 
 /* ibv_cq_ex polling: one completion at a time in cq->cur. */
+/* Poll a stamping CQ into c->buf and c->ts; the wall clock's offset from
+ * the device clock, read now, serves the batch. */
+static int
+dibv_cq_poll_ts(struct dibv_cq *c)
+{
+	struct timespec rt;
+	uint64_t dev;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	dev = drnic_cq_clock_ns();
+	c->wall_off = (int64_t)((uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec - dev);
+	return drnic_cq_poll_ts(c->dcq, (int)RTE_DIM(c->buf), c->buf, c->ts);
+}
+
+/* The completion's time on the device clock (ns: hca_core_clock is 1 GHz). */
+static uint64_t
+dibv_cqx_completion_ts(struct ibv_cq_ex *cq)
+{
+	return ((struct dibv_cq *)(void *)cq)->cur_ts;
+}
+
+/* The same instant on CLOCK_REALTIME, in ns. */
+static uint64_t
+dibv_cqx_completion_wallclock_ns(struct ibv_cq_ex *cq)
+{
+	const struct dibv_cq *c = (struct dibv_cq *)(void *)cq;
+
+	return c->cur_ts + (uint64_t)c->wall_off;
+}
+
 static int
 dibv_cqx_fill(struct dibv_cq *c)
 {
@@ -466,7 +496,7 @@ dibv_cqx_fill(struct dibv_cq *c)
 		int n;
 
 		drnic_progress_app_enter();
-		n = drnic_cq_poll(c->dcq, (int)RTE_DIM(c->buf), c->buf);
+		n = c->stamp ? dibv_cq_poll_ts(c) : drnic_cq_poll(c->dcq, (int)RTE_DIM(c->buf), c->buf);
 		if (n > 0 && dibv_acked((const struct ibv_wc *)(const void *)c->buf, n))
 			drnic_progress_linger();
 		drnic_progress_app_leave();
@@ -477,6 +507,8 @@ dibv_cqx_fill(struct dibv_cq *c)
 		c->buf_n = n;
 		c->buf_i = 0;
 	}
+	if (c->stamp)
+		c->cur_ts = c->ts[c->buf_i];
 	c->cur = c->buf[c->buf_i++];
 	c->cqx.status = (enum ibv_wc_status)c->cur.status;
 	c->cqx.wr_id = c->cur.wr_id;
@@ -588,8 +620,10 @@ dibv_cq_depth(struct ibv_context *context, uint32_t cqe)
 
 static struct dibv_cq *
 dibv_cq_new(struct ibv_context *context, uint32_t cqe, void *cq_context,
-	    struct ibv_comp_channel *channel, uint32_t comp_vector)
+	    struct ibv_comp_channel *channel, uint32_t comp_vector, uint64_t wc_flags)
 {
+	const uint64_t stamps = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+				IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
 	struct dibv_context *c;
 	struct drnic_cq_attr a = { 0 };
 	struct dibv_cq *cq;
@@ -613,6 +647,8 @@ dibv_cq_new(struct ibv_context *context, uint32_t cqe, void *cq_context,
 	a.socket_id = -1;
 	a.cq_context = cq;
 	a.async_queue = c->async;
+	a.flags = (wc_flags & stamps) ? DRNIC_CQ_TIMESTAMP : 0;
+	cq->stamp = (wc_flags & stamps) != 0;
 	cq->dcq = drnic_cq_create(&a);
 	if (cq->dcq == NULL) {
 		errno = rte_errno == ERANGE ? EINVAL : (rte_errno ? rte_errno : ENOMEM);
@@ -645,6 +681,8 @@ dibv_cq_new(struct ibv_context *context, uint32_t cqe, void *cq_context,
 	x->read_slid = dibv_cqx_slid;
 	x->read_sl = dibv_cqx_sl;
 	x->read_dlid_path_bits = dibv_cqx_dlid_path_bits;
+	x->read_completion_ts = dibv_cqx_completion_ts;
+	x->read_completion_wallclock_ns = dibv_cqx_completion_wallclock_ns;
 	pthread_mutex_lock(&dibv_cq_lock);
 	cq->next = dibv_cq_list;
 	dibv_cq_list = cq;
@@ -662,7 +700,7 @@ ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 		errno = EINVAL;
 		return NULL;
 	}
-	cq = dibv_cq_new(context, (uint32_t)cqe, cq_context, channel, (uint32_t)comp_vector);
+	cq = dibv_cq_new(context, (uint32_t)cqe, cq_context, channel, (uint32_t)comp_vector, 0);
 	return cq != NULL ? ibv_cq_ex_to_cq(&cq->cqx) : NULL;
 }
 
@@ -672,7 +710,9 @@ dibv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
 	const uint64_t ok_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |
 				  IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |
 				  IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |
-				  IBV_WC_EX_WITH_DLID_PATH_BITS;
+				  IBV_WC_EX_WITH_DLID_PATH_BITS |
+				  IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+				  IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
 	struct dibv_cq *cq;
 
 	if (attr == NULL || (attr->wc_flags & ~ok_flags) != 0 ||
@@ -687,7 +727,8 @@ dibv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
 		errno = EINVAL;
 		return NULL;
 	}
-	cq = dibv_cq_new(context, attr->cqe, attr->cq_context, attr->channel, attr->comp_vector);
+	cq = dibv_cq_new(context, attr->cqe, attr->cq_context, attr->channel, attr->comp_vector,
+			 attr->wc_flags);
 	return cq != NULL ? &cq->cqx : NULL;
 }
 

@@ -540,6 +540,108 @@ check_odp(struct check_env *e)
 	CHECK(ibv_dereg_mr(odp) == 0, "dereg the ODP MR");
 }
 
+static uint64_t
+check_raw_clock(struct ibv_context *ctx)
+{
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+
+	if (ibv_query_rt_values_ex(ctx, &v) != 0 || v.comp_mask != IBV_VALUES_MASK_RAW_CLOCK)
+		return 0;
+	return (uint64_t)v.raw_clock.tv_sec * 1000000000u + (uint64_t)v.raw_clock.tv_nsec;
+}
+
+static uint64_t
+check_realtime_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Issue 15: completion timestamps in an extended CQ, on the device clock
+ * that ibv_query_rt_values_ex reads (each between the clock read before
+ * the post and after the poll, increasing), and on the wall clock. */
+static void
+check_timestamps(struct check_env *e)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 16, .wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+				       IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+	};
+	struct ibv_values_ex v = { .comp_mask = 0 };
+	struct ibv_device_attr_ex ax;
+	struct check_env e2 = *e;
+	uint64_t t0, t1, w0, w1, ts[3] = { 0 }, wall[3] = { 0 };
+	struct ibv_poll_cq_attr pa = { 0 };
+	struct ibv_cq_ex *cqx;
+	struct ibv_qp *qp;
+	struct ibv_wc wc;
+	int rc, i, n = 0;
+
+	rc = ibv_query_device_ex(e->ctx, NULL, &ax);
+	CHECK(rc == 0 && ax.hca_core_clock == 1000000 && ax.completion_timestamp_mask == UINT64_MAX,
+	      "hca_core_clock %llu kHz, completion_timestamp_mask %#llx",
+	      (unsigned long long)ax.hca_core_clock,
+	      (unsigned long long)ax.completion_timestamp_mask);
+	rc = ibv_query_rt_values_ex(e->ctx, &v);
+	CHECK(rc == 0 && v.comp_mask == 0, "ibv_query_rt_values_ex asking nothing: nothing");
+	cqx = ibv_create_cq_ex(e->ctx, &ca);
+	CHECK(cqx != NULL, "ibv_create_cq_ex with COMPLETION_TIMESTAMP(_WALLCLOCK): %s",
+	      strerror(errno));
+	if (cqx == NULL)
+		return;
+	e2.cq = ibv_cq_ex_to_cq(cqx);
+	qp = check_qp_rts(&e2, 1);
+	CHECK(qp != NULL, "a QP on the stamping CQ: %s", qp != NULL ? "ok" : strerror(errno));
+	t0 = check_raw_clock(e->ctx);
+	w0 = check_realtime_ns();
+	for (i = 0; qp != NULL && i < 3; i++) {
+		struct ibv_sge sge = { (uintptr_t)e->buf, 16, e->mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = 80 + (uint64_t)i, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_RDMA_WRITE,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+		wr.wr.rdma.remote_addr = (uintptr_t)e->buf + 1024;
+		wr.wr.rdma.rkey = e->mr->rkey;
+		if (ibv_post_send(qp, &wr, &bad) != 0)
+			break;
+		/* Wait for it before the next: distinct times, in order. */
+		rc = ENOENT;
+		for (int k = 0; k < 2000000 && rc == ENOENT; k++)
+			rc = ibv_start_poll(cqx, &pa);
+		if (rc != 0)
+			break;
+		if (cqx->status == IBV_WC_SUCCESS && cqx->wr_id == 80 + (uint64_t)i) {
+			ts[n] = ibv_wc_read_completion_ts(cqx);
+			wall[n] = ibv_wc_read_completion_wallclock_ns(cqx);
+			n++;
+		}
+		ibv_end_poll(cqx);
+	}
+	t1 = check_raw_clock(e->ctx);
+	w1 = check_realtime_ns();
+	CHECK(n == 3, "three stamped completions (%d)", n);
+	for (i = 0; i < n; i++) {
+		CHECK(t0 != 0 && ts[i] >= t0 && ts[i] <= t1 && (i == 0 || ts[i] > ts[i - 1]),
+		      "completion %d at %llu, within the device clock's [%llu, %llu], increasing", i,
+		      (unsigned long long)ts[i], (unsigned long long)t0, (unsigned long long)t1);
+		/* The wall clock: the same instant, give or take the two clocks'
+		 * reading apart (100 us). */
+		CHECK(wall[i] + 100000 >= w0 && wall[i] <= w1 + 100000,
+		      "completion %d at wall clock %llu within [%llu, %llu]", i,
+		      (unsigned long long)wall[i], (unsigned long long)w0, (unsigned long long)w1);
+	}
+	/* ibv_poll_cq on the same CQ still works. */
+	rc = qp != NULL ? check_write(qp, e2.cq, 90, e->buf, e->mr->lkey, 8,
+				     (uintptr_t)e->buf + 1024, e->mr->rkey, &wc) : 0;
+	CHECK(rc == 1 && wc.wr_id == 90 && wc.status == IBV_WC_SUCCESS,
+	      "ibv_poll_cq on a stamping CQ");
+	if (qp != NULL)
+		ibv_destroy_qp(qp);
+	CHECK(ibv_destroy_cq(e2.cq) == 0, "destroy the stamping CQ");
+}
+
 /* Issue 13, defect 5: unmapped memory, or read-only memory for a writable
  * MR, is refused with EFAULT, as ibv_reg_mr does. */
 static void
@@ -1297,6 +1399,7 @@ main(int argc, char **argv)
 	check_rereg_mr(&e);
 	check_parent_domain(&e);
 	check_odp(&e);
+	check_timestamps(&e);
 	check_double_destroy(&e);
 	check_memory_windows(&e);
 	check_xrc(&e);
