@@ -354,6 +354,7 @@ struct resp_req {
 	struct rte_mbuf *m;
 	const struct drnic_wire_pkt *pkt;
 	const struct drnic_wire_opinfo *op;
+	uint8_t *va;     /* CHK_KEY: where the remote address is in memory */
 };
 
 static enum resp_check
@@ -609,13 +610,16 @@ resp_recv_sge_check(const struct engine_qp *eq, const struct verbs_recv_wqe *w, 
  * registered (or its window still bound).
  */
 static enum resp_check
-resp_chk_key(const struct engine_qp *eq, const struct resp_req *rq)
+resp_chk_key(const struct engine_qp *eq, struct resp_req *rq)
 {
 	const struct drnic_wire_pkt *pkt = rq->pkt;
 	struct drnic_qp *qp = eq->qp;
 	uint32_t f = rq->op->flags;
-	uint8_t *va;
 
+	/* The address the peer names, in the MR's iova space, is rq->va in
+	 * memory (the same unless the MR has an iova of its own). */
+	rq->va = (uint8_t *)(uintptr_t)((f & DRNIC_WIRE_OPF_ATOMIC) ? pkt->atomic.va :
+					pkt->reth.va);
 	if (f & DRNIC_WIRE_OPF_SEND) {
 		uint32_t off = (rq->op->pos & DRNIC_WIRE_POS_FIRST) ? 0 : eq->resp.recv_off;
 
@@ -626,7 +630,7 @@ resp_chk_key(const struct engine_qp *eq, const struct resp_req *rq)
 		if (rq->op->pos & DRNIC_WIRE_POS_FIRST) {
 			if (pkt->reth.dmalen > 0 &&
 			    verbs_rkey_check(qp, resp_pd(eq), pkt->reth.rkey, pkt->reth.va, pkt->reth.dmalen,
-					     DRNIC_ACCESS_REMOTE_WRITE, &va) < 0)
+					     DRNIC_ACCESS_REMOTE_WRITE, &rq->va) < 0)
 				return RESP_ERR_REMOTE_ACCESS;
 		} else if (pkt->payload_len > 0 && !verbs_mr_key_live(qp->dev, eq->resp.wr_rkey)) {
 			return RESP_ERR_REMOTE_ACCESS;
@@ -634,10 +638,10 @@ resp_chk_key(const struct engine_qp *eq, const struct resp_req *rq)
 	} else if (f & DRNIC_WIRE_OPF_READ) {
 		if (pkt->reth.dmalen > 0 &&
 		    verbs_rkey_check(qp, resp_pd(eq), pkt->reth.rkey, pkt->reth.va, pkt->reth.dmalen,
-				     DRNIC_ACCESS_REMOTE_READ, &va) < 0)
+				     DRNIC_ACCESS_REMOTE_READ, &rq->va) < 0)
 			return RESP_ERR_REMOTE_ACCESS;
 	} else if (verbs_rkey_check(qp, resp_pd(eq), pkt->atomic.rkey, pkt->atomic.va, 8,
-				    DRNIC_ACCESS_REMOTE_ATOMIC, &va) < 0) {
+				    DRNIC_ACCESS_REMOTE_ATOMIC, &rq->va) < 0) {
 		return RESP_ERR_REMOTE_ACCESS;
 	}
 	return RESP_EXECUTE;
@@ -690,7 +694,7 @@ resp_exec_write(struct engine_qp *eq, const struct resp_req *rq)
 	int rc = 0;
 
 	if (rq->op->pos & DRNIC_WIRE_POS_FIRST) {
-		eq->resp.wr_va = pkt->reth.va;
+		eq->resp.wr_va = (uintptr_t)rq->va;
 		eq->resp.wr_len = pkt->reth.dmalen;
 		eq->resp.wr_resid = pkt->reth.dmalen;
 		eq->resp.wr_rkey = pkt->reth.rkey;
@@ -732,7 +736,7 @@ resp_exec_atomic_write(const struct resp_req *rq)
 
 	if (drnic_wire_copy_out(rq->m, pkt->payload_off, sizeof(v), &v) < 0)
 		return RESP_ERR_INVALID_REQ;
-	__atomic_store_n((uint64_t *)(uintptr_t)pkt->reth.va, v, __ATOMIC_SEQ_CST);
+	__atomic_store_n((uint64_t *)(void *)rq->va, v, __ATOMIC_SEQ_CST);
 	return RESP_EXECUTE;
 }
 
@@ -770,7 +774,7 @@ resp_exec_read(struct engine_qp *eq, const struct resp_req *rq)
 	r->atomic = 0;
 	r->psn = pkt->bth.psn;
 	r->npkts = engine_npkts(pkt->reth.dmalen, eq->mtu);
-	r->va = pkt->reth.va;
+	r->va = (uintptr_t)rq->va;
 	r->len = pkt->reth.dmalen;
 	r->rkey = pkt->reth.rkey;
 	resp_replay_earn(eq, r->npkts);
@@ -783,7 +787,7 @@ static enum resp_check
 resp_exec_atomic(struct engine_qp *eq, const struct resp_req *rq)
 {
 	const struct drnic_wire_pkt *pkt = rq->pkt;
-	uint64_t *p = (uint64_t *)(uintptr_t)pkt->atomic.va, orig;
+	uint64_t *p = (uint64_t *)(void *)rq->va, orig;
 	struct resp_rd *r;
 
 	/* Atomic against every other engine and the CPUs. */

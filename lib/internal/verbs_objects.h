@@ -107,8 +107,10 @@ struct verbs_mr_slot {
 	atomic_uint mw_binds;
 	uint32_t uses;             /* registrations so far: the generation's input */
 	uint32_t access;
-	uint64_t addr;
+	uint64_t addr;             /* host address of the first byte */
 	uint64_t length;
+	uint64_t iova;             /* the address keys name it by (= addr, or
+				    * drnic_reg_mr_iova()'s: 0 when zero-based) */
 	const struct drnic_pd *pd;
 	struct drnic_mr *mr;
 	uint32_t next_free;        /* FIFO of free slots, control path only */
@@ -168,6 +170,7 @@ struct drnic_mr {
 	struct drnic_pd *pd;
 	void *addr;
 	size_t length;
+	uint64_t iova;
 	uint32_t access;
 	uint32_t lkey;
 	uint32_t rkey;
@@ -309,6 +312,9 @@ struct verbs_wq {
 	uint32_t stride;           /* bytes per WQE */
 	uint32_t max_sge;
 	uint32_t max_inline;
+	/* A receive queue's device, whose MRs its SGEs name (set by the
+	 * queue's creator; NULL: SGEs are taken as they are). */
+	struct drnic_device *dev;
 	/* Poster side: one cache line that a post writes. */
 	alignas(RTE_CACHE_LINE_SIZE) atomic_uint prod;
 	uint32_t cons_seen;        /* cons when last read: the poster reads
@@ -620,6 +626,9 @@ struct drnic_device {
 	uint8_t mr_idx_bits;
 	uint64_t mr_key_seed;      /* random, per device */
 	uint32_t mr_free;          /* FIFO of free slots: oldest, 0 = none */
+	/* An MR whose iova is not its address was registered (ever): posts
+	 * then translate their SGEs (verbs_sge_to_host()). */
+	atomic_bool mr_iova_any;
 	uint32_t mr_free_last;     /* ... newest */
 	unsigned int nb_mr;
 	/* Window table: slot index = (key >> 8) & mw_idx_mask. */
@@ -785,9 +794,30 @@ bool verbs_qp_set_error(struct drnic_qp *qp);
 
 /* Key checks (engine). Return 0 or the failure as a negative errno:
  * -ENOENT bad key, -EPERM access or PD, -ERANGE bounds. On success *va_out
- * is the host address. */
+ * is the host address. verbs_mr_check() takes a host address (a local
+ * SGE's: posts translated it, verbs_sge_to_host()); verbs_mr_check_remote()
+ * takes the address the peer names (in the MR's iova space) and gives the
+ * host address the engine must use. */
 int verbs_mr_check(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t key,
 		   uint64_t addr, uint64_t len, uint32_t access, uint8_t **va_out);
+int verbs_mr_check_remote(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t key,
+			  uint64_t iova, uint64_t len, uint32_t access, uint8_t **va_out);
+
+/*
+ * Poster: SGEs name an MR's bytes by its iova; the engine reaches them by
+ * host address. Rewrite each of @p n SGEs whose lkey is an MR with an iova
+ * of its own to the host address (one outside its MR, or of a key not
+ * registered, to 0, which no MR holds: the engine's check fails it). Only
+ * once such an MR exists (dev->mr_iova_any). (mr.c)
+ */
+void verbs_sge_to_host(struct drnic_device *dev, struct drnic_sge *sge, uint32_t n);
+
+static inline void
+verbs_sges_fix(struct drnic_device *dev, struct drnic_sge *sge, uint32_t n)
+{
+	if (unlikely(dev != NULL && atomic_load_explicit(&dev->mr_iova_any, memory_order_relaxed)))
+		verbs_sge_to_host(dev, sge, n);
+}
 
 /*
  * Is @p key still registered? The generation compare the engine makes to

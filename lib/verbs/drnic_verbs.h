@@ -572,6 +572,18 @@ int drnic_dealloc_pd(struct drnic_pd *pd);
 struct drnic_mr *drnic_reg_mr(struct drnic_pd *pd, void *addr, size_t length, unsigned int access);
 
 /**
+ * Register a memory region that keys name by another address: @p iova is
+ * the address of its first byte in SGEs and in a peer's RDMA requests
+ * (0: zero-based, as device memory MRs are). drnic_reg_mr() is this with
+ * @p iova = @p addr. The engines still reach the memory at @p addr; posts
+ * translate their SGEs.
+ *
+ * @return as drnic_reg_mr(); EINVAL also when [iova, iova + length) wraps.
+ */
+struct drnic_mr *drnic_reg_mr_iova(struct drnic_pd *pd, void *addr, size_t length,
+				   uint64_t iova, unsigned int access);
+
+/**
  * Deregister a memory region; its keys fail from now on.
  * @return 0; -EINVAL when @p mr is NULL or not a registered MR (deregistered
  *         already: nothing behind it is read); -EBUSY while a memory window
@@ -591,7 +603,8 @@ enum drnic_rereg_mr_flags {
 /**
  * Re-register a memory region: what @p flags name changes, the rest stays
  * (ibv_rereg_mr(3): a deregistration followed by a registration, the MR
- * object kept). The MR gets new keys (drnic_mr_lkey(), drnic_mr_rkey()):
+ * object kept; a new translation is named by its own address, as
+ * drnic_reg_mr() names it). The MR gets new keys (drnic_mr_lkey(), drnic_mr_rkey()):
  * the old ones fail from the start of the call, as after drnic_dereg_mr(),
  * and when it returns no engine touches the old translation again (WQEs
  * that still used the old keys complete with a protection error, a peer

@@ -180,8 +180,10 @@ drnic_dealloc_pd(struct drnic_pd *pd)
 	return 0;
 }
 
-struct drnic_mr *
-drnic_reg_mr(struct drnic_pd *pd, void *addr, size_t length, unsigned int access)
+/* drnic_reg_mr() and drnic_reg_mr_iova(): @p iova is what keys name the
+ * first byte by. */
+static struct drnic_mr *
+mr_reg(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova, unsigned int access)
 {
 	struct drnic_device *dev;
 	struct verbs_mr_slot *s;
@@ -191,7 +193,7 @@ drnic_reg_mr(struct drnic_pd *pd, void *addr, size_t length, unsigned int access
 	if (pd == NULL || (addr == NULL && length != 0) || (access & ~MR_ACCESS_KNOWN) != 0 ||
 	    ((access & (DRNIC_ACCESS_REMOTE_WRITE | DRNIC_ACCESS_REMOTE_ATOMIC)) != 0 &&
 	     (access & DRNIC_ACCESS_LOCAL_WRITE) == 0) ||
-	    (uintptr_t)addr + length < (uintptr_t)addr) {
+	    (uintptr_t)addr + length < (uintptr_t)addr || iova + length < iova) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -226,19 +228,36 @@ drnic_reg_mr(struct drnic_pd *pd, void *addr, size_t length, unsigned int access
 	s->access = access;
 	s->addr = (uintptr_t)addr;
 	s->length = length;
+	s->iova = iova;
 	s->pd = pd;
 	s->mr = mr;
 	mr->pd = pd;
 	mr->addr = addr;
 	mr->length = length;
+	mr->iova = iova;
 	mr->access = access;
 	mr->lkey = mr->rkey = key;
+	if (iova != (uintptr_t)addr)
+		atomic_store(&dev->mr_iova_any, true);   /* before the key is live */
 	/* Fields first, key last: an engine that sees the key sees them. */
 	atomic_store_explicit(&s->key, key, memory_order_release);
 	atomic_fetch_add(&pd->refs, 1);
 	dev->nb_mr++;
 	pthread_mutex_unlock(&dev->lock);
 	return mr;
+}
+
+struct drnic_mr *
+drnic_reg_mr(struct drnic_pd *pd, void *addr, size_t length, unsigned int access)
+{
+	return mr_reg(pd, addr, length, (uintptr_t)addr, access);
+}
+
+struct drnic_mr *
+drnic_reg_mr_iova(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova,
+		  unsigned int access)
+{
+	return mr_reg(pd, addr, length, iova, access);
 }
 
 int
@@ -365,6 +384,7 @@ drnic_rereg_mr(struct drnic_mr *mr, unsigned int flags, struct drnic_pd *pd, voi
 	if (flags & DRNIC_REREG_MR_CHANGE_TRANSLATION) {
 		mr->addr = addr;
 		mr->length = length;
+		mr->iova = (uintptr_t)addr;
 	}
 	if (flags & DRNIC_REREG_MR_CHANGE_ACCESS)
 		mr->access = access;
@@ -374,6 +394,7 @@ drnic_rereg_mr(struct drnic_mr *mr, unsigned int flags, struct drnic_pd *pd, voi
 	s->access = mr->access;
 	s->addr = (uintptr_t)mr->addr;
 	s->length = mr->length;
+	s->iova = mr->iova;
 	s->pd = mr->pd;
 	mr->lkey = mr->rkey = key;
 	atomic_store_explicit(&s->key, key, memory_order_release);
@@ -469,13 +490,15 @@ drnic_mr_length(const struct drnic_mr *mr)
 	return mr != NULL ? mr->length : 0;
 }
 
-int
-verbs_mr_check(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t key,
-	       uint64_t addr, uint64_t len, uint32_t access, uint8_t **va_out)
+/* The key checks: @p addr in the MR's host space (@p remote false) or its
+ * iova space (true); *va_out the host address. */
+static inline int
+mr_check(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t key, uint64_t addr,
+	 uint64_t len, uint32_t access, uint8_t **va_out, bool remote)
 {
 	uint32_t idx = key & dev->mr_idx_mask;
 	const struct verbs_mr_slot *s;
-	uint64_t start, mlen;
+	uint64_t start, host, mlen;
 	uint32_t macc;
 	const struct drnic_pd *mpd;
 
@@ -484,7 +507,8 @@ verbs_mr_check(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t key
 	s = &dev->mr_tab[idx];
 	if (atomic_load_explicit(&((struct verbs_mr_slot *)s)->key, memory_order_acquire) != key)
 		return -ENOENT;
-	start = s->addr;
+	host = s->addr;
+	start = remote ? s->iova : host;
 	mlen = s->length;
 	macc = s->access;
 	mpd = s->pd;
@@ -497,6 +521,50 @@ verbs_mr_check(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t key
 		return -EPERM;
 	if (addr < start || len > mlen || addr - start > mlen - len)
 		return -ERANGE;
-	*va_out = (uint8_t *)(uintptr_t)addr;
+	*va_out = (uint8_t *)(uintptr_t)(host + (addr - start));
 	return 0;
+}
+
+int
+verbs_mr_check(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t key,
+	       uint64_t addr, uint64_t len, uint32_t access, uint8_t **va_out)
+{
+	return mr_check(dev, pd, key, addr, len, access, va_out, false);
+}
+
+int
+verbs_mr_check_remote(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t key,
+		      uint64_t iova, uint64_t len, uint32_t access, uint8_t **va_out)
+{
+	return mr_check(dev, pd, key, iova, len, access, va_out, true);
+}
+
+void
+verbs_sge_to_host(struct drnic_device *dev, struct drnic_sge *sge, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		uint32_t idx = sge[i].lkey & dev->mr_idx_mask;
+		const struct verbs_mr_slot *s;
+		uint64_t host, iova, len;
+
+		if (idx == 0 || idx >= dev->mr_tab_size)
+			continue;   /* the engine refuses the key */
+		s = &dev->mr_tab[idx];
+		if (atomic_load_explicit(&((struct verbs_mr_slot *)s)->key,
+					 memory_order_acquire) != sge[i].lkey)
+			continue;
+		host = s->addr;
+		iova = s->iova;
+		len = s->length;
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&((struct verbs_mr_slot *)s)->key,
+					 memory_order_relaxed) != sge[i].lkey || iova == host)
+			continue;
+		if (sge[i].addr < iova || sge[i].length > len || sge[i].addr - iova > len - sge[i].length)
+			sge[i].addr = 0;   /* outside the MR: no MR holds address 0 */
+		else
+			sge[i].addr = host + (sge[i].addr - iova);
+	}
 }

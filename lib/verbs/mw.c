@@ -360,6 +360,6 @@ verbs_rkey_check(const struct drnic_qp *qp, const struct drnic_pd *pd, uint32_t 
 		 uint64_t addr, uint64_t len, uint32_t access, uint8_t **va_out)
 {
 	if (likely(!(key & VERBS_MW_KEY_BIT)))
-		return verbs_mr_check(qp->dev, pd, key, addr, len, access, va_out);
+		return verbs_mr_check_remote(qp->dev, pd, key, addr, len, access, va_out);
 	return mw_check(qp, pd, key, addr, len, access, va_out);
 }

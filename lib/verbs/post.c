@@ -199,6 +199,7 @@ post_send(struct drnic_qp *qp, struct drnic_send_wr *wr, struct drnic_send_wr **
 			w->num_sge = (uint16_t)wr->num_sge;
 			for (i = 0; i < wr->num_sge; i++)
 				w->sge[i] = wr->sg_list[i];
+			verbs_sges_fix(qp->dev, w->sge, w->num_sge);
 		}
 		prod++;
 	}
@@ -282,6 +283,7 @@ verbs_rq_post(struct verbs_wq *rq, struct drnic_recv_wr *wr, struct drnic_recv_w
 		w->length = (uint32_t)len;
 		for (i = 0; i < wr->num_sge; i++)
 			w->sge[i] = wr->sg_list[i];
+		verbs_sges_fix(rq->dev, w->sge, w->num_sge);
 		prod++;
 	}
 	*bad_wr = rc == 0 ? NULL : wr;

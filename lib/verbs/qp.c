@@ -664,6 +664,7 @@ qp_create(struct drnic_device *dev, struct drnic_pd *pd, struct drnic_qp_init_at
 				    cap.max_recv_sge, 0, socket);
 	if (rc < 0)
 		goto fail_mem;
+	qp->rq.dev = dev;   /* its SGEs name this device's MRs */
 	cap.max_send_wr = qp->sq.size;
 	cap.max_recv_wr = qp->rq.size;
 	qp->cap = cap;

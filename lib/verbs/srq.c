@@ -88,6 +88,7 @@ drnic_create_srq(struct drnic_pd *pd, struct drnic_srq_init_attr *ia)
 	if (rc < 0)
 		goto fail_mem;
 	srq->max_wr = srq->rq.size;
+	srq->rq.dev = dev;
 	srq->ring0.buf = srq->rq.buf;
 	srq->ring0.mask = srq->rq.mask;
 	atomic_init(&srq->ring, &srq->ring0);

@@ -124,12 +124,25 @@ verbs_mr_check(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t key
 	return ut_key_rc;
 }
 
+/* What an MR with an iova of its own adds to the peer's address (0: none). */
+static __rte_unused uintptr_t ut_iova_delta;
+
+int
+verbs_mr_check_remote(struct drnic_device *dev, const struct drnic_pd *pd, uint32_t key,
+		      uint64_t iova, uint64_t len, uint32_t access, uint8_t **va_out)
+{
+	int rc = verbs_mr_check(dev, pd, key, iova, len, access, va_out);
+
+	*va_out += ut_iova_delta;
+	return rc;
+}
+
 int
 verbs_rkey_check(const struct drnic_qp *qp, const struct drnic_pd *pd, uint32_t key,
 		 uint64_t addr, uint64_t len, uint32_t access, uint8_t **va_out)
 {
 	RTE_SET_USED(qp);
-	return verbs_mr_check(NULL, pd, key, addr, len, access, va_out);
+	return verbs_mr_check_remote(NULL, pd, key, addr, len, access, va_out);
 }
 
 static int ut_mw_rc;                 /* what verbs_mw_bind/_invalidate answer */
@@ -273,6 +286,7 @@ ut_qp_reset(uint32_t psn)
 	ut_nwc = 0;
 	ut_tx_fail = 0;
 	ut_key_rc = 0;
+	ut_iova_delta = 0;
 	ut_dead_key = 0;
 	ut_mw_rc = 0;
 	ut_mw_binds = ut_mw_invs = 0;

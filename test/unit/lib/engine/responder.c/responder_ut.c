@@ -653,6 +653,43 @@ ut_aw_refused(uint32_t off, uint32_t len, uint32_t dmalen, uint32_t access, int 
 	ut_expect_ack(eq, drnic_aeth_syndrome(DRNIC_AETH_NAK, nak), 0);
 }
 
+/* An MR with an iova of its own (zero-based, as device memory's): the
+ * WRITE, READ, atomic and ATOMIC WRITE land where the key check says the
+ * peer's address is in memory, not at the address itself. */
+static void
+test_iova(void)
+{
+	struct engine_qp *eq = ut_setup_qp(0);
+	struct drnic_wire_pkt p;
+	uint64_t v = 40, nv = 77;
+
+	ut_iova_delta = (uintptr_t)mem;       /* iova 0 is mem[0] */
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_WRITE_ONLY, 0, 64);
+	p.reth.va = 256;
+	p.reth.dmalen = 64;
+	rx(eq, &p, payload);
+	CU_ASSERT_EQUAL(memcmp(mem + 256, payload, 64), 0);
+	memcpy(mem + 512, &v, 8);
+	p = ut_req(DRNIC_WIRE_OP_RC_FETCH_ADD, 1, 0);
+	p.atomic.va = 512;
+	p.atomic.swap_add = 2;
+	rx(eq, &p, NULL);
+	memcpy(&v, mem + 512, 8);
+	CU_ASSERT_EQUAL(v, 42);
+	p = ut_req(DRNIC_WIRE_OP_RC_ATOMIC_WRITE, 2, 8);
+	p.reth.va = 520;
+	p.reth.dmalen = 8;
+	rx(eq, &p, (const uint8_t *)&nv);
+	CU_ASSERT_EQUAL(memcmp(mem + 520, &nv, 8), 0);
+	p = ut_req(DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST, 3, 0);
+	p.reth.va = 256;
+	p.reth.dmalen = 64;
+	rx(eq, &p, NULL);
+	CU_ASSERT_EQUAL(eq->resp.rd_tail, 2);   /* the atomic's and the READ's */
+	CU_ASSERT_EQUAL(eq->resp.rd[1].va, (uintptr_t)mem + 256);
+	CU_ASSERT_EQUAL(eq->resp.epsn, 4);
+}
+
 /* ATOMIC WRITE: 8 bytes stored as they came, checked as a WRITE (the QP's
  * and the MR's REMOTE_WRITE), acknowledged by an ACK; a duplicate is
  * acknowledged again and not stored again; a misaligned address or a length
@@ -1466,6 +1503,7 @@ main(void)
 	CU_ADD_TEST(s, test_read);
 	CU_ADD_TEST(s, test_atomic);
 	CU_ADD_TEST(s, test_atomic_write);
+	CU_ADD_TEST(s, test_iova);
 	CU_ADD_TEST(s, test_read_replay);
 	CU_ADD_TEST(s, test_atomic_replay_window);
 	CU_ADD_TEST(s, test_write_deferred_icrc);

@@ -363,6 +363,55 @@ test_odp_advise(void)
 	munmap(m, 4 * pg);
 }
 
+/*
+ * An MR with an iova of its own (zero-based): remote checks take the iova
+ * and give the host address; local checks take host addresses, which posts
+ * make of SGEs (verbs_sge_to_host(): in range translated, outside it 0,
+ * other keys untouched).
+ */
+static void
+test_iova(void)
+{
+	struct drnic_pd *pd = drnic_alloc_pd(dev);
+	struct drnic_mr *zb, *plain;
+	struct drnic_sge sg[4];
+	uint8_t *va;
+
+	CU_ASSERT_PTR_NULL(drnic_reg_mr_iova(pd, buf, 64, UINT64_MAX - 8, 0));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	CU_ASSERT_FALSE(atomic_load(&dev->mr_iova_any));
+	plain = drnic_reg_mr(pd, buf, sizeof(buf), DRNIC_ACCESS_LOCAL_WRITE);
+	zb = drnic_reg_mr_iova(pd, buf + 4096, 4096, 0, DRNIC_ACCESS_LOCAL_WRITE |
+			       DRNIC_ACCESS_REMOTE_WRITE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(zb);
+	CU_ASSERT_TRUE(atomic_load(&dev->mr_iova_any));
+	CU_ASSERT_EQUAL(verbs_mr_check_remote(dev, pd, drnic_mr_rkey(zb), 16, 8,
+					      DRNIC_ACCESS_REMOTE_WRITE, &va), 0);
+	CU_ASSERT_PTR_EQUAL(va, buf + 4096 + 16);
+	CU_ASSERT_EQUAL(verbs_mr_check_remote(dev, pd, drnic_mr_rkey(zb), 4090, 8,
+					      DRNIC_ACCESS_REMOTE_WRITE, &va), -ERANGE);
+	CU_ASSERT_EQUAL(verbs_mr_check_remote(dev, pd, drnic_mr_rkey(zb),
+					      (uintptr_t)buf + 4096, 8, 0, &va), -ERANGE);
+	CU_ASSERT_EQUAL(verbs_mr_check(dev, pd, drnic_mr_lkey(zb), (uintptr_t)buf + 4096 + 16, 8,
+				       DRNIC_ACCESS_LOCAL_WRITE, &va), 0);
+	/* A plain MR: remote and local agree. */
+	CU_ASSERT_EQUAL(verbs_mr_check_remote(dev, pd, drnic_mr_rkey(plain), (uintptr_t)buf, 8, 0,
+					      &va), 0);
+	CU_ASSERT_PTR_EQUAL(va, buf);
+	sg[0] = (struct drnic_sge){ 100, 8, drnic_mr_lkey(zb) };
+	sg[1] = (struct drnic_sge){ 4092, 8, drnic_mr_lkey(zb) };       /* past its end */
+	sg[2] = (struct drnic_sge){ (uintptr_t)buf + 8, 8, drnic_mr_lkey(plain) };
+	sg[3] = (struct drnic_sge){ 100, 8, drnic_mr_lkey(zb) ^ (dev->mr_idx_mask + 1) };
+	verbs_sges_fix(dev, sg, 4);
+	CU_ASSERT_EQUAL(sg[0].addr, (uintptr_t)buf + 4096 + 100);
+	CU_ASSERT_EQUAL(sg[1].addr, 0);
+	CU_ASSERT_EQUAL(sg[2].addr, (uintptr_t)buf + 8);
+	CU_ASSERT_EQUAL(sg[3].addr, 100);
+	CU_ASSERT_EQUAL(drnic_dereg_mr(zb), 0);
+	CU_ASSERT_EQUAL(drnic_dereg_mr(plain), 0);
+	CU_ASSERT_EQUAL(drnic_dealloc_pd(pd), 0);
+}
+
 /* A device whose MR table has @p max_mr slots, keys from its own seed. */
 static struct drnic_device *
 ut_mr_dev(unsigned int max_mr)
@@ -523,6 +572,7 @@ main(void)
 	CU_ADD_TEST(s, test_reg_unmapped);
 	CU_ADD_TEST(s, test_rereg);
 	CU_ADD_TEST(s, test_odp_advise);
+	CU_ADD_TEST(s, test_iova);
 	CU_ADD_TEST(s, test_key_not_reused);
 	CU_ADD_TEST(s, test_key_unpredictable);
 	CU_ADD_TEST(s, test_alloc);

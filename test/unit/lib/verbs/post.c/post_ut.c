@@ -7,6 +7,7 @@
 #include <limits.h>
 
 #include "lib/verbs/post.c"
+#include "lib/verbs/mr.c"    /* verbs_sge_to_host() */
 
 #include "test/unit/lib/verbs/ut_verbs_stubs.h"
 #include "ut_common.h"

@@ -12,6 +12,7 @@
 #include "lib/verbs/srq.c"
 #include "lib/verbs/post.c"   /* verbs_rq_post() */
 #include "lib/verbs/xrc.c"    /* XRC domains, for XRC SRQs */
+#include "lib/verbs/mr.c"     /* verbs_sge_to_host() */
 
 #include "test/unit/lib/verbs/ut_verbs_stubs.h"
 #include "ut_common.h"
