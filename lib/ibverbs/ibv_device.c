@@ -834,7 +834,7 @@ dibv_fill_device_attr_ex(struct ibv_context *context, struct ibv_device_attr_ex 
 	/* Completion timestamps: 64-bit nanoseconds (drnic_cq_clock_ns()). */
 	ex->completion_timestamp_mask = UINT64_MAX;
 	ex->hca_core_clock = 1000000;   /* kHz */
-	ex->max_dm_size = 0;
+	ex->max_dm_size = DIBV_MAX_DM_SIZE;
 	return 0;
 }
 

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_common.h>
+#include <rte_errno.h>
+
 #include "ibv_priv.h"
 
 /* A zeroed object of @p size, registered as a live handle of @p kind; NULL
@@ -194,6 +197,152 @@ ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t fl
 }
 
 /* ------------------------------------------------------------------------ */
+/* Device memory                                                            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * drnic's "device memory" is what its engines reach as a NIC reaches its
+ * own: hugepage memory (drnic_alloc(), rte_malloc), up to DIBV_MAX_DM_SIZE
+ * per device. ibv_memcpy_to/from_dm copy with the CPU; ibv_reg_dm_mr
+ * registers a zero-based MR on it (drnic_reg_mr_iova() with iova 0), which
+ * SGEs and peers address by offset.
+ */
+static int
+dibv_memcpy_to_dm(struct ibv_dm *dm, uint64_t off, const void *host, size_t length)
+{
+	struct dibv_dm *d = (struct dibv_dm *)(void *)dm;
+
+	if (!handle_live(d, HANDLE_IBV_DM) || off > d->length || length > d->length - off ||
+	    (host == NULL && length != 0))
+		return DIBV_ERR(EINVAL);
+	memcpy(d->buf + off, host, length);
+	return 0;
+}
+
+static int
+dibv_memcpy_from_dm(void *host, struct ibv_dm *dm, uint64_t off, size_t length)
+{
+	struct dibv_dm *d = (struct dibv_dm *)(void *)dm;
+
+	if (!handle_live(d, HANDLE_IBV_DM) || off > d->length || length > d->length - off ||
+	    (host == NULL && length != 0))
+		return DIBV_ERR(EINVAL);
+	memcpy(host, d->buf + off, length);
+	return 0;
+}
+
+/* EINVAL (no attributes, length 0, an unknown comp_mask, an alignment above
+ * 1 GiB), ENOMEM (max_dm_size reached, no hugepage memory). */
+static struct ibv_dm *
+dibv_alloc_dm(struct ibv_context *context, struct ibv_alloc_dm_attr *attr)
+{
+	struct dibv_device *dev;
+	struct dibv_dm *d;
+	size_t used;
+
+	if (context == NULL || attr == NULL || attr->length == 0 || attr->comp_mask != 0 ||
+	    attr->log_align_req > 30) {
+		errno = EINVAL;
+		return NULL;
+	}
+	dev = dibv_ctx(context)->d;
+	used = atomic_fetch_add(&dev->dm_used, attr->length);
+	if (attr->length > DIBV_MAX_DM_SIZE || used > DIBV_MAX_DM_SIZE - attr->length) {
+		atomic_fetch_sub(&dev->dm_used, attr->length);
+		errno = ENOMEM;
+		return NULL;
+	}
+	d = dibv_obj_new(sizeof(*d), HANDLE_IBV_DM);
+	if (d != NULL)
+		d->buf = drnic_alloc(attr->length, RTE_MAX((size_t)64, (size_t)1 << attr->log_align_req),
+				     -1);
+	if (d == NULL || d->buf == NULL) {
+		if (d != NULL) {
+			(void)handle_take(d, HANDLE_IBV_DM);
+			free(d);
+		}
+		atomic_fetch_sub(&dev->dm_used, attr->length);
+		errno = ENOMEM;
+		return NULL;
+	}
+	d->length = attr->length;
+	d->dm.context = context;
+	d->dm.memcpy_to_dm = dibv_memcpy_to_dm;
+	d->dm.memcpy_from_dm = dibv_memcpy_from_dm;
+	d->dm.handle = (uint32_t)(uintptr_t)d;
+	return &d->dm;
+}
+
+/* EINVAL (not a live DM), EBUSY (an MR is registered on it). */
+static int
+dibv_free_dm(struct ibv_dm *dm)
+{
+	struct dibv_dm *d = (struct dibv_dm *)(void *)dm;
+
+	if (handle_take(d, HANDLE_IBV_DM) < 0)
+		return DIBV_ERR(EINVAL);
+	if (atomic_load(&d->mrs) != 0)
+		return dibv_handle_undo(d, HANDLE_IBV_DM, DIBV_ERR(EBUSY));
+	atomic_fetch_sub(&dibv_ctx(d->dm.context)->d->dm_used, d->length);
+	drnic_free(d->buf);
+	free(d);
+	return 0;
+}
+
+void
+dibv_dm_mr_gone(struct dibv_dm *dm)
+{
+	atomic_fetch_sub(&dm->mrs, 1);
+}
+
+/* A zero-based MR on [dm_offset, dm_offset + length) of @p dm: EINVAL
+ * without IBV_ACCESS_ZERO_BASED (the man page requires it), for a bad PD or
+ * DM, or a range outside the DM; EOPNOTSUPP for access bits drnic has not. */
+static struct ibv_mr *
+dibv_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t dm_offset, size_t length,
+	       unsigned int access)
+{
+	const unsigned int known = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+				   IBV_ACCESS_ZERO_BASED;
+	struct dibv_pd *p = (struct dibv_pd *)(void *)pd;
+	struct dibv_dm *d = (struct dibv_dm *)(void *)dm;
+	struct dibv_mr *m;
+
+	if (!handle_live(p, HANDLE_IBV_PD) || !handle_live(d, HANDLE_IBV_DM) ||
+	    d->dm.context != pd->context || !(access & IBV_ACCESS_ZERO_BASED) ||
+	    dm_offset > d->length || length > d->length - dm_offset) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (access & ~known & ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	m = dibv_obj_new(sizeof(*m), HANDLE_IBV_MR);
+	if (m == NULL)
+		return NULL;
+	m->dmr = drnic_reg_mr_iova(p->dpd, d->buf + dm_offset, length, 0,
+				   access & (known & ~(unsigned int)IBV_ACCESS_ZERO_BASED));
+	if (m->dmr == NULL) {
+		(void)handle_take(m, HANDLE_IBV_MR);
+		free(m);
+		errno = rte_errno != 0 ? rte_errno : EINVAL;
+		return NULL;
+	}
+	atomic_fetch_add(&d->mrs, 1);
+	m->dm = d;
+	m->mr.context = pd->context;
+	m->mr.pd = pd;
+	m->mr.addr = NULL;          /* zero-based: offsets from 0 */
+	m->mr.length = length;
+	m->mr.lkey = drnic_mr_lkey(m->dmr);
+	m->mr.rkey = drnic_mr_rkey(m->dmr);
+	m->mr.handle = m->mr.lkey;
+	return &m->mr;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The device clock                                                         */
 /* ------------------------------------------------------------------------ */
 
@@ -225,6 +374,9 @@ void
 dibv_domain_ops_init(struct dibv_context *c)
 {
 	c->vctx.query_rt_values = dibv_query_rt_values;
+	c->vctx.alloc_dm = dibv_alloc_dm;
+	c->vctx.free_dm = dibv_free_dm;
+	c->vctx.reg_dm_mr = dibv_reg_dm_mr;
 	c->vctx.alloc_td = dibv_alloc_td;
 	c->vctx.dealloc_td = dibv_dealloc_td;
 	c->vctx.alloc_parent_domain = dibv_alloc_parent_domain;

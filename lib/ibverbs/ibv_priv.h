@@ -61,6 +61,7 @@ struct dibv_device {
 	pthread_mutex_t lock;
 	struct drnic_device *dev;         /* open while refs > 0 */
 	unsigned int refs;
+	atomic_size_t dm_used;            /* device memory handed out */
 };
 
 struct dibv_context {
@@ -91,15 +92,30 @@ struct dibv_td {
 	atomic_uint parents;              /* parent domains using it */
 };
 
+struct dibv_dm;
+
 struct dibv_mr {
 	struct ibv_mr mr;
 	struct drnic_mr *dmr;
+	struct dibv_dm *dm;               /* ibv_reg_dm_mr: the DM it holds */
 };
 
 struct dibv_mw {
 	struct ibv_mw mw;
 	struct drnic_mw *dmw;
 };
+
+/* Device memory (ibv_alloc_dm): hugepage memory drnic's engines reach. */
+struct dibv_dm {
+	struct ibv_dm dm;
+	uint8_t *buf;
+	size_t length;
+	atomic_uint mrs;                  /* MRs registered on it */
+};
+
+/* Most device memory one device hands out (ibv_query_device_ex's
+ * max_dm_size): hugepage memory, which EAL shares with the rings. */
+#define DIBV_MAX_DM_SIZE (16u << 20)
 
 struct dibv_comp_channel {
 	struct ibv_comp_channel ch;
@@ -219,6 +235,8 @@ void dibv_domain_ops_init(struct dibv_context *c);
 bool dibv_is_parent_domain(const struct ibv_pd *pd, const struct ibv_context *ctx);
 /* ibv_dealloc_pd() of a parent domain (taken out of the registry). */
 void dibv_parent_free(struct dibv_pd *p);
+/* ibv_dereg_mr() of an MR on device memory: the DM may go once its MRs have. */
+void dibv_dm_mr_gone(struct dibv_dm *dm);
 /* The ODP capabilities drnic has (ibv_query_device_ex's odp_caps). */
 void dibv_odp_caps(struct ibv_odp_caps *caps, uint32_t *xrc_odp_caps);
 

@@ -97,7 +97,7 @@ dibv_reg(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, unsigned i
 	}
 	/* Optional bits (RELAXED_ORDERING, ...) may be ignored by definition. */
 	access &= ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE;
-	if ((access & ~(unsigned int)DIBV_ACCESS_DRNIC) != 0 || iova != (uintptr_t)addr) {
+	if ((access & ~(unsigned int)DIBV_ACCESS_DRNIC) != 0) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -106,7 +106,7 @@ dibv_reg(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, unsigned i
 		errno = ENOMEM;
 		return NULL;
 	}
-	m->dmr = drnic_reg_mr(p->dpd, addr, length, access);
+	m->dmr = drnic_reg_mr_iova(p->dpd, addr, length, iova, access);
 	if (m->dmr == NULL) {
 		errno = rte_errno ? rte_errno : EINVAL;
 		free(m);
@@ -202,6 +202,8 @@ ibv_dereg_mr(struct ibv_mr *mr)
 	rc = drnic_dereg_mr(m->dmr);
 	if (rc < 0)
 		return dibv_handle_undo(m, HANDLE_IBV_MR, dibv_errno(rc));
+	if (m->dm != NULL)
+		dibv_dm_mr_gone(m->dm);
 	free(m);
 	return 0;
 }

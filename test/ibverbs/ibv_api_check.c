@@ -540,6 +540,96 @@ check_odp(struct check_env *e)
 	CHECK(ibv_dereg_mr(odp) == 0, "dereg the ODP MR");
 }
 
+/* Issue 15: device memory: its size cap, copies in and out, a zero-based
+ * MR on it that a peer WRITEs into and READs from by offset, and that a
+ * local SGE names by offset; the references that keep it. */
+static void
+check_dm(struct check_env *e)
+{
+	struct ibv_alloc_dm_attr da = { .length = 0 };
+	struct ibv_device_attr_ex ax;
+	uint8_t pat[256], back[256];
+	struct ibv_send_wr wr, *bad;
+	struct ibv_dm *dm;
+	struct ibv_mr *mr;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	int rc, i;
+
+	rc = ibv_query_device_ex(e->ctx, NULL, &ax);
+	CHECK(rc == 0 && ax.max_dm_size == 16u << 20, "max_dm_size %llu",
+	      (unsigned long long)ax.max_dm_size);
+	errno = 0;
+	CHECK(ibv_alloc_dm(e->ctx, &da) == NULL && errno == EINVAL, "ibv_alloc_dm of 0 bytes: %s",
+	      strerror(errno));
+	da.length = ax.max_dm_size + 1;
+	errno = 0;
+	CHECK(ibv_alloc_dm(e->ctx, &da) == NULL && errno == ENOMEM,
+	      "ibv_alloc_dm above max_dm_size: %s", strerror(errno));
+	da.length = 8192;
+	da.log_align_req = 12;
+	dm = ibv_alloc_dm(e->ctx, &da);
+	CHECK(dm != NULL && dm->context == e->ctx, "ibv_alloc_dm(8 KiB, 4 KiB aligned): %s",
+	      dm != NULL ? "ok" : strerror(errno));
+	if (dm == NULL)
+		return;
+	for (i = 0; i < 256; i++)
+		pat[i] = (uint8_t)(i * 7 + 3);
+	rc = ibv_memcpy_to_dm(dm, 100, pat, sizeof(pat));
+	memset(back, 0, sizeof(back));
+	CHECK(rc == 0 && ibv_memcpy_from_dm(back, dm, 100, sizeof(back)) == 0 &&
+	      memcmp(back, pat, sizeof(pat)) == 0, "ibv_memcpy_to_dm / _from_dm round trip");
+	CHECK(ibv_memcpy_to_dm(dm, 8000, pat, sizeof(pat)) == EINVAL &&
+	      ibv_memcpy_from_dm(back, dm, 8192, 1) == EINVAL, "copies past the DM: EINVAL");
+	errno = 0;
+	mr = ibv_reg_dm_mr(e->pd, dm, 0, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	CHECK(mr == NULL && errno == EINVAL, "ibv_reg_dm_mr without ZERO_BASED: %s",
+	      strerror(errno));
+	errno = 0;
+	CHECK(ibv_reg_dm_mr(e->pd, dm, 4096, 4097, IBV_ACCESS_ZERO_BASED) == NULL &&
+	      errno == EINVAL, "ibv_reg_dm_mr past the DM: %s", strerror(errno));
+	mr = ibv_reg_dm_mr(e->pd, dm, 0, 4096, IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	CHECK(mr != NULL && mr->addr == NULL && mr->length == 4096, "ibv_reg_dm_mr(ZERO_BASED): %s",
+	      mr != NULL ? "ok" : strerror(errno));
+	if (mr == NULL)
+		goto out;
+	CHECK(ibv_free_dm(dm) == EBUSY, "ibv_free_dm with an MR on it: EBUSY");
+	/* A peer's WRITE to offset 512. */
+	memset(e->buf, 0x5D, 64);
+	rc = check_write(e->qp, e->cq, 101, e->buf, e->mr->lkey, 64, 512, mr->rkey, &wc);
+	memset(back, 0, sizeof(back));
+	ibv_memcpy_from_dm(back, dm, 512, 64);
+	CHECK(rc == 1 && wc.status == IBV_WC_SUCCESS && back[0] == 0x5D && back[63] == 0x5D,
+	      "RDMA WRITE into the DM MR at offset 512: %s",
+	      rc == 1 ? ibv_wc_status_str(wc.status) : "no completion");
+	/* A peer's READ of offset 100 (the pattern). */
+	memset(e->buf + 4096, 0, 256);
+	sge = (struct ibv_sge){ (uintptr_t)e->buf + 4096, 256, e->mr->lkey };
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 102;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_READ;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = 100;
+	wr.wr.rdma.rkey = mr->rkey;
+	rc = ibv_post_send(e->qp, &wr, &bad) == 0 ? check_poll1(e->cq, &wc) : 0;
+	CHECK(rc == 1 && wc.status == IBV_WC_SUCCESS && memcmp(e->buf + 4096, pat, 256) == 0,
+	      "RDMA READ from the DM MR at offset 100: %s",
+	      rc == 1 ? ibv_wc_status_str(wc.status) : "no completion");
+	/* A local SGE by offset: WRITE the DM's bytes 100.. into host memory. */
+	memset(e->buf + 4096, 0, 256);
+	rc = check_write(e->qp, e->cq, 103, (void *)(uintptr_t)100, mr->lkey, 256,
+			 (uintptr_t)e->buf + 4096, e->mr->rkey, &wc);
+	CHECK(rc == 1 && wc.status == IBV_WC_SUCCESS && memcmp(e->buf + 4096, pat, 256) == 0,
+	      "RDMA WRITE from the DM MR (SGE at offset 100): %s",
+	      rc == 1 ? ibv_wc_status_str(wc.status) : "no completion");
+	CHECK(ibv_dereg_mr(mr) == 0, "dereg the DM MR");
+out:
+	CHECK(ibv_free_dm(dm) == 0, "ibv_free_dm");
+}
+
 static uint64_t
 check_raw_clock(struct ibv_context *ctx)
 {
@@ -1400,6 +1490,7 @@ main(int argc, char **argv)
 	check_parent_domain(&e);
 	check_odp(&e);
 	check_timestamps(&e);
+	check_dm(&e);
 	check_double_destroy(&e);
 	check_memory_windows(&e);
 	check_xrc(&e);
