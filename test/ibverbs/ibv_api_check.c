@@ -215,6 +215,36 @@ check_srq_resize(struct ibv_context *ctx, struct ibv_srq *srq)
 	return 0;
 }
 
+/* Post one signaled @p op (an RDMA operation: wr.rdma) of one SGE and wait
+ * for its completion: 1, 0 when none came, or -errno when the post failed
+ * (bad_wr the WR). */
+static int
+check_post1(struct ibv_qp *qp, struct ibv_cq *cq, uint64_t wr_id, enum ibv_wr_opcode op,
+	    void *laddr, uint32_t lkey, uint32_t len, uint64_t raddr, uint32_t rkey,
+	    struct ibv_wc *wc)
+{
+	struct ibv_sge sge = { (uintptr_t)laddr, len, lkey };
+	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = op, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad = NULL;
+	int rc;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	rc = ibv_post_send(qp, &wr, &bad);
+	if (rc != 0)
+		return bad == &wr ? -rc : -EFAULT;
+	return check_poll1(cq, wc);
+}
+
+/* An RDMA WRITE of @p len bytes, as check_post1(). */
+static int
+check_write(struct ibv_qp *qp, struct ibv_cq *cq, uint64_t wr_id, void *src, uint32_t lkey,
+	    uint32_t len, uint64_t raddr, uint32_t rkey, struct ibv_wc *wc)
+{
+	return check_post1(qp, cq, wr_id, IBV_WR_RDMA_WRITE, src, lkey, len, raddr, rkey, wc);
+}
+
 /* Issue 15: IBV_WR_ATOMIC_WRITE through ibv_wr_atomic_write() and
  * ibv_post_send(), its cap, its completion, and what is refused. */
 static void
@@ -224,8 +254,6 @@ check_atomic_write(struct check_env *e)
 	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(e->qp);
 	uint64_t v = 0x8877665544332211ull, got;
 	uint8_t *t = e->buf + 6144;
-	struct ibv_send_wr wr, *bad;
-	struct ibv_sge sge;
 	struct ibv_wc wc;
 	int rc;
 
@@ -252,53 +280,24 @@ check_atomic_write(struct check_env *e)
 	/* ibv_post_send: the 8 bytes from an SGE, the address in wr.rdma. */
 	v = 0x0102030405060708ull;
 	memcpy(e->buf + 64, &v, 8);
-	sge = (struct ibv_sge){ (uintptr_t)e->buf + 64, 8, e->mr->lkey };
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = 42;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_ATOMIC_WRITE;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = (uintptr_t)t + 8;
-	wr.wr.rdma.rkey = e->mr->rkey;
-	rc = ibv_post_send(e->qp, &wr, &bad);
-	CHECK(rc == 0, "ibv_post_send(IBV_WR_ATOMIC_WRITE): %s", strerror(rc));
-	rc = check_poll1(e->cq, &wc);
+	rc = check_post1(e->qp, e->cq, 42, IBV_WR_ATOMIC_WRITE, e->buf + 64, e->mr->lkey, 8,
+			 (uintptr_t)t + 8, e->mr->rkey, &wc);
 	memcpy(&got, t + 8, 8);
 	CHECK(rc == 1 && wc.wr_id == 42 && wc.status == IBV_WC_SUCCESS &&
 	      wc.opcode == IBV_WC_ATOMIC_WRITE && got == v,
-	      "posted ATOMIC_WRITE lands and completes");
+	      "ibv_post_send(IBV_WR_ATOMIC_WRITE) lands and completes: %d", rc);
 	/* Refused: misaligned, or not 8 bytes; nothing posted. */
-	wr.wr.rdma.remote_addr = (uintptr_t)t + 4;
-	rc = ibv_post_send(e->qp, &wr, &bad);
-	CHECK(rc == EINVAL && bad == &wr, "ATOMIC_WRITE to a misaligned address: %s",
-	      strerror(rc));
-	wr.wr.rdma.remote_addr = (uintptr_t)t;
-	sge.length = 4;
-	rc = ibv_post_send(e->qp, &wr, &bad);
-	CHECK(rc == EINVAL && bad == &wr, "ATOMIC_WRITE of 4 bytes: %s", strerror(rc));
+	rc = check_post1(e->qp, e->cq, 43, IBV_WR_ATOMIC_WRITE, e->buf + 64, e->mr->lkey, 8,
+			 (uintptr_t)t + 4, e->mr->rkey, &wc);
+	CHECK(rc == -EINVAL, "ATOMIC_WRITE to a misaligned address: %s", strerror(-rc));
+	rc = check_post1(e->qp, e->cq, 44, IBV_WR_ATOMIC_WRITE, e->buf + 64, e->mr->lkey, 4,
+			 (uintptr_t)t, e->mr->rkey, &wc);
+	CHECK(rc == -EINVAL, "ATOMIC_WRITE of 4 bytes: %s", strerror(-rc));
 	ibv_wr_start(qpx);
 	ibv_wr_atomic_write(qpx, e->mr->rkey, (uintptr_t)t + 4, &v);
 	rc = ibv_wr_complete(qpx);
 	CHECK(rc == EINVAL, "ibv_wr_atomic_write to a misaligned address: %s", strerror(rc));
 	CHECK(check_poll1(e->cq, &wc) == 0, "nothing refused completes");
-}
-
-/* Post one signaled RDMA WRITE of @p len bytes and wait for its completion. */
-static int
-check_write(struct ibv_qp *qp, struct ibv_cq *cq, uint64_t wr_id, void *src, uint32_t lkey,
-	    uint32_t len, uint64_t raddr, uint32_t rkey, struct ibv_wc *wc)
-{
-	struct ibv_sge sge = { (uintptr_t)src, len, lkey };
-	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED };
-	struct ibv_send_wr *bad;
-
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	if (ibv_post_send(qp, &wr, &bad) != 0)
-		return 0;
-	return check_poll1(cq, wc);
 }
 
 /* Issue 15: ibv_rereg_mr: a new translation used by an RDMA WRITE, the old
@@ -549,10 +548,8 @@ check_dm(struct check_env *e)
 	struct ibv_alloc_dm_attr da = { .length = 0 };
 	struct ibv_device_attr_ex ax;
 	uint8_t pat[256], back[256];
-	struct ibv_send_wr wr, *bad;
 	struct ibv_dm *dm;
 	struct ibv_mr *mr;
-	struct ibv_sge sge;
 	struct ibv_wc wc;
 	int rc, i;
 
@@ -605,16 +602,8 @@ check_dm(struct check_env *e)
 	      rc == 1 ? ibv_wc_status_str(wc.status) : "no completion");
 	/* A peer's READ of offset 100 (the pattern). */
 	memset(e->buf + 4096, 0, 256);
-	sge = (struct ibv_sge){ (uintptr_t)e->buf + 4096, 256, e->mr->lkey };
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = 102;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_RDMA_READ;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = 100;
-	wr.wr.rdma.rkey = mr->rkey;
-	rc = ibv_post_send(e->qp, &wr, &bad) == 0 ? check_poll1(e->cq, &wc) : 0;
+	rc = check_post1(e->qp, e->cq, 102, IBV_WR_RDMA_READ, e->buf + 4096, e->mr->lkey, 256,
+			 100, mr->rkey, &wc);
 	CHECK(rc == 1 && wc.status == IBV_WC_SUCCESS && memcmp(e->buf + 4096, pat, 256) == 0,
 	      "RDMA READ from the DM MR at offset 100: %s",
 	      rc == 1 ? ibv_wc_status_str(wc.status) : "no completion");
