@@ -68,6 +68,7 @@ rnic_side_open(struct rnic_side *s, const char *name, const char *wire, uint8_t 
 	ca.cqe = o->cq_depth ? o->cq_depth : 4096;
 	ca.socket_id = -1;
 	ca.async_queue = drnic_device_async_queue(s->dev);
+	ca.flags = o->cq_flags;
 	if (o->channel) {
 		s->ch = drnic_create_comp_channel();
 		if (s->ch == NULL)

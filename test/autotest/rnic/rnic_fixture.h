@@ -53,6 +53,7 @@ struct rnic_pair_opts {
 	/* Side A's / B's IPv6 address (GID index 1, after the IPv4 one); may be NULL. */
 	const char *ipv6[2];
 	enum drnic_qp_type qp_type;  /* 0: RC; or DRNIC_QPT_UC, DRNIC_QPT_UD */
+	unsigned int cq_flags;       /* drnic_cq_attr::flags of both CQs */
 };
 
 int rnic_pair_open(struct rnic_pair *p, const struct rnic_pair_opts *o);
