@@ -254,8 +254,8 @@ dibv_alloc_dm(struct ibv_context *context, struct ibv_alloc_dm_attr *attr)
 	}
 	d = dibv_obj_new(sizeof(*d), HANDLE_IBV_DM);
 	if (d != NULL)
-		d->buf = drnic_alloc(attr->length, RTE_MAX((size_t)64, (size_t)1 << attr->log_align_req),
-				     -1);
+		d->buf = drnic_alloc(attr->length,
+				     RTE_MAX((size_t)64, (size_t)1 << attr->log_align_req), -1);
 	if (d == NULL || d->buf == NULL) {
 		if (d != NULL) {
 			(void)handle_take(d, HANDLE_IBV_DM);

@@ -498,7 +498,8 @@ dibv_cqx_fill(struct dibv_cq *c)
 		int n;
 
 		drnic_progress_app_enter();
-		n = c->stamp ? dibv_cq_poll_ts(c) : drnic_cq_poll(c->dcq, (int)RTE_DIM(c->buf), c->buf);
+		n = c->stamp ? dibv_cq_poll_ts(c) :
+			       drnic_cq_poll(c->dcq, (int)RTE_DIM(c->buf), c->buf);
 		if (n > 0 && dibv_acked((const struct ibv_wc *)(const void *)c->buf, n))
 			drnic_progress_linger();
 		drnic_progress_app_leave();

@@ -562,7 +562,8 @@ verbs_sge_to_host(struct drnic_device *dev, struct drnic_sge *sge, uint32_t n)
 		if (atomic_load_explicit(&((struct verbs_mr_slot *)s)->key,
 					 memory_order_relaxed) != sge[i].lkey || iova == host)
 			continue;
-		if (sge[i].addr < iova || sge[i].length > len || sge[i].addr - iova > len - sge[i].length)
+		if (sge[i].addr < iova || sge[i].length > len ||
+		    sge[i].addr - iova > len - sge[i].length)
 			sge[i].addr = 0;   /* outside the MR: no MR holds address 0 */
 		else
 			sge[i].addr = host + (sge[i].addr - iova);
