@@ -89,6 +89,86 @@ int drnic_mad_hdr_parse(const void *mad, size_t len, struct drnic_mad_hdr *hdr);
  */
 int drnic_mad_hdr_build(void *mad, size_t len, const struct drnic_mad_hdr *hdr);
 
+/* ------------------------------------------------------------------------ */
+/* RDMA CM over the IB CM: service IDs and the IP private-data header        */
+/* ------------------------------------------------------------------------ */
+
+/** RDMA CM port spaces (rdma-core enum rdma_port_space). */
+#define DRNIC_RDMA_PS_IPOIB 0x0002
+#define DRNIC_RDMA_PS_IB    0x013F
+#define DRNIC_RDMA_PS_TCP   0x0106
+#define DRNIC_RDMA_PS_UDP   0x0111
+
+/**
+ * Service ID of RDMA CM port @p port in port space @p ps: ps << 16 | port
+ * (e.g. 0x0000000001060000 | port for TCP).
+ */
+static inline uint64_t
+drnic_rdma_cm_service_id(uint16_t ps, uint16_t port)
+{
+	return (uint64_t)ps << 16 | port;
+}
+
+/**
+ * Split an RDMA CM service ID into port space and port.
+ * @param sid   the service ID.
+ * @param ps    set to DRNIC_RDMA_PS_* on success (may be NULL).
+ * @param port  set on success (may be NULL).
+ * @return 0; -EINVAL when @p sid is not ps << 16 | port for one of the four
+ *         port spaces.
+ */
+int drnic_rdma_cm_service_id_split(uint64_t sid, uint16_t *ps, uint16_t *port);
+
+/**
+ * Whether a REQ or SIDR_REQ to @p sid carries the RDMA CM IP header in its
+ * private data: the IB, TCP and UDP port spaces (rdma-core's
+ * RDMA_IB_IP_PS_* service IDs).
+ */
+bool drnic_rdma_cm_sid_has_ip_hdr(uint64_t sid);
+
+#define DRNIC_RDMA_CM_HDR_LEN     36  /**< the header at the start of the private data */
+#define DRNIC_RDMA_CM_HDR_VERSION 0x00
+
+/**
+ * The RDMA CM header of a REQ's or SIDR_REQ's private data (Linux and
+ * rdma-core "cma_hdr"): version, IP version, the active side's source port
+ * and both addresses, IPv4 in the last 4 bytes of the 16.
+ */
+struct drnic_rdma_cm_hdr {
+	uint8_t cma_version;    /**< DRNIC_RDMA_CM_HDR_VERSION */
+	uint8_t ip_version;     /**< 4 bits: 4 or 6 */
+	uint8_t rsvd_ip;        /**< the byte's low 4 bits, reserved */
+	uint16_t port;          /**< source port of the active side */
+	uint8_t src_addr[16];   /**< network order */
+	uint8_t dst_addr[16];
+};
+
+/**
+ * Read the RDMA CM header at the start of @p pdata.
+ * @param pdata  private data of a REQ or SIDR_REQ.
+ * @param len    bytes readable at @p pdata.
+ * @param hdr    filled on success.
+ * @return 0; -EINVAL when a pointer is NULL or @p len < 36; -EPROTO when the
+ *         version is not 0 or the IP version neither 4 nor 6 (@p hdr is
+ *         filled then as well).
+ */
+int drnic_rdma_cm_hdr_parse(const void *pdata, size_t len, struct drnic_rdma_cm_hdr *hdr);
+
+/**
+ * Write the RDMA CM header at the start of @p pdata (36 bytes).
+ * @return 0; -EINVAL when a pointer is NULL or @p len < 36; -ERANGE when
+ *         ip_version or rsvd_ip exceed 4 bits.
+ */
+int drnic_rdma_cm_hdr_build(const struct drnic_rdma_cm_hdr *hdr, void *pdata, size_t len);
+
+/**
+ * The IPv4 address in a 16-byte header address: its last 4 bytes, when the
+ * first 12 are zero (Linux's layout) or ::ffff: (IPv4-mapped).
+ * @return 0; -EINVAL when a pointer is NULL or @p addr holds an IPv6
+ *         address.
+ */
+int drnic_rdma_cm_addr_ipv4(const uint8_t addr[16], uint8_t ipv4[4]);
+
 #ifdef __cplusplus
 }
 #endif
