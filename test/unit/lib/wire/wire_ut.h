@@ -451,6 +451,14 @@ ut_pcap_close(struct ut_pcap *pc)
 	pc->data = NULL;
 }
 
+/* The ConnectX captures of ORIGIN.md, in the order the tests walk them. */
+static const char *const ut_cx_captures[] __rte_unused = {
+	"cx_ib_send_bw_over_roce.pcap", "cx_ibdump_read2.pcap", "cx_ibdump_send.pcap",
+	"cx_ibdump_write.pcap", "cx_nvme-discover.pcap", "cx_nvme-discover2.pcap",
+	"cx_nvme-rdma-25echoTo27.pcap", "cx_nvme-rdma-idle.pcap",
+	"cx_rocev2_test_multiqp.pcap",
+};
+
 /* Path of a capture file; false (and a printed reason) when the directory is absent. */
 static inline bool
 ut_testdata(char *path, size_t size, const char *name)

@@ -835,20 +835,14 @@ ut_capture(const char *name, bool bad_icrc, struct ut_cap_stats *st)
 static void
 test_captures(void)
 {
-	static const char *const cx[] = {
-		"cx_ib_send_bw_over_roce.pcap", "cx_ibdump_read2.pcap", "cx_ibdump_send.pcap",
-		"cx_ibdump_write.pcap", "cx_nvme-discover.pcap", "cx_nvme-discover2.pcap",
-		"cx_nvme-rdma-25echoTo27.pcap", "cx_nvme-rdma-idle.pcap",
-		"cx_rocev2_test_multiqp.pcap",
-	};
 	struct ut_cap_stats cxs = { 0 }, rxe = { 0 }, bad = { 0 }, svc = { 0 };
 	char path[512];
 	unsigned int i;
 
 	if (!ut_testdata(path, sizeof(path), ""))
 		return;
-	for (i = 0; i < RTE_DIM(cx); i++)
-		ut_capture(cx[i], false, &cxs);
+	for (i = 0; i < RTE_DIM(ut_cx_captures); i++)
+		ut_capture(ut_cx_captures[i], false, &cxs);
 	ut_capture("rxe_linux61_mixed.pcap", false, &rxe);
 	ut_capture("rxe_linux61_services.pcap", false, &svc);
 	ut_capture("bad-icrc/rc-small.pcap", true, &bad);
