@@ -90,6 +90,296 @@ int drnic_mad_hdr_parse(const void *mad, size_t len, struct drnic_mad_hdr *hdr);
 int drnic_mad_hdr_build(void *mad, size_t len, const struct drnic_mad_hdr *hdr);
 
 /* ------------------------------------------------------------------------ */
+/* Communication Management attributes (IBA chapter 12)                      */
+/* ------------------------------------------------------------------------ */
+
+/** Attribute IDs of the CM class. */
+enum drnic_mad_cm_attr {
+	DRNIC_MAD_CM_CLASS_PORT_INFO = 0x0001,
+	DRNIC_MAD_CM_REQ      = 0x0010,
+	DRNIC_MAD_CM_MRA      = 0x0011,
+	DRNIC_MAD_CM_REJ      = 0x0012,
+	DRNIC_MAD_CM_REP      = 0x0013,
+	DRNIC_MAD_CM_RTU      = 0x0014,
+	DRNIC_MAD_CM_DREQ     = 0x0015,
+	DRNIC_MAD_CM_DREP     = 0x0016,
+	DRNIC_MAD_CM_SIDR_REQ = 0x0017,
+	DRNIC_MAD_CM_SIDR_REP = 0x0018,
+	DRNIC_MAD_CM_LAP      = 0x0019,  /**< kept raw */
+	DRNIC_MAD_CM_APR      = 0x001A,  /**< kept raw */
+};
+
+/** Private data bytes each CM message carries (IBA 12.6). */
+#define DRNIC_MAD_CM_REQ_PDATA_LEN      92
+#define DRNIC_MAD_CM_MRA_PDATA_LEN      222
+#define DRNIC_MAD_CM_REJ_PDATA_LEN      148
+#define DRNIC_MAD_CM_REP_PDATA_LEN      196
+#define DRNIC_MAD_CM_RTU_PDATA_LEN      224
+#define DRNIC_MAD_CM_DREQ_PDATA_LEN     220
+#define DRNIC_MAD_CM_DREP_PDATA_LEN     224
+#define DRNIC_MAD_CM_SIDR_REQ_PDATA_LEN 216
+#define DRNIC_MAD_CM_SIDR_REP_PDATA_LEN 136
+#define DRNIC_MAD_CM_ARI_LEN            72  /**< REJ additional reject information */
+#define DRNIC_MAD_CLASS_PORT_INFO_LEN   72
+
+/** REJ reason codes the RDMA CM meets most (IBA table 112). */
+#define DRNIC_MAD_CM_REJ_NO_QP             1
+#define DRNIC_MAD_CM_REJ_TIMEOUT           3
+#define DRNIC_MAD_CM_REJ_INVALID_SERVICE_ID 8
+#define DRNIC_MAD_CM_REJ_STALE_CONN        10
+#define DRNIC_MAD_CM_REJ_CONSUMER_REJECT   28
+
+/** Which message an MRA or REJ is about (2 bits). */
+#define DRNIC_MAD_CM_MSG_REQ   0
+#define DRNIC_MAD_CM_MSG_REP   1
+#define DRNIC_MAD_CM_MSG_OTHER 2  /**< LAP (MRA), or another message (REJ) */
+
+/** ClassPortInfo (IBA 13.4.8.1): 72 bytes; the rest of the data area is reserved. */
+struct drnic_mad_class_port_info {
+	uint8_t base_version;
+	uint8_t class_version;
+	uint16_t capability_mask;
+	uint32_t capability_mask2;    /**< 27 bits */
+	uint8_t resp_time_value;      /**< 5 bits */
+	uint8_t redirect_gid[16];
+	uint8_t redirect_tc;
+	uint8_t redirect_sl;          /**< 4 bits */
+	uint32_t redirect_fl;         /**< 20 bits */
+	uint16_t redirect_lid;
+	uint16_t redirect_pkey;
+	uint8_t rsvd_redirect_qp;     /**< 8 reserved bits */
+	uint32_t redirect_qp;         /**< 24 bits */
+	uint32_t redirect_qkey;
+	uint8_t trap_gid[16];
+	uint8_t trap_tc;
+	uint8_t trap_sl;              /**< 4 bits */
+	uint32_t trap_fl;             /**< 20 bits */
+	uint16_t trap_lid;
+	uint16_t trap_pkey;
+	uint8_t trap_hl;
+	uint32_t trap_qp;             /**< 24 bits */
+	uint32_t trap_qkey;
+};
+
+/** A path of a REQ (primary at data byte 52, alternate at 96): 44 bytes. */
+struct drnic_mad_cm_path {
+	uint16_t local_lid;           /**< 0xFFFF (permissive) on RoCE */
+	uint16_t remote_lid;
+	uint8_t local_gid[16];
+	uint8_t remote_gid[16];
+	uint32_t flow_label;          /**< 20 bits */
+	uint8_t rsvd_flow;            /**< 6 reserved bits */
+	uint8_t packet_rate;          /**< 6 bits */
+	uint8_t traffic_class;
+	uint8_t hop_limit;
+	uint8_t sl;                   /**< 4 bits */
+	uint8_t subnet_local;         /**< 1 bit */
+	uint8_t rsvd_sl;              /**< 3 reserved bits */
+	uint8_t local_ack_timeout;    /**< 5 bits */
+	uint8_t rsvd_ack;             /**< 3 reserved bits */
+};
+
+/** ConnectRequest (REQ, IBA 12.6.5). */
+struct drnic_mad_cm_req {
+	uint32_t local_comm_id;
+	uint32_t rsvd_4;
+	uint64_t service_id;
+	uint64_t local_ca_guid;
+	uint32_t rsvd_24;
+	uint32_t local_qkey;
+	uint32_t local_qpn;           /**< 24 bits */
+	uint8_t responder_resources;
+	uint32_t local_eecn;          /**< 24 bits */
+	uint8_t initiator_depth;
+	uint32_t remote_eecn;         /**< 24 bits */
+	uint8_t remote_cm_resp_timeout; /**< 5 bits */
+	uint8_t transport_service;    /**< 2 bits: 0 RC, 1 UC, 3 XRC */
+	uint8_t e2e_flow_control;     /**< 1 bit */
+	uint32_t starting_psn;        /**< 24 bits */
+	uint8_t local_cm_resp_timeout; /**< 5 bits */
+	uint8_t retry_count;          /**< 3 bits */
+	uint16_t pkey;
+	uint8_t path_mtu;             /**< 4 bits, as enum drnic_wire_mtu */
+	uint8_t rdc_exists;           /**< 1 bit */
+	uint8_t rnr_retry_count;      /**< 3 bits */
+	uint8_t max_cm_retries;       /**< 4 bits */
+	uint8_t srq;                  /**< 1 bit */
+	uint8_t ext_transport;        /**< 3 bits: extended transport type */
+	struct drnic_mad_cm_path primary;
+	struct drnic_mad_cm_path alternate;
+	uint8_t private_data[DRNIC_MAD_CM_REQ_PDATA_LEN];
+};
+
+/** MessageReceiptAcknowledgement (MRA, IBA 12.6.6). */
+struct drnic_mad_cm_mra {
+	uint32_t local_comm_id;
+	uint32_t remote_comm_id;
+	uint8_t msg_mraed;            /**< 2 bits: DRNIC_MAD_CM_MSG_* */
+	uint8_t rsvd_8;               /**< 6 reserved bits */
+	uint8_t service_timeout;      /**< 5 bits */
+	uint8_t rsvd_9;               /**< 3 reserved bits */
+	uint8_t private_data[DRNIC_MAD_CM_MRA_PDATA_LEN];
+};
+
+/** ConnectReject (REJ, IBA 12.6.7). */
+struct drnic_mad_cm_rej {
+	uint32_t local_comm_id;
+	uint32_t remote_comm_id;
+	uint8_t msg_rejected;         /**< 2 bits: DRNIC_MAD_CM_MSG_* */
+	uint8_t rsvd_8;               /**< 6 reserved bits */
+	uint8_t reject_info_len;      /**< 7 bits: bytes of ari used */
+	uint8_t rsvd_9;               /**< 1 reserved bit */
+	uint16_t reason;              /**< DRNIC_MAD_CM_REJ_* */
+	uint8_t ari[DRNIC_MAD_CM_ARI_LEN];
+	uint8_t private_data[DRNIC_MAD_CM_REJ_PDATA_LEN];
+};
+
+/** ConnectReply (REP, IBA 12.6.8). */
+struct drnic_mad_cm_rep {
+	uint32_t local_comm_id;
+	uint32_t remote_comm_id;
+	uint32_t local_qkey;
+	uint32_t local_qpn;           /**< 24 bits */
+	uint8_t rsvd_15;
+	uint32_t local_eecn;          /**< 24 bits */
+	uint8_t rsvd_19;
+	uint32_t starting_psn;        /**< 24 bits */
+	uint8_t rsvd_23;
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
+	uint8_t target_ack_delay;     /**< 5 bits */
+	uint8_t failover_accepted;    /**< 2 bits */
+	uint8_t e2e_flow_control;     /**< 1 bit */
+	uint8_t rnr_retry_count;      /**< 3 bits */
+	uint8_t srq;                  /**< 1 bit */
+	uint8_t rsvd_27;              /**< 4 reserved bits */
+	uint64_t local_ca_guid;
+	uint8_t private_data[DRNIC_MAD_CM_REP_PDATA_LEN];
+};
+
+/** ReadyToUse (RTU, IBA 12.6.9). */
+struct drnic_mad_cm_rtu {
+	uint32_t local_comm_id;
+	uint32_t remote_comm_id;
+	uint8_t private_data[DRNIC_MAD_CM_RTU_PDATA_LEN];
+};
+
+/** DisconnectRequest (DREQ, IBA 12.6.10). */
+struct drnic_mad_cm_dreq {
+	uint32_t local_comm_id;
+	uint32_t remote_comm_id;
+	uint32_t remote_qpn;          /**< 24 bits: the receiver's QPN / EECN */
+	uint8_t rsvd_11;
+	uint8_t private_data[DRNIC_MAD_CM_DREQ_PDATA_LEN];
+};
+
+/** DisconnectReply (DREP, IBA 12.6.11). */
+struct drnic_mad_cm_drep {
+	uint32_t local_comm_id;
+	uint32_t remote_comm_id;
+	uint8_t private_data[DRNIC_MAD_CM_DREP_PDATA_LEN];
+};
+
+/** ServiceIDResolutionRequest (SIDR_REQ, IBA 12.11.1). */
+struct drnic_mad_cm_sidr_req {
+	uint32_t request_id;
+	uint16_t pkey;
+	uint16_t rsvd_6;
+	uint64_t service_id;
+	uint8_t private_data[DRNIC_MAD_CM_SIDR_REQ_PDATA_LEN];
+};
+
+/** ServiceIDResolutionResponse (SIDR_REP, IBA 12.11.2). */
+struct drnic_mad_cm_sidr_rep {
+	uint32_t request_id;
+	uint8_t status;               /**< 0: QP valid */
+	uint8_t add_info_len;         /**< additional information length */
+	uint16_t rsvd_6;
+	uint32_t qpn;                 /**< 24 bits */
+	uint8_t rsvd_11;
+	uint64_t service_id;
+	uint32_t qkey;
+	/** A ClassPortInfo (redirection): drnic_mad_cm_attr_parse() reads it. */
+	uint8_t class_port_info[DRNIC_MAD_CLASS_PORT_INFO_LEN];
+	uint8_t private_data[DRNIC_MAD_CM_SIDR_REP_PDATA_LEN];
+};
+
+/** A whole CM MAD: the header and its attribute, host order. */
+struct drnic_mad_cm {
+	struct drnic_mad_hdr hdr;
+	/** Which member of the union holds the attribute (false: raw). */
+	bool known;
+	union {
+		struct drnic_mad_class_port_info class_port_info;
+		struct drnic_mad_cm_req req;
+		struct drnic_mad_cm_mra mra;
+		struct drnic_mad_cm_rej rej;
+		struct drnic_mad_cm_rep rep;
+		struct drnic_mad_cm_rtu rtu;
+		struct drnic_mad_cm_dreq dreq;
+		struct drnic_mad_cm_drep drep;
+		struct drnic_mad_cm_sidr_req sidr_req;
+		struct drnic_mad_cm_sidr_rep sidr_rep;
+		/** LAP, APR and unknown attributes: the data area as is. */
+		uint8_t raw[DRNIC_MAD_DATA_LEN];
+	};
+};
+
+/**
+ * Name of a CM attribute, e.g. "REQ", for logs and counters.
+ * @return a static string; NULL for an ID the CM class does not define.
+ */
+const char *drnic_mad_cm_attr_name(uint16_t attr_id);
+
+/**
+ * Parse one CM attribute from its bytes: the 232-byte data area of a CM MAD,
+ * or the 72 bytes of a ClassPortInfo (also inside a SIDR_REP).
+ *
+ * @param attr_id  DRNIC_MAD_CM_CLASS_PORT_INFO, _REQ ... _SIDR_REP.
+ * @param data     the attribute's bytes.
+ * @param len      bytes readable at @p data.
+ * @param attr     the struct of that attribute (struct drnic_mad_cm_req
+ *                 for a REQ ...), filled on success.
+ * @return 0; -EINVAL when a pointer is NULL or @p len is shorter than the
+ *         attribute (232, or 72 for ClassPortInfo); -ENOTSUP for LAP, APR
+ *         and IDs without a struct.
+ */
+int drnic_mad_cm_attr_parse(uint16_t attr_id, const void *data, size_t len, void *attr);
+
+/**
+ * Build one CM attribute into its bytes (232, or 72 for ClassPortInfo).
+ * @return 0; -EINVAL when a pointer is NULL or @p len is too short;
+ *         -ENOTSUP as drnic_mad_cm_attr_parse(); -ERANGE when a member holds
+ *         a value wider than its field (@p data is partly written then).
+ */
+int drnic_mad_cm_attr_build(uint16_t attr_id, const void *attr, void *data, size_t len);
+
+/**
+ * Parse a CM MAD (mgmt class 0x07): the header, then the attribute its ID
+ * names into the union (out->known true), or the data area into out->raw
+ * (LAP, APR, unknown IDs: out->known false).
+ *
+ * @param mad  the MAD, the UD payload after the DETH.
+ * @param len  its length: must be DRNIC_MAD_LEN (256).
+ * @param out  filled on success.
+ * @return 0; -EINVAL when a pointer is NULL or @p len is not 256;
+ *         -EPROTO when the class is not 0x07 or the base version not 1;
+ *         -EBADMSG when a ClassPortInfo has non-zero bytes after its 72.
+ */
+int drnic_mad_cm_parse(const void *mad, size_t len, struct drnic_mad_cm *out);
+
+/**
+ * Build a 256-byte CM MAD from @p in: the header, then the attribute of
+ * in->hdr.attr_id from the union when in->known, else in->raw. A
+ * ClassPortInfo is followed by zeros.
+ *
+ * @return 0; -EINVAL when a pointer is NULL or @p len < 256, or in->known is
+ *         set for an ID without a struct; -ERANGE when a member holds a value
+ *         wider than its field.
+ */
+int drnic_mad_cm_build(const struct drnic_mad_cm *in, void *mad, size_t len);
+
+/* ------------------------------------------------------------------------ */
 /* RDMA CM over the IB CM: service IDs and the IP private-data header        */
 /* ------------------------------------------------------------------------ */
 
