@@ -186,6 +186,7 @@ step_test() {
 case "${1:-run}" in
 deps) step_deps ;;
 hugepages) step_hugepages ;;
+devnode) step_devnode ;;
 build) step_deps && step_build ;;
 run) step_deps && step_hugepages && step_devnode && step_build && step_main ;;
 test) step_deps && step_hugepages && step_devnode && step_build && step_test ;;
@@ -196,7 +197,7 @@ interop)
 	[ "$FAILED" -eq 0 ]
 	;;
 *)
-	echo "usage: $0 run|test|interop|deps|hugepages|build" >&2
+	echo "usage: $0 run|test|interop|deps|hugepages|devnode|build" >&2
 	exit 2
 	;;
 esac

@@ -30,11 +30,9 @@ need_pkgs() {
 ibv() { LD_LIBRARY_PATH="$IBV_LIB" "$@"; }
 
 # UCX looks at a device only when /dev/infiniband/<its dev_name> is a
-# character device it may open (it never opens it): the drop-in's first
-# device is uverbs0. Without RDMA modules there is none, so make it, as
-# /dev/null's numbers (root only; an existing node is left alone).
+# character device: the set-up script's step makes it (root only).
 ucx_dev_node() {
-	[ -c /dev/infiniband/uverbs0 ] && return 0
-	[ "$(id -u)" = 0 ] || return 1
-	mkdir -p /dev/infiniband && mknod -m 0666 /dev/infiniband/uverbs0 c 1 3
+	[ -c /dev/infiniband/uverbs0 ] ||
+		"$(dirname "${BASH_SOURCE[0]}")/../../devtools/setup.sh" devnode >/dev/null
+	[ -c /dev/infiniband/uverbs0 ]
 }
