@@ -419,7 +419,7 @@ dibv_sysfs_write(struct dibv_device *d)
 {
 	const struct drnic_config *c = &d->cfg;
 	const char *base = getenv("DRNIC_IBV_SYSFS");
-	char dir[IBV_SYSFS_PATH_MAX], rel[64], text[64], ndev[IFNAMSIZ] = "";
+	char dir[IBV_SYSFS_PATH_MAX], tmp_base[64], rel[64], text[64], ndev[IFNAMSIZ] = "";
 	const char *iface = strstr(c->link_args, "iface=");
 	unsigned int i, n = 0, ncpu = (unsigned int)sysconf(_SC_NPROCESSORS_CONF);
 	int len;
@@ -427,8 +427,8 @@ dibv_sysfs_write(struct dibv_device *d)
 	/* One tree per device MAC: two processes with the same configuration
 	 * write the same files; two with different ones do not meet. */
 	if (base == NULL || base[0] == '\0') {
-		snprintf(rel, sizeof(rel), "/tmp/drnic-sysfs-%u", (unsigned int)getuid());
-		base = rel;
+		snprintf(tmp_base, sizeof(tmp_base), "/tmp/drnic-sysfs-%u", (unsigned int)getuid());
+		base = tmp_base;
 	}
 	len = snprintf(dir, sizeof(dir), "%s/%02x%02x%02x%02x%02x%02x/class/infiniband/%s", base,
 		       c->mac[0], c->mac[1], c->mac[2], c->mac[3], c->mac[4], c->mac[5], c->name);
