@@ -15,8 +15,9 @@
  * tell, as libibverbs cannot.)
  *
  * A hash set under one mutex: control path (create, destroy), and on the
- * data path only UD's post_send, which checks the AH each WR names before
- * following it. Any thread.
+ * data path post_send of a WR that names an object by pointer (a UD WR's
+ * AH, a BIND_MW's window and MR), checked before it is followed: a lock
+ * per such WR (noted in doc/design-notes.md). Any thread.
  */
 
 #include <stdbool.h>
