@@ -28,6 +28,7 @@ PACKAGES=(
 	libibverbs-dev meson ninja-build pkg-config python3-pyelftools gcc
 	clang libclang-rt-14-dev libhugetlbfs-bin tshark iproute2
 	ibverbs-utils perftest qperf ucx-utils gnuplot-nox sockperf
+	rdmacm-utils librdmacm-dev
 	qemu-system-x86 qemu-utils mmdebstrap tcpdump python3-scapy
 )
 
