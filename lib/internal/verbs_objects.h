@@ -71,6 +71,25 @@ extern int verbs_logtype;
  * Q_Key)? Read once (device.c). */
 bool verbs_privileged(void);
 
+/* QP 1, the GSI's (IBA 13.5): a UD QP that only verbs_create_gsi_qp()
+ * makes, one per device; ordinary QPs are numbered from VERBS_FIRST_QPN.
+ * It takes VERBS_GSI_QKEY as its Q_Key (and no other), without the
+ * privilege a user QP needs for a controlled one, so its sends that name a
+ * controlled Q_Key go out with it. */
+#define VERBS_GSI_QPN 1
+#define VERBS_GSI_QKEY 0x80010000u
+
+/*
+ * Create QP 1 of @p pd's device for its GSI agent (lib/ibcm), as
+ * drnic_create_qp() creates a UD QP from @p ia (qp_type DRNIC_QPT_UD, no
+ * SRQ). Datagrams to QPN 1 reach the engine of link queue
+ * drnic_link_qpn_queue(1, nb_engines): both CQs must have that comp_vector
+ * (modulo the device's engines). drnic_destroy_qp() destroys it.
+ * Returns the QP, or NULL with rte_errno EINVAL (bad argument, CQs of
+ * another engine), EBUSY (the device has a QP 1), ENOMEM. (qp.c)
+ */
+struct drnic_qp *verbs_create_gsi_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia);
+
 /* ------------------------------------------------------------------------ */
 /* Memory regions                                                           */
 /* ------------------------------------------------------------------------ */

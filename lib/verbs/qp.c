@@ -244,6 +244,10 @@ qp_check_values(const struct drnic_qp *qp, const struct drnic_qp_attr *a, int ma
 		return -EINVAL;
 	if ((mask & DRNIC_QP_PATH_MIG_STATE) && a->path_mig_state > DRNIC_MIG_ARMED)
 		return -EINVAL;
+	/* QP 1 takes the GSI's Q_Key and no other (IBA 13.5.3.1); it is the
+	 * agent's, so the rule below is not for it. */
+	if ((mask & DRNIC_QP_QKEY) && qp->qp_num == VERBS_GSI_QPN)
+		return a->qkey == VERBS_GSI_QKEY ? 0 : -EINVAL;
 	/* A controlled Q_Key (high bit set) is the privileged consumer's
 	 * (IBA 10.2.4, as Linux's CAP_NET_RAW rule). */
 	if ((mask & DRNIC_QP_QKEY) && (a->qkey & VERBS_QKEY_CONTROLLED) && !verbs_privileged())
@@ -545,7 +549,7 @@ qp_cq_put(struct drnic_cq *cq)
 }
 
 static struct drnic_qp *qp_create(struct drnic_device *dev, struct drnic_pd *pd,
-				  struct drnic_qp_init_attr *ia, unsigned int engine);
+				  struct drnic_qp_init_attr *ia, unsigned int engine, uint32_t qpn);
 static struct drnic_qp *qp_create_xrc_recv(struct drnic_qp_init_attr *ia);
 
 int
@@ -577,7 +581,28 @@ drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 		return NULL;
 	}
 	dev = pd->dev;
-	return qp_create(dev, pd, ia, (unsigned int)cq_comp_vector(ia->send_cq) % dev->nb_engines);
+	return qp_create(dev, pd, ia, (unsigned int)cq_comp_vector(ia->send_cq) % dev->nb_engines,
+			 0);
+}
+
+struct drnic_qp *
+verbs_create_gsi_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
+{
+	unsigned int engine;
+
+	if (!handle_live(pd, HANDLE_PD) || ia == NULL || ia->qp_type != DRNIC_QPT_UD ||
+	    ia->send_cq == NULL || ia->recv_cq == NULL || ia->srq != NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	/* Frames to QPN 1 reach the engine of its link queue: the QP and its
+	 * CQs must be that engine's (qp_create() checks the receive CQ). */
+	engine = drnic_link_qpn_queue(VERBS_GSI_QPN, (uint16_t)pd->dev->nb_engines);
+	if ((unsigned int)cq_comp_vector(ia->send_cq) % pd->dev->nb_engines != engine) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	return qp_create(pd->dev, pd, ia, engine, VERBS_GSI_QPN);
 }
 
 /* An XRC target QP: in its domain, on the XRC engine, no queue or CQ of
@@ -599,16 +624,17 @@ qp_create_xrc_recv(struct drnic_qp_init_attr *ia)
 	a.srq = NULL;
 	memset(&a.cap, 0, sizeof(a.cap));
 	a.cap.max_send_wr = 1;
-	qp = qp_create(ia->xrcd->dev, NULL, &a, VERBS_XRC_ENGINE);
+	qp = qp_create(ia->xrcd->dev, NULL, &a, VERBS_XRC_ENGINE, 0);
 	if (qp != NULL)
 		memset(&ia->cap, 0, sizeof(ia->cap));
 	return qp;
 }
 
-/* drnic_create_qp()'s work for every type, on engine @p engine. */
+/* drnic_create_qp()'s work for every type, on engine @p engine, numbered
+ * @p qpn (a special QP; 0: the next free number). */
 static struct drnic_qp *
 qp_create(struct drnic_device *dev, struct drnic_pd *pd, struct drnic_qp_init_attr *ia,
-	  unsigned int engine)
+	  unsigned int engine, uint32_t qpn)
 {
 	const struct verbs_engine_ops *eops = verbs_engine_ops();
 	bool xrc = ia->qp_type == DRNIC_QPT_XRC_SEND || ia->qp_type == DRNIC_QPT_XRC_RECV;
@@ -692,7 +718,14 @@ qp_create(struct drnic_device *dev, struct drnic_pd *pd, struct drnic_qp_init_at
 		rc = -EINVAL;
 		goto fail_async;
 	}
-	if (dev->nb_qp >= dev->cfg.max_qp || (qp->qp_num = qp_alloc_qpn(dev, engine)) == 0) {
+	if (qpn != 0 && atomic_load_explicit(&dev->qp_tab[qpn], memory_order_relaxed) != NULL) {
+		/* A special QP exists once per device. */
+		pthread_mutex_unlock(&dev->lock);
+		rc = -EBUSY;
+		goto fail_async;
+	}
+	if (dev->nb_qp >= dev->cfg.max_qp ||
+	    (qp->qp_num = qpn != 0 ? qpn : qp_alloc_qpn(dev, engine)) == 0) {
 		pthread_mutex_unlock(&dev->lock);
 		rc = -ENOMEM;
 		goto fail_async;

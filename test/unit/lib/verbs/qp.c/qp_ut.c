@@ -614,6 +614,69 @@ test_ud_modify(void)
 	CU_ASSERT_EQUAL(drnic_destroy_qp(qp), 0);
 }
 
+/* QP 1 (verbs_create_gsi_qp()): a UD QP numbered 1, once per device, on
+ * the engine that serves QPN 1; it takes the GSI's controlled Q_Key
+ * without privilege, and no other. Ordinary QPs never get 0 or 1. */
+static void
+test_gsi_qp(void)
+{
+	struct drnic_device *d2 = ut_dev_new(2, 8), *save = dev;
+	struct drnic_qp_init_attr ia;
+	struct drnic_qp_attr a;
+	struct drnic_qp *qp, *q2;
+
+	dev = d2;
+	pd.dev = d2;
+	CU_ASSERT_EQUAL_FATAL(handle_add(&pd, HANDLE_PD), 0);
+	ia = ut_init_attr();
+	CU_ASSERT_PTR_NULL(verbs_create_gsi_qp(&pd, &ia));   /* RC */
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	ia.qp_type = DRNIC_QPT_UD;
+	CU_ASSERT_PTR_NULL(verbs_create_gsi_qp(&pd, &ia));   /* CQs of engine 0 */
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	ia.send_cq = ia.recv_cq = (struct drnic_cq *)&cq1;
+	qp = verbs_create_gsi_qp(&pd, &ia);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(qp);
+	CU_ASSERT_EQUAL(drnic_qp_num(qp), VERBS_GSI_QPN);
+	CU_ASSERT_EQUAL(qp->engine, 1);
+	CU_ASSERT_PTR_EQUAL(verbs_qp_lookup(d2, 1), qp);
+	CU_ASSERT_PTR_NULL(verbs_create_gsi_qp(&pd, &ia));
+	CU_ASSERT_EQUAL(rte_errno, EBUSY);
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = DRNIC_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = 0x11111111;
+	ut_privileged = true;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, DRNIC_QP_STATE | DRNIC_QP_PKEY_INDEX |
+					DRNIC_QP_PORT | DRNIC_QP_QKEY), -EINVAL);
+	ut_privileged = false;
+	a.qkey = VERBS_GSI_QKEY;
+	CU_ASSERT_EQUAL(drnic_modify_qp(qp, &a, DRNIC_QP_STATE | DRNIC_QP_PKEY_INDEX |
+					DRNIC_QP_PORT | DRNIC_QP_QKEY), 0);
+	CU_ASSERT_EQUAL(ut_last_path.qkey, VERBS_GSI_QKEY);
+	ut_privileged = true;
+
+	/* The allocator starting at 0 skips 0 and 1. */
+	d2->qp_next = 0;
+	ia.qp_type = DRNIC_QPT_UD;
+	q2 = drnic_create_qp(&pd, &ia);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(q2);
+	CU_ASSERT(drnic_qp_num(q2) >= VERBS_FIRST_QPN);
+	CU_ASSERT_EQUAL(drnic_destroy_qp(q2), 0);
+
+	/* Destroyed, the number is free again. */
+	CU_ASSERT_EQUAL(drnic_destroy_qp(qp), 0);
+	CU_ASSERT_PTR_NULL(verbs_qp_lookup(d2, 1));
+	qp = verbs_create_gsi_qp(&pd, &ia);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(qp);
+	CU_ASSERT_EQUAL(drnic_destroy_qp(qp), 0);
+	CU_ASSERT_EQUAL(handle_take(&pd, HANDLE_PD), 0);
+	dev = save;
+	pd.dev = save;
+	ut_dev_free(d2);
+}
+
 /* Address handles: checked, the MAC resolved (a group's computed), and held
  * while a posted send names them; multicast attach rules. */
 static void
@@ -788,6 +851,7 @@ main(void)
 	CU_ADD_TEST(s, test_resolve);
 	CU_ADD_TEST(s, test_srq_qp);
 	CU_ADD_TEST(s, test_ud_modify);
+	CU_ADD_TEST(s, test_gsi_qp);
 	CU_ADD_TEST(s, test_ud_ah_mcast);
 	CU_ADD_TEST(s, test_xrc_masks);
 	return ut_run_all();
