@@ -55,32 +55,13 @@ capl_post(struct rnic_side *s, struct rnic_side *peer, enum drnic_wr_opcode op, 
 	return drnic_post_send(s->qp, &wr, &bad);
 }
 
-/* Run @p cmd; its first output line in @p out. Returns its exit status or -1. */
-static int
-capl_run(const char *cmd, char *out, size_t len)
-{
-	FILE *f = popen(cmd, "r");
-	size_t n = 0;
-	int st;
-
-	out[0] = '\0';
-	if (f == NULL)
-		return -1;
-	while (n + 1 < len && fgets(out + n, (int)(len - n), f) != NULL)
-		n = strlen(out);
-	while (fgetc(f) != EOF)
-		;
-	st = pclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static bool
 capl_have(const char *prog)
 {
 	char cmd[128], out[256];
 
 	snprintf(cmd, sizeof(cmd), "command -v %s", prog);
-	return capl_run(cmd, out, sizeof(out)) == 0;
+	return rnic_shell(cmd, out, sizeof(out)) == 0;
 }
 
 /*
@@ -105,7 +86,7 @@ capl_check_file(const char *file, uint64_t tx, uint64_t rx)
 		 "'{ if ($1 == \"2\" || $1 == \"0x00000002\") t++; else if ($1 == \"1\" || $1 == \"0x00000001\") r++; "
 		 "if ($2 != \"\") roce++; if ($3 != \"\") bad++ } "
 		 "END { printf \"%%d %%d %%d %%d\\n\", t, r, bad, roce }'", file);
-	rc = capl_run(cmd, out, sizeof(out));
+	rc = rnic_shell(cmd, out, sizeof(out));
 	TEST_ASSERT(rc == 0 && sscanf(out, "%lu %lu %lu %lu", &n_tx, &n_rx, &n_bad, &n_roce) == 4,
 		    "tshark fields of %s: %s", file, out);
 	printf("%s: tshark: %lu outbound, %lu inbound, %lu RoCE, %lu malformed\n", file, n_tx,
@@ -118,12 +99,12 @@ capl_check_file(const char *file, uint64_t tx, uint64_t rx)
 	snprintf(cmd, sizeof(cmd),
 		 "tshark -r %s --disable-protocol rpcordma -Y '_ws.expert.severity >= 8388608' "
 		 "2>/dev/null | wc -l", file);
-	TEST_ASSERT(capl_run(cmd, out, sizeof(out)) == 0 && strtoul(out, NULL, 10) == 0,
+	TEST_ASSERT(rnic_shell(cmd, out, sizeof(out)) == 0 && strtoul(out, NULL, 10) == 0,
 		    "frames with expert errors in %s: %s", file, out);
 	snprintf(cmd, sizeof(cmd),
 		 "tshark -r %s --disable-protocol rpcordma -T fields -e infiniband.bth.opcode "
 		 "2>/dev/null | sort -u | tr '\\n' ' '", file);
-	TEST_ASSERT(capl_run(cmd, out, sizeof(out)) == 0, "tshark opcodes");
+	TEST_ASSERT(rnic_shell(cmd, out, sizeof(out)) == 0, "tshark opcodes");
 	printf("%s: opcodes %s\n", file, out);
 	/* RC SEND only 4, WRITE only 10, READ request 12, READ response only
 	 * 16, ACK 17 (printed in decimal). */
@@ -139,7 +120,7 @@ capl_check_file(const char *file, uint64_t tx, uint64_t rx)
 	snprintf(cmd, sizeof(cmd),
 		 "editcap -F pcap %s %s.pcap && python3 %s %s.pcap | grep -o \"{.*}\"; rm -f %s.pcap",
 		 file, file, CAPL_CHECKER, file, file);
-	rc = capl_run(cmd, out, sizeof(out));
+	rc = rnic_shell(cmd, out, sizeof(out));
 	printf("%s: roce_pcap_check: %s", file, out);
 	TEST_ASSERT(strstr(out, "icrc_bad") == NULL, "bad ICRC in %s: %s", file, out);
 	{

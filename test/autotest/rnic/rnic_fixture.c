@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include <rte_errno.h>
@@ -18,6 +19,24 @@ rnic_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int
+rnic_shell(const char *cmd, char *out, size_t len)
+{
+	FILE *f = popen(cmd, "r");
+	size_t n = 0;
+	int st;
+
+	out[0] = '\0';
+	if (f == NULL)
+		return -1;
+	while (n + 1 < len && fgets(out + n, (int)(len - n), f) != NULL)
+		n = strlen(out);
+	while (fgetc(f) != EOF)
+		;
+	st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 void

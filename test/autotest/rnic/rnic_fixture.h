@@ -7,6 +7,7 @@
  * a registered buffer and a CQ on each side. Shared by the rnic autotests.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "drnic_engine.h"
@@ -69,6 +70,9 @@ int rnic_poll(struct rnic_side *s, struct drnic_wc *wc, int n);
 /* Poll: expect no completion for @p ms milliseconds. */
 int rnic_poll_none(struct rnic_side *s, unsigned int ms);
 void rnic_fill(uint8_t *p, size_t len, uint32_t seed);
+/* Run @p cmd through the shell, its output (as much as fits) in @p out.
+ * Returns its exit status, or -1 when it could not run. */
+int rnic_shell(const char *cmd, char *out, size_t len);
 /* CLOCK_MONOTONIC in ms, for the tests' deadlines. */
 uint64_t rnic_now_ms(void);
 
