@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef IBCM_RDMA_H
+#define IBCM_RDMA_H
+
+/*
+ * The RDMA CM layer's private objects, shared by ibcm_rdma.c (devices,
+ * agent threads, channels, ids, connections) and ibcm_addr.c (addresses,
+ * port spaces, address and route resolution).
+ *
+ * Locking: one mutex, ibcm.lock, guards every device's protocol instance
+ * and GSI sends, the device list, the port spaces and the state of every
+ * id. Ids cross devices (a wildcard listener listens on all of them, a
+ * port is taken in a port space, not on a device), so one lock orders
+ * them all without a lock hierarchy; it is held only for bounded work
+ * (the protocol, one engine step of the GSI agent), never while waiting.
+ * A channel's queue has its own mutex, taken inside ibcm.lock (never the
+ * other way round), so that drnic_ibcm_get_event() does not wait for the
+ * protocol.
+ */
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <rte_log.h>
+
+#include "drnic_ibcm.h"
+#include "ibcm_gsi.h"
+#include "ibcm_proto.h"
+
+extern int ibcm_rdma_logtype;
+#define IBCM_LOG(level, fmt, ...)                                               \
+	rte_log(RTE_LOG_##level, ibcm_rdma_logtype, "ibcm: " fmt "\n", ##__VA_ARGS__)
+#define IBCM_ID_LOG(level, id, fmt, ...)                                        \
+	rte_log(RTE_LOG_##level, ibcm_rdma_logtype, "ibcm id %p: " fmt "\n",   \
+		(const void *)(id), ##__VA_ARGS__)
+
+/* Packet life time of a RoCE path (Linux's rdma_cm uses 18 for RoCE):
+ * the local ACK timeout of a REQ is one more. */
+#define IBCM_ROCE_PACKET_LIFE 18
+#define IBCM_ROCE_HOP_LIMIT   64
+#define IBCM_MAX_MCAST        8    /* groups one UD id joins at once */
+#define IBCM_PORT_EPHEMERAL_LO 32768
+#define IBCM_PORT_EPHEMERAL_HI 60999
+
+/* States of an id, as rdma_cm's (enum rdma_cm_state). */
+enum ibcm_id_state {
+	IBCM_ID_IDLE = 0,
+	IBCM_ID_ADDR_QUERY,
+	IBCM_ID_ADDR_RESOLVED,
+	IBCM_ID_ROUTE_QUERY,
+	IBCM_ID_ROUTE_RESOLVED,
+	IBCM_ID_CONNECT,        /* active: REQ / SIDR_REQ out; passive: request delivered */
+	IBCM_ID_CONNECT_RESPONSE, /* active without a QP: REP delivered, RTU not sent */
+	IBCM_ID_ACCEPT,         /* passive: REP out, waiting for the RTU */
+	IBCM_ID_ESTABLISHED,
+	IBCM_ID_DISCONNECT,     /* disconnected (sent or received), time-wait may run */
+	IBCM_ID_ADDR_BOUND,
+	IBCM_ID_LISTEN,
+	IBCM_ID_DEVICE_REMOVAL,
+	IBCM_ID_ERROR,          /* rejected, unreachable: only destroy is useful */
+	IBCM_ID_STATE_COUNT,
+};
+
+const char *ibcm_id_state_str(enum ibcm_id_state s);
+
+/* One device added to the CM. */
+struct ibcm_dev {
+	TAILQ_ENTRY(ibcm_dev) next;
+	struct drnic_device *dev;
+	struct ibcm_proto *proto;
+	struct ibcm_gsi *gsi;
+	pthread_t thread;
+	bool thread_started;
+	int epfd, timerfd, wakefd;
+	bool stop;                      /* under ibcm.lock */
+	bool inline_mode;               /* the agent runs the engine itself */
+	uint64_t timer_armed;           /* the timerfd's deadline (agent thread) */
+	uint8_t mac[6];
+	enum drnic_mtu active_mtu;
+	unsigned int nb_gids;
+	union drnic_gid gid[DRNIC_GID_TABLE_LEN];
+	uint8_t cm_timeout;             /* CM response timeout we advertise */
+	int max_rd_atom;                /* device's max_qp_rd_atom */
+	uint64_t ca_guid;               /* node GUID: REQ / REP local_ca_guid */
+};
+
+/* A queued event; ev.param's private_data is fixed up when copied out. */
+struct ibcm_qev {
+	TAILQ_ENTRY(ibcm_qev) next;
+	struct drnic_ibcm_event ev;
+	bool pdata_inline;              /* private_data points into ev.pdata */
+};
+TAILQ_HEAD(ibcm_qev_list, ibcm_qev);
+
+struct drnic_ibcm_channel {
+	TAILQ_ENTRY(drnic_ibcm_channel) next;
+	pthread_mutex_t lock;           /* the queue and the eventfd count */
+	struct ibcm_qev_list queue;
+	int efd;                        /* EFD_SEMAPHORE: one count per queued event */
+	unsigned int nb_ids;            /* under ibcm.lock */
+};
+
+struct ibcm_mcast {
+	union drnic_gid gid;
+	struct sockaddr_storage addr;
+	void *context;
+	bool used;
+};
+
+struct drnic_ibcm_id {
+	TAILQ_ENTRY(drnic_ibcm_id) next;
+	struct drnic_ibcm_channel *ch;
+	void *context;
+	enum drnic_ibcm_ps ps;
+	enum drnic_qp_type qp_type;
+	enum ibcm_id_state state;
+	struct ibcm_dev *dev;           /* NULL: not bound to a device */
+	struct sockaddr_storage src;    /* port set once bound */
+	struct sockaddr_storage dst;
+	bool bound;                     /* holds src's port in its port space */
+	bool reuseaddr, afonly;
+	bool tos_set, ack_timeout_set;
+	uint8_t tos, ack_timeout;
+	struct drnic_ibcm_route route;
+	uint64_t addr_deadline;         /* ADDR_QUERY: give up then (ns) */
+	struct drnic_qp *qp;            /* attached QP (not owned) */
+	struct ibcm_conn *conn;
+	/* Connection parameters, for the QP's attributes. */
+	uint32_t remote_qpn, rq_psn, sq_psn, remote_qkey;
+	uint8_t resp_res, init_depth;   /* our max_dest_rd_atomic / max_rd_atomic */
+	uint8_t retry_cnt, rnr_retry, local_ack_timeout;
+	uint32_t flow_label;            /* of the path (the REQ's) */
+	bool have_remote;               /* remote_qpn, rq_psn known */
+	bool active;
+	bool disc_reported;             /* DISCONNECTED delivered once */
+	/* Listener: requests delivered and not accepted or rejected yet. */
+	int backlog, pending;
+	struct drnic_ibcm_id *listener; /* a request not answered yet: its listener */
+	struct ibcm_mcast mcast[IBCM_MAX_MCAST];
+};
+
+/* The CM's global state (ibcm_rdma.c). */
+struct ibcm_global {
+	pthread_mutex_t lock;
+	TAILQ_HEAD(, ibcm_dev) devs;
+	TAILQ_HEAD(, drnic_ibcm_id) ids;
+};
+extern struct ibcm_global ibcm;
+
+/* CLOCK_MONOTONIC in nanoseconds: the protocol's clock. */
+uint64_t ibcm_now(void);
+
+/* Queue an event for @p id on its channel (under ibcm.lock). @p pdata of
+ * @p len bytes is copied into the event. */
+void ibcm_id_event(struct drnic_ibcm_id *id, enum drnic_ibcm_event_type type, int status,
+		   const void *pdata, size_t len);
+/* Queue @p ev (its event, status and params set) for @p id, with @p len
+ * bytes of private data (under ibcm.lock). */
+void ibcm_id_event_full(struct drnic_ibcm_id *id, struct drnic_ibcm_event *ev,
+			const void *pdata, size_t len);
+/* Queue @p ev for @p id as it is (private_data not into ev->pdata). */
+void ibcm_queue_raw(struct drnic_ibcm_id *id, struct drnic_ibcm_event *ev);
+/* A new id on @p ch (under ibcm.lock); NULL: no memory. */
+struct drnic_ibcm_id *ibcm_id_alloc(struct drnic_ibcm_channel *ch, void *context,
+				    enum drnic_ibcm_ps ps, enum drnic_qp_type qp_type);
+/* drnic_ibcm_destroy_id()'s core, under ibcm.lock. */
+void ibcm_id_destroy_locked(struct drnic_ibcm_id *id);
+/* Wake @p d's agent thread (timers or pending work changed). */
+void ibcm_dev_kick(struct ibcm_dev *d);
+
+/* ---- ibcm_conn.c ---------------------------------------------------- */
+
+/* The protocol's event op (under ibcm.lock; ctx is the ibcm_dev). */
+void ibcm_conn_event(void *ctx, const struct ibcm_event *ev);
+/* Listen on @p d for the listening @p id (its service ID), once per device
+ * and service ID. */
+int ibcm_listen_register(struct ibcm_dev *d, struct drnic_ibcm_id *id);
+/* @p id stops listening (its service ID is released where no other
+ * listener needs it). */
+void ibcm_listen_stop(struct drnic_ibcm_id *id);
+
+/* ---- ibcm_addr.c ---------------------------------------------------- */
+
+/* The 16-byte GID of a sockaddr (IPv4 mapped); false: not AF_INET(6). */
+bool ibcm_sa_gid(const struct sockaddr *sa, union drnic_gid *gid);
+/* A sockaddr of family @p family for GID @p gid and port @p port. */
+void ibcm_sa_from_gid(struct sockaddr_storage *ss, int family, const union drnic_gid *gid,
+		      uint16_t port);
+uint16_t ibcm_sa_port(const struct sockaddr *sa);
+void ibcm_sa_set_port(struct sockaddr_storage *ss, uint16_t port);
+bool ibcm_sa_is_any(const struct sockaddr *sa);
+socklen_t ibcm_sa_len(const struct sockaddr *sa);
+/* The device that owns @p gid, and the index of that GID; NULL: none. */
+struct ibcm_dev *ibcm_dev_by_gid(const union drnic_gid *gid, int *index);
+/* Index of @p gid in @p d's table, or -1. */
+int ibcm_dev_gid_index(const struct ibcm_dev *d, const union drnic_gid *gid);
+/* Release @p id's port (under ibcm.lock). */
+void ibcm_port_release(struct drnic_ibcm_id *id);
+/* Whether the listening @p id takes a request for @p dst on @p d. */
+bool ibcm_listen_matches(const struct drnic_ibcm_id *id, const struct ibcm_dev *d,
+			 const union drnic_gid *dst);
+/* Agent thread, under ibcm.lock: poll the ids of @p d waiting for a MAC.
+ * @return true while some still wait. */
+bool ibcm_addr_poll(struct ibcm_dev *d, uint64_t now);
+/* Bind @p id to @p addr, under ibcm.lock (drnic_ibcm_bind_addr's core). */
+int ibcm_bind_locked(struct drnic_ibcm_id *id, const struct sockaddr *addr);
+
+#endif /* IBCM_RDMA_H */
