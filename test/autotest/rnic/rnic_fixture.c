@@ -209,9 +209,9 @@ rnic_pair_open(struct rnic_pair *p, const struct rnic_pair_opts *o)
 	rc = rnic_side_open(&p->a, na, wire, 1, o);
 	if (rc == 0)
 		rc = rnic_side_open(&p->b, nb, wire, 2, o);
-	if (rc == 0)
+	if (rc == 0 && !o->qp_reset)
 		rc = rnic_qp_connect(&p->a, &p->b, o);
-	if (rc == 0)
+	if (rc == 0 && !o->qp_reset)
 		rc = rnic_qp_connect(&p->b, &p->a, o);
 	if (rc < 0) {
 		printf("rnic_pair_open: %s\n", strerror(-rc));

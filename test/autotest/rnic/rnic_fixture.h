@@ -55,6 +55,7 @@ struct rnic_pair_opts {
 	const char *ipv6[2];
 	enum drnic_qp_type qp_type;  /* 0: RC; or DRNIC_QPT_UC, DRNIC_QPT_UD */
 	unsigned int cq_flags;       /* drnic_cq_attr::flags of both CQs */
+	bool qp_reset;               /* leave both QPs in RESET (a CM connects them) */
 };
 
 int rnic_pair_open(struct rnic_pair *p, const struct rnic_pair_opts *o);
