@@ -28,6 +28,9 @@
  * resent within a fraction of a second. */
 #define CMT_TIMEOUT   "14"
 
+/* Progress mode of the devices cmt_open() opens (inline unless a test says). */
+static enum drnic_progress_mode cmt_mode = DRNIC_PROGRESS_INLINE;
+
 struct cmt {
 	struct rnic_pair p;
 	struct drnic_ibcm_channel *ca, *cb;   /* A's (client) and B's (server) channels */
@@ -91,7 +94,7 @@ cmt_close(struct cmt *t)
 static int
 cmt_open(struct cmt *t, enum drnic_qp_type type, const char *extra_a, const char *extra_b)
 {
-	struct rnic_pair_opts o = { .mode = DRNIC_PROGRESS_INLINE, .qp_reset = true };
+	struct rnic_pair_opts o = { .mode = cmt_mode, .qp_reset = true };
 	int rc;
 
 	memset(t, 0, sizeof(*t));
@@ -365,6 +368,19 @@ rnic_ibcm_rc(void)
 	return cmt_run(cmt_rc_body, 0, DRNIC_QPT_RC, NULL, NULL);
 }
 
+/* The same with engines on their own lcore: the agent threads sleep on
+ * their fds instead of running the engine every millisecond. */
+static int
+rnic_ibcm_rc_dedicated(void)
+{
+	int rc;
+
+	cmt_mode = DRNIC_PROGRESS_DEDICATED;
+	rc = cmt_run(cmt_rc_body, 0, DRNIC_QPT_RC, NULL, NULL);
+	cmt_mode = DRNIC_PROGRESS_INLINE;
+	return rc;
+}
+
 /* Round 0: the server disconnects; round 1: both at once. */
 static int
 cmt_disconnect_round(struct cmt *t, int round)
@@ -634,6 +650,7 @@ rnic_ibcm_api(void)
 }
 
 DRNIC_TEST_REGISTER(rnic_ibcm_rc_autotest, DRNIC_TEST_FAST, rnic_ibcm_rc);
+DRNIC_TEST_REGISTER(rnic_ibcm_rc_dedicated_autotest, DRNIC_TEST_FAST, rnic_ibcm_rc_dedicated);
 DRNIC_TEST_REGISTER(rnic_ibcm_disconnect_autotest, DRNIC_TEST_FAST, rnic_ibcm_disconnect);
 DRNIC_TEST_REGISTER(rnic_ibcm_reject_autotest, DRNIC_TEST_FAST, rnic_ibcm_reject);
 DRNIC_TEST_REGISTER(rnic_ibcm_ud_autotest, DRNIC_TEST_FAST, rnic_ibcm_ud);
