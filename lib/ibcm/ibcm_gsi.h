@@ -17,8 +17,9 @@
  * answered here (RespTimeValue, no redirection). Malformed datagrams (not
  * 256 bytes, base version not 1) are dropped and counted.
  *
- * Single-threaded: one thread (the owner's agent thread) calls
- * ibcm_gsi_process() and ibcm_gsi_send(); the fd may be polled anywhere.
+ * Not thread-safe: the owner serialises ibcm_gsi_process() and
+ * ibcm_gsi_send() (ibcm_rdma.c calls both under the CM's lock, from its
+ * agent thread and from API calls); the fd may be polled anywhere.
  */
 
 #include <stddef.h>
