@@ -15,13 +15,13 @@
  * resolutions.
  *
  * Inline progress: the device's engines move only when some thread runs
- * them, and a progress helper (lib/progress) may or may not be running.
- * The agent cannot tell whether anybody else does, so in inline mode it
- * never sleeps longer than a millisecond: each round runs
- * ibcm_gsi_process(), which runs the inline engines once, so MADs (and
- * the ARP answers of address resolution) arrive within about a
- * millisecond whether or not a helper runs. In dedicated mode it sleeps
- * until one of its fds fires.
+ * them. When the process's progress helper (lib/progress) runs, it runs
+ * them, and QP 1's completion channel wakes the agent as in dedicated
+ * mode. Without a helper the agent never sleeps longer than a
+ * millisecond: each round runs ibcm_gsi_process(), which runs the inline
+ * engines once, so MADs arrive within about a millisecond. While an
+ * address resolution waits for ARP / ND it also looks every millisecond.
+ * In dedicated mode it sleeps until one of its fds fires.
  */
 #include <errno.h>
 #include <poll.h>
@@ -38,6 +38,7 @@
 #include <rte_random.h>
 #include <rte_tailq.h>
 
+#include "drnic_progress.h"
 #include "ibcm_rdma.h"
 #include "verbs_objects.h"
 
@@ -332,7 +333,7 @@ ibcm_agent_main(void *arg)
 
 	for (;;) {
 		uint64_t now, next, v;
-		bool waiting;
+		bool waiting, poll_engine;
 		int n, i, rc;
 
 		pthread_mutex_lock(&ibcm.lock);
@@ -353,7 +354,12 @@ ibcm_agent_main(void *arg)
 		pthread_mutex_unlock(&ibcm.lock);
 
 		ibcm_dev_arm_timer(d, next, now);
-		n = epoll_wait(d->epfd, evs, RTE_DIM(evs), d->inline_mode || waiting ? 1 : -1);
+		/* Inline engines that nobody else runs: run them every ms. A
+		 * progress helper runs them for us, and QP 1's completions then
+		 * wake us through the GSI fd. */
+		poll_engine = d->inline_mode &&
+			      drnic_progress_state() == DRNIC_PROGRESS_STATE_STOPPED;
+		n = epoll_wait(d->epfd, evs, RTE_DIM(evs), poll_engine || waiting ? 1 : -1);
 		for (i = 0; i < n; i++) {
 			if (evs[i].data.fd == d->wakefd)
 				(void)!read(d->wakefd, &v, sizeof(v));
