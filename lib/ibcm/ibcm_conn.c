@@ -400,7 +400,7 @@ ibcm_connect_rc(struct drnic_ibcm_id *id, const struct drnic_ibcm_conn_param *pa
 		return -EINVAL;
 	sport = ibcm_sa_port((const struct sockaddr *)&id->src);
 	dport = ibcm_sa_port((const struct sockaddr *)&id->dst);
-	id->sq_psn = ibcm_rand_psn();
+	id->rq_psn = ibcm_rand_psn();
 	id->resp_res = ibcm_min8(param->responder_resources, (unsigned int)id->dev->max_rd_atom);
 	id->init_depth = ibcm_min8(param->initiator_depth, (unsigned int)id->dev->max_rd_atom);
 	id->retry_cnt = ibcm_min8(param->retry_count, 7);
@@ -417,7 +417,7 @@ ibcm_connect_rc(struct drnic_ibcm_id *id, const struct drnic_ibcm_conn_param *pa
 	req.remote_cm_resp_timeout = id->dev->cm_timeout;
 	req.transport_service = id->qp_type == DRNIC_QPT_UC ? 1 : 0;
 	req.e2e_flow_control = param->flow_control ? 1 : 0;
-	req.starting_psn = id->sq_psn;
+	req.starting_psn = id->rq_psn;   /* what we expect: see ibcm_on_rep() */
 	req.local_cm_resp_timeout = id->dev->cm_timeout;
 	req.retry_count = id->retry_cnt;
 	req.pkey = 0xFFFF;
@@ -541,7 +541,7 @@ ibcm_accept_rc(struct drnic_ibcm_id *id, const struct drnic_ibcm_conn_param *par
 				 (unsigned int)id->dev->max_rd_atom);
 	id->init_depth = ibcm_min8(RTE_MIN(param->initiator_depth, id->init_depth),
 				   (unsigned int)id->dev->max_rd_atom);
-	id->sq_psn = ibcm_rand_psn();
+	id->rq_psn = ibcm_rand_psn();
 	if (id->qp != NULL) {
 		rc = ibcm_qp_ready(id);
 		if (rc < 0)
@@ -549,7 +549,7 @@ ibcm_accept_rc(struct drnic_ibcm_id *id, const struct drnic_ibcm_conn_param *par
 	}
 	memset(&rep, 0, sizeof(rep));
 	rep.local_qpn = id->qp != NULL ? drnic_qp_num(id->qp) : (param->qp_num & 0xFFFFFF);
-	rep.starting_psn = id->sq_psn;
+	rep.starting_psn = id->rq_psn;
 	rep.responder_resources = id->resp_res;
 	rep.initiator_depth = id->init_depth;
 	rep.target_ack_delay = IBCM_TARGET_ACK_DELAY;
@@ -874,7 +874,7 @@ ibcm_on_request(struct ibcm_dev *d, const struct ibcm_event *ev, bool sidr)
 		id->route.traffic_class = req->primary.traffic_class;
 		id->flow_label = req->primary.flow_label;
 		id->remote_qpn = req->local_qpn;
-		id->rq_psn = req->starting_psn;
+		id->sq_psn = req->starting_psn;
 		id->have_remote = true;
 		id->retry_cnt = req->retry_count;
 		id->rnr_retry = req->rnr_retry_count;
@@ -905,7 +905,14 @@ ibcm_on_rep(struct drnic_ibcm_id *id, const struct drnic_mad_cm_rep *rep)
 	int rc;
 
 	id->remote_qpn = rep->local_qpn;
-	id->rq_psn = rep->starting_psn;
+	/*
+	 * A REQ's or REP's starting PSN is the first PSN its sender expects
+	 * to receive: we send from the REP's, the passive side from the
+	 * REQ's. So Linux's CM and ConnectX NICs do (cx_nvme-discover.pcap:
+	 * the active side's first SEND carries the REP's PSN, the passive
+	 * side's first READ the REQ's), and rxe NAKs anything else.
+	 */
+	id->sq_psn = rep->starting_psn;
 	id->have_remote = true;
 	id->init_depth = ibcm_min8(id->init_depth, rep->responder_resources);
 	id->resp_res = ibcm_min8(id->resp_res, rep->initiator_depth);

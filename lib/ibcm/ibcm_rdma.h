@@ -133,7 +133,7 @@ struct drnic_ibcm_id {
 	uint8_t resp_res, init_depth;   /* our max_dest_rd_atomic / max_rd_atomic */
 	uint8_t retry_cnt, rnr_retry, local_ack_timeout;
 	uint32_t flow_label;            /* of the path (the REQ's) */
-	bool have_remote;               /* remote_qpn, rq_psn known */
+	bool have_remote;               /* remote_qpn and the peer's PSN known */
 	bool active;
 	bool disc_reported;             /* DISCONNECTED delivered once */
 	/* Listener: requests delivered and not accepted or rejected yet. */
