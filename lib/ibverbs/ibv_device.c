@@ -738,6 +738,7 @@ dibv_context_close(struct dibv_context *c)
 		keep_queue = drnic_async_queue_destroy(c->async) < 0;
 	}
 	if (--d->refs == 0) {
+		dibv_cm_close(d);
 		if (atomic_load(&dibv_progress_dev) == d->dev) {
 			atomic_store(&dibv_progress_dev, NULL);
 			dibv_helper_stop_join();

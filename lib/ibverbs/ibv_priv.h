@@ -62,6 +62,7 @@ struct dibv_device {
 	struct drnic_device *dev;         /* open while refs > 0 */
 	unsigned int refs;
 	atomic_size_t dm_used;            /* device memory handed out */
+	bool cm_open;                     /* drnic_ibcm_add_device() done */
 };
 
 struct dibv_context {
@@ -247,6 +248,10 @@ void dibv_context_ops_init(struct dibv_context *c);
 /* An SRQ of @p a's type (attributes in and out through @p attr). */
 struct ibv_srq *dibv_srq_new(struct ibv_pd *pd, struct drnic_srq_init_attr *a,
 			     struct ibv_srq_attr *attr, void *srq_context);
+
+/* ibv_export.c: take the device out of the connection manager (d->lock
+ * held, before the device closes). */
+void dibv_cm_close(struct dibv_device *d);
 
 /* ibv_xrc.c: XRC domains, ibv_create_srq_ex, ibv_get_srq_num */
 void dibv_xrc_ops_init(struct dibv_context *c);

@@ -17,6 +17,7 @@
 
 #include "drnic_engine.h"
 #include "drnic_progress.h"
+#include "ibv_export.h"
 #include "ibv_priv.h"
 
 #undef ibv_reg_mr
@@ -1200,37 +1201,7 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 	rc = drnic_query_qp(q->dqp, &a, attr_mask, &ia);
 	if (rc < 0)
 		return dibv_errno(rc);
-	memset(attr, 0, sizeof(*attr));
-	attr->qp_state = (enum ibv_qp_state)a.qp_state;
-	attr->cur_qp_state = (enum ibv_qp_state)a.cur_qp_state;
-	attr->path_mtu = (enum ibv_mtu)a.path_mtu;
-	attr->path_mig_state = (enum ibv_mig_state)a.path_mig_state;
-	attr->qkey = a.qkey;
-	attr->rq_psn = a.rq_psn;
-	attr->sq_psn = a.sq_psn;
-	attr->dest_qp_num = a.dest_qp_num;
-	attr->qp_access_flags = a.qp_access_flags;
-	attr->cap.max_send_wr = a.cap.max_send_wr;
-	attr->cap.max_recv_wr = a.cap.max_recv_wr;
-	attr->cap.max_send_sge = a.cap.max_send_sge;
-	attr->cap.max_recv_sge = a.cap.max_recv_sge;
-	attr->cap.max_inline_data = a.cap.max_inline_data;
-	dibv_ah_from_drnic(&a.ah_attr, &attr->ah_attr);
-	dibv_ah_from_drnic(&a.alt_ah_attr, &attr->alt_ah_attr);
-	attr->pkey_index = a.pkey_index;
-	attr->alt_pkey_index = a.alt_pkey_index;
-	attr->en_sqd_async_notify = a.en_sqd_async_notify;
-	attr->sq_draining = a.sq_draining;
-	attr->max_rd_atomic = a.max_rd_atomic;
-	attr->max_dest_rd_atomic = a.max_dest_rd_atomic;
-	attr->min_rnr_timer = a.min_rnr_timer;
-	attr->port_num = a.port_num;
-	attr->timeout = a.timeout;
-	attr->retry_cnt = a.retry_cnt;
-	attr->rnr_retry = a.rnr_retry;
-	attr->alt_port_num = a.alt_port_num;
-	attr->alt_timeout = a.alt_timeout;
-	attr->rate_limit = a.rate_limit;
+	drnic_ibv_qp_attr_from_drnic(&a, attr);
 	memset(init_attr, 0, sizeof(*init_attr));
 	init_attr->qp_context = qp->qp_context;
 	init_attr->send_cq = qp->send_cq;
