@@ -14,7 +14,11 @@
 # DRNIC_IBV_DEBUG=1: the progress helper says how it waits; over af_packet it
 # must sleep on the link's receive wake-up, and frames must end its sleeps.
 #
-# Usage: two_proc.sh BUILD/lib/ibverbs [quick]
+# The RDMA CM programs (rdmacm-utils, perftest -R) run through the drop-in
+# librdmacm.so.1 and drnic's connection manager: the server listens on
+# drnic's own address, the client connects to it with CM MADs on QP 1.
+#
+# Usage: two_proc.sh BUILD/lib/ibverbs [quick | cm]   (cm: the CM programs only)
 set -u
 . "$(dirname "$0")/common.sh"
 need_pkgs
@@ -57,30 +61,46 @@ EOC
 mkcfg S "$VS" 10.232.0.12 10.232.0.11 02:00:00:32:00:12 fd32::12
 mkcfg C "$VC" 10.232.0.11 10.232.0.12 02:00:00:32:00:11 fd32::11
 
-# pair NAME PROGRAM ARGS... : server and client; both must exit 0.
-pair() {
-	local name=$1 prog=$2
-	shift 2
-	local rs rc spid
-	PORT=$((PORT + 1))
+# pair_run NAME WAIT "SERVER COMMAND" "CLIENT COMMAND": server and client;
+# both must exit 0. The client starts when the server listens on TCP port
+# WAIT, or for WAIT "cm" (RDMA CM programs: no TCP port to wait for) once
+# the server had CM_WAIT seconds to open its device and listen.
+CM_WAIT=${CM_WAIT:-3}
+pair_run() {
+	local name=$1 wait=$2 scmd=$3 ccmd=$4 rs rc spid
 	ip netns exec "$NSS" env DRNIC_CONFIG="$TMP/S.ini" LD_LIBRARY_PATH="$IBV_LIB" \
-		timeout 90 "$prog" "$@" -p $PORT >"$TMP/$name.s" 2>&1 &
+		timeout 90 $scmd >"$TMP/$name.s" 2>&1 &
 	spid=$!
 	PIDS+=($spid)
-	netns_wait_listen "$NSS" $PORT || fail "$name: server not listening on $PORT"
+	if [ "$wait" = cm ]; then
+		sleep "$CM_WAIT"
+	else
+		netns_wait_listen "$NSS" "$wait" || fail "$name: server not listening on $wait"
+	fi
 	ip netns exec "$NSC" env DRNIC_CONFIG="$TMP/C.ini" LD_LIBRARY_PATH="$IBV_LIB" \
-		timeout 90 "$prog" "$@" -p $PORT 10.232.0.2 >"$TMP/$name.c" 2>&1
+		timeout 90 $ccmd >"$TMP/$name.c" 2>&1
 	rc=$?
 	wait $spid
 	rs=$?
 	LAST_S="$TMP/$name.s" LAST_C="$TMP/$name.c"
 	if [ $rs != 0 ] || [ $rc != 0 ]; then
-		fail "$name: $prog $*: exit server $rs client $rc"
-		grep -v "^EAL\|^TELEMETRY" "$TMP/$name.s" | sed 's/^/  server| /' | tail -8
-		grep -v "^EAL\|^TELEMETRY" "$TMP/$name.c" | sed 's/^/  client| /' | tail -8
+		fail "$name: $ccmd: exit server $rs client $rc"
+		grep -v "^EAL\|^TELEMETRY\|^drnic ibverbs\|will not fit" "$LAST_S" |
+			sed 's/^/  server| /' | tail -8
+		grep -v "^EAL\|^TELEMETRY\|^drnic ibverbs\|will not fit" "$LAST_C" |
+			sed 's/^/  client| /' | tail -8
 		return 1
 	fi
 	return 0
+}
+
+# pair NAME PROGRAM ARGS... : a verbs program's server and client (-p PORT,
+# the client names the server's kernel address for the TCP exchange).
+pair() {
+	local name=$1 prog=$2
+	shift 2
+	PORT=$((PORT + 1))
+	pair_run "$name" $PORT "$prog $* -p $PORT" "$prog $* -p $PORT 10.232.0.2"
 }
 
 # ibverbs-utils' pingpongs print "N iters in S seconds = U usec/iter" on
@@ -151,9 +171,72 @@ helper_spins() {
 		fail "$name: counters missing: $(grep -E 'qp [0-9]+:|stats drnic0' "$LAST_C" | head -3)"
 }
 
+SIP=10.232.0.12 CIP=10.232.0.11     # drnic's addresses (mkcfg above)
+cm_pair() { pair_run "$1" cm "$2" "$3"; }
+
+# cm_expect NAME FILE REGEX WHAT: FILE (LAST_S / LAST_C) has a line REGEX.
+cm_expect() {
+	grep -qE "$3" "$2" && ok "$1: $4" || fail "$1: no /$3/ in $(basename "$2")"
+}
+
+cm_programs() {
+	local P=$((PORT + 700)) n
+	# rping: 100 pings of the client, each checked (-V), as RDMA READ and
+	# WRITE between the two buffers; the server's and client's addresses
+	# are drnic's.
+	if cm_pair rping "rping -s -a $SIP -p $P -v -V -C 100" "rping -c -a $SIP -p $P -v -V -C 100"
+	then
+		n=$(grep -c "^ping data: rdma-ping-" "$LAST_C")
+		[ "$n" = 100 ] && ok "rping: 100 pings checked (-V) on both sides" ||
+			fail "rping: $n pings of 100 in the client's output"
+	fi
+	# ucmatose: RC connections with private data, SENDs both ways,
+	# disconnect; one and then ten connections.
+	cm_pair ucmatose "ucmatose -b $SIP -p $((P + 1))" "ucmatose -s $SIP -p $((P + 1))" &&
+		cm_expect ucmatose "$LAST_C" "^test complete" "one connection, 10 messages each way"
+	cm_pair ucmatose.c10 "ucmatose -b $SIP -p $((P + 2)) -c 10 -C 50" \
+		"ucmatose -s $SIP -p $((P + 2)) -c 10 -C 50" &&
+		cm_expect ucmatose.c10 "$LAST_C" "^test complete" "10 connections, 50 messages each"
+	# udaddy: UD through SIDR_REQ / SIDR_REP (its port is fixed: 7174).
+	cm_pair udaddy "udaddy -b $SIP" "udaddy -s $SIP" &&
+		cm_expect udaddy "$LAST_C" "^test complete" "SIDR, UD messages both ways"
+	# rdma_server / rdma_client: synchronous ids (rdma_create_ep,
+	# rdma_get_request) and the rdma_verbs.h helpers.
+	cm_pair rdma_server "rdma_server -s $SIP -p $((P + 3))" "rdma_client -s $SIP -p $((P + 3))" &&
+		cm_expect rdma_server "$LAST_C" "^rdma_client: end 0" "rdma_client: end 0" &&
+		cm_expect rdma_server "$LAST_S" "^rdma_server: end 0" "rdma_server: end 0"
+	# rdma_xserver / rdma_xclient over RC, and over XRC.
+	cm_pair rdma_xserver "rdma_xserver -p $((P + 4)) -c r" "rdma_xclient -s $SIP -p $((P + 4)) -c r" &&
+		cm_expect rdma_xserver "$LAST_C" "end 0" "RC: rdma_xclient: end 0"
+	cm_pair rdma_xserver.x "rdma_xserver -p $((P + 5)) -c x" "rdma_xclient -s $SIP -p $((P + 5)) -c x" &&
+		cm_expect rdma_xserver.x "$LAST_C" "end 0" "XRC: rdma_xclient: end 0"
+	# cmtime: connection set-up steps timed over 100 connections.
+	if cm_pair cmtime "cmtime -b $SIP -p $((P + 6)) -c 100" "cmtime -s $SIP -p $((P + 6)) -c 100"; then
+		cm_expect cmtime "$LAST_C" "^connect" "100 connections: $(grep -E '^(connect|disconnect) ' "$LAST_C" | tr -s ' ' | tr '\n' ';')"
+	fi
+	# mckey: a UD multicast group joined on both sides, 10 messages from
+	# the sender to the receiver.
+	cm_pair mckey "mckey -m 239.1.2.3 -b $SIP -C 10" "mckey -m 239.1.2.3 -s -b $CIP -C 10" &&
+		cm_expect mckey "$LAST_S" "^test complete" "10 multicast messages received"
+	# perftest over the CM (-R): the client names the server's drnic address.
+	local p
+	for p in "ib_write_bw -R" "ib_send_lat -R" "ib_read_lat -R" "ib_send_bw -R -c UD"; do
+		P=$((P + 10))
+		if cm_pair "perf.${p// /}" "$p -p $P -n 200" "$p -p $P -n 200 $SIP"; then
+			case $p in *_lat*) perftest_figure "$p" "$LAST_C" lat ;;
+				   *) perftest_figure "$p" "$LAST_C" bw ;; esac
+		fi
+	done
+}
+
 export DRNIC_IBV_DEBUG=1
 N=200
 [ "$QUICK" = quick ] && N=50
+if [ "$QUICK" = cm ]; then
+	cm_programs
+	[ $FAIL = 0 ] && echo PASS || echo FAILED
+	exit $FAIL
+fi
 pingpong ibv_rc_pingpong rc.default 1000 -g 0
 pingpong ibv_rc_pingpong rc.nogid 200          # AV without GRH: [ibverbs] peer_ipv4
 pingpong ibv_rc_pingpong rc.size 100 -g 0 -s 65536
@@ -262,6 +345,8 @@ for mode in unknown connectx; do
 	# Multicast (perftest's IPv6 group ff01::2:c985:0:0:0:0, so GID 1).
 	perf "$mode.ud.mcast_bw" ib_send_bw -c UD -g -x 1 -n $N
 done
+
+cm_programs
 
 [ $FAIL = 0 ] && echo PASS || echo FAILED
 exit $FAIL
