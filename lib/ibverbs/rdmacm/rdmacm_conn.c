@@ -194,8 +194,8 @@ rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 }
 
 /**
- * rdma_accept(3): the QP (if any) to RTR and RTS, then REP (SIDR_REP on UD
- * ids). Without a value of the program's, the RDMA READ resources answer
+ * rdma_accept(3): the QP (if any) to RTR, REP (SIDR_REP on UD ids), the QP
+ * to RTS. Without a value of the program's, the RDMA READ resources answer
  * the request's, within the device's limits.
  */
 RCM_EXPORT int
@@ -203,6 +203,7 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
 	struct drnic_ibcm_conn_param p;
 	struct rcm_id *w;
+	bool move;
 	int rc;
 
 	if (id == NULL)
@@ -216,15 +217,24 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	if (conn_param == NULL || conn_param->initiator_depth == RDMA_MAX_INIT_DEPTH)
 		p.initiator_depth = w->req_responder_resources < p.initiator_depth ?
 				    w->req_responder_resources : p.initiator_depth;
-	if (id->qp_type != IBV_QPT_UD && id->qp != NULL) {
-		if (rcm_qp_move(w, IBV_QPS_RTR, p.responder_resources) < 0 ||
-		    rcm_qp_move(w, IBV_QPS_RTS, p.initiator_depth) < 0)
-			return -1;
-	}
+	move = id->qp_type != IBV_QPT_UD && id->qp != NULL;
+	if (move && rcm_qp_move(w, IBV_QPS_RTR, p.responder_resources) < 0)
+		return -1;
 	rc = drnic_ibcm_accept(w->did, &p);
 	if (rc < 0) {
 		rcm_qp_error(w);
 		return rcm_err(rc);
+	}
+	/* RTS once the REP is out: lib/ibcm picks the send PSN the REP
+	 * carries in drnic_ibcm_accept(), so the CM's RTS attributes hold it
+	 * only now. Our side sends nothing before the program has its
+	 * ESTABLISHED; RTR, before the REP, takes the peer's first packets. */
+	if (move && rcm_qp_move(w, IBV_QPS_RTS, p.initiator_depth) < 0) {
+		int e = errno;
+
+		rcm_qp_error(w);
+		(void)drnic_ibcm_disconnect(w->did);
+		return rcm_seterr(e);
 	}
 	if (id->qp_type == IBV_QPT_UD)
 		return 0;
