@@ -963,7 +963,12 @@ dibv_qp_new(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_qp_init_attr 
 	a.cap.max_recv_wr = ia->cap.max_recv_wr ? ia->cap.max_recv_wr : 1;
 	a.cap.max_send_sge = ia->cap.max_send_sge ? ia->cap.max_send_sge : 1;
 	a.cap.max_recv_sge = ia->cap.max_recv_sge ? ia->cap.max_recv_sge : 1;
-	a.cap.max_inline_data = ia->cap.max_inline_data;
+	/* As rxe and ConnectX: a send WQE has room for its SGEs, which
+	 * inline data may use (rdma_xclient posts 16 inline bytes on a QP
+	 * asked for none), within the device's limit. */
+	a.cap.max_inline_data = RTE_MAX(ia->cap.max_inline_data,
+					RTE_MIN(a.cap.max_send_sge * 16u,
+						dibv_ctx(ctx)->d->cfg.max_inline_data));
 	q->dqp = drnic_create_qp(pd != NULL ? ((struct dibv_pd *)(void *)pd)->dpd : NULL, &a);
 	if (q->dqp == NULL) {
 		errno = rte_errno ? rte_errno : EINVAL;
