@@ -3,9 +3,10 @@
  * The drop-in librdmacm's devices: as librdmacm, every device is opened once
  * for the process on the first call that needs one, and stays open; each
  * gets the connection manager (drnic_ibv_cm_open()). rdma_get_devices,
- * rdma_free_devices, and the default PD of rdma_create_qp.
+ * rdma_free_devices, and the default PD and XRC domain of rdma_create_qp.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,8 @@ rcm_fini(void)
 	int i;
 
 	for (i = 0; i < rcm_nb_devs; i++) {
+		if (rcm_devs[i].xrcd != NULL && ibv_close_xrcd(rcm_devs[i].xrcd) != 0)
+			continue;
 		if (rcm_devs[i].pd != NULL && ibv_dealloc_pd(rcm_devs[i].pd) != 0)
 			continue;
 		ibv_close_device(rcm_devs[i].ctx);
@@ -131,6 +134,29 @@ rcm_default_pd(struct ibv_context *ctx)
 	pd = d->pd;
 	pthread_mutex_unlock(&rcm_dev_lock);
 	return pd;
+}
+
+struct ibv_xrcd *
+rcm_default_xrcd(struct ibv_context *ctx)
+{
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1,
+		.oflags = O_CREAT,
+	};
+	struct rcm_device *d = rcm_device_of_ctx(ctx);
+	struct ibv_xrcd *x;
+
+	if (d == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pthread_mutex_lock(&rcm_dev_lock);
+	if (d->xrcd == NULL)
+		d->xrcd = ibv_open_xrcd(ctx, &xa);
+	x = d->xrcd;
+	pthread_mutex_unlock(&rcm_dev_lock);
+	return x;
 }
 
 /** rdma_get_devices(3): the open contexts, NULL-terminated. */

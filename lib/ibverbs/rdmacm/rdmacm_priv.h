@@ -57,6 +57,7 @@ struct rcm_device {
 	struct ibv_context *ctx;
 	struct drnic_device *dev;
 	struct ibv_pd *pd;                /* default PD, made on first need */
+	struct ibv_xrcd *xrcd;            /* XRC domain of XRC ids, likewise */
 	int max_qp_rd_atom;               /* responder resources */
 	int max_qp_init_rd_atom;          /* initiator depth */
 };
@@ -69,6 +70,8 @@ struct rcm_device *rcm_device_of(const struct drnic_device *dev);
 struct rcm_device *rcm_device_of_ctx(const struct ibv_context *ctx);
 /* The context's default PD (rdma_create_qp without one). */
 struct ibv_pd *rcm_default_pd(struct ibv_context *ctx);
+/* The context's XRC domain (XRC_RECV QPs and XRC SRQs without one). */
+struct ibv_xrcd *rcm_default_xrcd(struct ibv_context *ctx);
 
 /* ------------------------------------------------------------------------ */
 /* Channels and ids (rdmacm_id.c)                                           */
@@ -114,7 +117,6 @@ struct rcm_id {
 	/* CQs and channels rdma_create_qp made (freed with the QP). */
 	bool own_cqs;
 	struct ibv_srq *own_srq;          /* rdma_create_srq's */
-	struct ibv_xrcd *own_xrcd;
 	struct ibv_cq *own_srq_cq;
 	struct rcm_mcast *mcasts;
 };

@@ -8,7 +8,6 @@
  * (drnic_ibcm_init_qp_attr()); a UD QP goes to RTS at once.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +26,12 @@ rcm_qp_move(struct rcm_id *w, enum ibv_qp_state state, uint8_t resources)
 	if (rc < 0)
 		return rcm_err(rc);
 	drnic_ibv_qp_attr_from_drnic(&da, &qa);
+	/* The CM knows XRC ids as RC ones: an XRC initiator takes none of the
+	 * responder's attributes, a target none of the requester's. */
+	if (w->id.qp->qp_type == IBV_QPT_XRC_SEND)
+		mask &= ~(IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	else if (w->id.qp->qp_type == IBV_QPT_XRC_RECV)
+		mask &= ~(IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 	if (resources != 0xFF && state == IBV_QPS_RTR && (mask & IBV_QP_MAX_DEST_RD_ATOMIC))
 		qa.max_dest_rd_atomic = resources;
 	if (resources != 0xFF && state == IBV_QPS_RTS && (mask & IBV_QP_MAX_QP_RD_ATOMIC))
@@ -190,7 +195,13 @@ rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 		return -1;
 	attr->pd = pd;
 	attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
-	if (id->srq != NULL && attr->srq == NULL)
+	if (attr->qp_type == IBV_QPT_XRC_RECV && !(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD)) {
+		attr->xrcd = rcm_default_xrcd(id->verbs);
+		if (attr->xrcd == NULL)
+			return -1;
+		attr->comp_mask |= IBV_QP_INIT_ATTR_XRCD;
+	}
+	if (id->srq != NULL && attr->srq == NULL && attr->qp_type != IBV_QPT_XRC_RECV)
 		attr->srq = id->srq;
 	if (rcm_cqs_make(w, attr) < 0)
 		return -1;
@@ -250,7 +261,7 @@ rdma_destroy_qp(struct rdma_cm_id *id)
 /* SRQs                                                                     */
 /* ------------------------------------------------------------------------ */
 
-/* The XRC domain and CQ rdma_create_srq_ex() made. */
+/* The CQ rdma_create_srq_ex() made. */
 static void
 rcm_srq_extras_free(struct rcm_id *w)
 {
@@ -263,13 +274,10 @@ rcm_srq_extras_free(struct rcm_id *w)
 		id->recv_cq_channel = NULL;
 		w->own_srq_cq = NULL;
 	}
-	if (w->own_xrcd != NULL) {
-		ibv_close_xrcd(w->own_xrcd);
-		w->own_xrcd = NULL;
-	}
 }
 
-/** rdma_create_srq_ex(3): an XRC SRQ gets an XRC domain and a CQ if none. */
+/** rdma_create_srq_ex(3): an XRC SRQ gets the device's XRC domain and a CQ
+ * of its own if none. */
 RCM_EXPORT int
 rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr)
 {
@@ -292,16 +300,9 @@ rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr)
 	}
 	if (attr->srq_type == IBV_SRQT_XRC) {
 		if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || attr->xrcd == NULL) {
-			struct ibv_xrcd_init_attr xa = {
-				.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-				.fd = -1,
-				.oflags = O_CREAT,
-			};
-
-			w->own_xrcd = ibv_open_xrcd(id->verbs, &xa);
-			if (w->own_xrcd == NULL)
+			attr->xrcd = rcm_default_xrcd(id->verbs);
+			if (attr->xrcd == NULL)
 				return -1;
-			attr->xrcd = w->own_xrcd;
 			attr->comp_mask |= IBV_SRQ_INIT_ATTR_XRCD;
 		}
 		if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || attr->cq == NULL) {
@@ -338,7 +339,8 @@ rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_init_at
 	ex.srq_context = attr->srq_context;
 	ex.attr = attr->attr;
 	ex.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | (pd != NULL ? IBV_SRQ_INIT_ATTR_PD : 0);
-	ex.srq_type = IBV_SRQT_BASIC;
+	ex.srq_type = id != NULL && id->qp_type == IBV_QPT_XRC_RECV ? IBV_SRQT_XRC
+								: IBV_SRQT_BASIC;
 	ex.pd = pd;
 	rc = rdma_create_srq_ex(id, &ex);
 	if (rc == 0)
@@ -346,7 +348,7 @@ rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_init_at
 	return rc;
 }
 
-/** rdma_destroy_srq(3): and the XRC domain and CQ made for it. */
+/** rdma_destroy_srq(3): and the CQ made for it. */
 RCM_EXPORT void
 rdma_destroy_srq(struct rdma_cm_id *id)
 {
