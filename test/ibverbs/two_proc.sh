@@ -63,8 +63,9 @@ mkcfg C "$VC" 10.232.0.11 10.232.0.12 02:00:00:32:00:11 fd32::11
 
 # pair_run NAME WAIT "SERVER COMMAND" "CLIENT COMMAND": server and client;
 # both must exit 0. The client starts when the server listens on TCP port
-# WAIT, or for WAIT "cm" (RDMA CM programs: no TCP port to wait for) once
-# the server had CM_WAIT seconds to open its device and listen.
+# WAIT; RDMA CM programs have no TCP port to wait for: for WAIT "cm:REGEX"
+# once the server printed REGEX (and half a second more), for WAIT "cm"
+# once the server had CM_WAIT seconds to open its device and listen.
 CM_WAIT=${CM_WAIT:-3}
 pair_run() {
 	local name=$1 wait=$2 scmd=$3 ccmd=$4 rs rc spid
@@ -74,6 +75,12 @@ pair_run() {
 	PIDS+=($spid)
 	if [ "$wait" = cm ]; then
 		sleep "$CM_WAIT"
+	elif [ "${wait#cm:}" != "$wait" ]; then
+		for _ in $(seq 200); do
+			grep -qE "${wait#cm:}" "$TMP/$name.s" 2>/dev/null && break
+			sleep 0.1
+		done
+		sleep 0.5
 	else
 		netns_wait_listen "$NSS" "$wait" || fail "$name: server not listening on $wait"
 	fi
@@ -172,7 +179,7 @@ helper_spins() {
 }
 
 SIP=10.232.0.12 CIP=10.232.0.11     # drnic's addresses (mkcfg above)
-cm_pair() { pair_run "$1" cm "$2" "$3"; }
+cm_pair() { pair_run "$1" "${4:-cm}" "$2" "$3"; }  # NAME SERVER CLIENT [WAIT]
 
 # cm_expect NAME FILE REGEX WHAT: FILE (LAST_S / LAST_C) has a line REGEX.
 cm_expect() {
@@ -210,8 +217,10 @@ cm_programs() {
 		cm_expect rdma_xserver "$LAST_C" "end 0" "RC: rdma_xclient: end 0"
 	cm_pair rdma_xserver.x "rdma_xserver -p $((P + 5)) -c x" "rdma_xclient -s $SIP -p $((P + 5)) -c x" &&
 		cm_expect rdma_xserver.x "$LAST_C" "end 0" "XRC: rdma_xclient: end 0"
-	# cmtime: connection set-up steps timed over 100 connections.
-	if cm_pair cmtime "cmtime -b $SIP -p $((P + 6)) -c 100" "cmtime -s $SIP -p $((P + 6)) -c 100"; then
+	# cmtime: connection set-up steps timed over 100 connections (its
+	# server serves until killed).
+	if cm_pair cmtime "$(dirname "$0")/serve_for.sh 20 cmtime -b $SIP -p $((P + 6)) -c 100" \
+		"cmtime -s $SIP -p $((P + 6)) -c 100"; then
 		cm_expect cmtime "$LAST_C" "^connect" "100 connections: $(grep -E '^(connect|disconnect) ' "$LAST_C" | tr -s ' ' | tr '\n' ';')"
 	fi
 	# mckey: a UD multicast group joined on both sides, 10 messages from
@@ -222,7 +231,8 @@ cm_programs() {
 	local p
 	for p in "ib_write_bw -R" "ib_send_lat -R" "ib_read_lat -R" "ib_send_bw -R -c UD"; do
 		P=$((P + 10))
-		if cm_pair "perf.${p// /}" "$p -p $P -n 200" "$p -p $P -n 200 $SIP"; then
+		if cm_pair "perf.${p// /}" "$p -p $P -n 200" "$p -p $P -n 200 $SIP" \
+			"cm:Waiting for client rdma_cm QP"; then
 			case $p in *_lat*) perftest_figure "$p" "$LAST_C" lat ;;
 				   *) perftest_figure "$p" "$LAST_C" bw ;; esac
 		fi
