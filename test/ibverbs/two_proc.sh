@@ -227,11 +227,12 @@ cm_programs() {
 	# the sender to the receiver.
 	cm_pair mckey "mckey -m 239.1.2.3 -b $SIP -C 10" "mckey -m 239.1.2.3 -s -b $CIP -C 10" &&
 		cm_expect mckey "$LAST_S" "^test complete" "10 multicast messages received"
-	# perftest over the CM (-R): the client names the server's drnic address.
+	# perftest over the CM (-R): the client names the server's drnic address
+	# (line-buffered server: its "Waiting" line must reach the file at once).
 	local p
 	for p in "ib_write_bw -R" "ib_send_lat -R" "ib_read_lat -R" "ib_send_bw -R -c UD"; do
 		P=$((P + 10))
-		if cm_pair "perf.${p// /}" "$p -p $P -n 200" "$p -p $P -n 200 $SIP" \
+		if cm_pair "perf.${p// /}" "stdbuf -oL $p -p $P -n 200" "$p -p $P -n 200 $SIP" \
 			"cm:Waiting for client rdma_cm QP"; then
 			case $p in *_lat*) perftest_figure "$p" "$LAST_C" lat ;;
 				   *) perftest_figure "$p" "$LAST_C" bw ;; esac
