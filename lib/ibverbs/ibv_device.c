@@ -24,6 +24,7 @@
  * Environment overrides: DRNIC_VENDOR_ID, DRNIC_VENDOR_PART_ID.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <net/if.h>
@@ -1066,7 +1067,13 @@ ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 	if (context == NULL || event == NULL)
 		return -1;
 	q = dibv_ctx(context)->async;
-	rc = drnic_get_async_event(q, &ev);
+	/* A non-blocking async_fd (UCX makes it so, then calls this once the
+	 * fd polls readable, until EAGAIN) answers EAGAIN when the queue is
+	 * empty, as libibverbs' read() of its fd does. */
+	if (fcntl(context->async_fd, F_GETFL) & O_NONBLOCK)
+		rc = drnic_try_get_async_event(q, &ev);
+	else
+		rc = drnic_get_async_event(q, &ev);
 	if (rc < 0) {
 		errno = -rc;
 		return -1;
