@@ -541,7 +541,6 @@ ibcm_accept_rc(struct drnic_ibcm_id *id, const struct drnic_ibcm_conn_param *par
 				 (unsigned int)id->dev->max_rd_atom);
 	id->init_depth = ibcm_min8(RTE_MIN(param->initiator_depth, id->init_depth),
 				   (unsigned int)id->dev->max_rd_atom);
-	id->rq_psn = ibcm_rand_psn();
 	if (id->qp != NULL) {
 		rc = ibcm_qp_ready(id);
 		if (rc < 0)
@@ -875,6 +874,9 @@ ibcm_on_request(struct ibcm_dev *d, const struct ibcm_event *ev, bool sidr)
 		id->flow_label = req->primary.flow_label;
 		id->remote_qpn = req->local_qpn;
 		id->sq_psn = req->starting_psn;
+		/* Chosen now, not in accept: librdmacm moves the QP to RTR
+		 * with drnic_ibcm_init_qp_attr() before it accepts. */
+		id->rq_psn = ibcm_rand_psn();
 		id->have_remote = true;
 		id->retry_cnt = req->retry_count;
 		id->rnr_retry = req->rnr_retry_count;
