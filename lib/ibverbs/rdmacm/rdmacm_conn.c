@@ -7,7 +7,9 @@
  * accept and disconnect, the device's limits on the connection's RDMA
  * READ resources, the wait of synchronous ids.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +65,8 @@ rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 	return rcm_complete(w);
 }
 
+static void rcm_debug_listen(struct drnic_ibcm_id *did);
+
 /** rdma_listen(3). */
 RCM_EXPORT int
 rdma_listen(struct rdma_cm_id *id, int backlog)
@@ -72,7 +76,40 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 	if (id == NULL)
 		return rcm_seterr(EINVAL);
 	rc = drnic_ibcm_listen(rcm_id_of(id)->did, backlog);
-	return rc < 0 ? rcm_err(rc) : 0;
+	if (rc < 0)
+		return rcm_err(rc);
+	rcm_debug_listen(rcm_id_of(id)->did);
+	return 0;
+}
+
+/*
+ * With DRNIC_IBV_DEBUG set, say on stderr where an id listens, as the
+ * kernel's `rdma resource show cm_id` lists it: scripts wait for that line
+ * before they start a client (an RDMA CM server opens no TCP port).
+ */
+static void
+rcm_debug_listen(struct drnic_ibcm_id *did)
+{
+	const char *v = getenv("DRNIC_IBV_DEBUG");
+	char host[INET6_ADDRSTRLEN] = "?";
+	struct sockaddr_storage ss;
+	unsigned int port = 0;
+
+	if (v == NULL || v[0] == '\0' || strcmp(v, "0") == 0 ||
+	    drnic_ibcm_id_src_addr(did, &ss) < 0)
+		return;
+	if (ss.ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)&ss;
+
+		inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
+		port = ntohs(sin->sin_port);
+	} else if (ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&ss;
+
+		inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
+		port = ntohs(sin6->sin6_port);
+	}
+	fprintf(stderr, "drnic rdmacm: rdma_listen %s:%u\n", host, port);
 }
 
 /**

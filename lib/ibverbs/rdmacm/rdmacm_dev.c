@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,8 +85,23 @@ rcm_init(void)
 __attribute__((destructor)) static void
 rcm_fini(void)
 {
+	const char *v = getenv("DRNIC_IBV_DEBUG");
+	bool debug = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
 	int i;
 
+	for (i = 0; i < rcm_nb_devs; i++) {
+		struct drnic_ibcm_stats st;
+
+		/* DRNIC_IBV_DEBUG: the CM's counters, as the drop-in prints its own */
+		if (debug && drnic_ibcm_stats_get(rcm_devs[i].dev, &st) == 0)
+			fprintf(stderr, "drnic rdmacm: %s: MADs rx %" PRIu64 " tx %" PRIu64
+				", REQ rx %" PRIu64 " tx %" PRIu64 ", retransmits %" PRIu64
+				", duplicates answered %" PRIu64 ", dropped %" PRIu64
+				", timeouts %" PRIu64 ", REJ no listener %" PRIu64 "\n",
+				ibv_get_device_name(rcm_devs[i].ctx->device), st.rx_mads,
+				st.tx_mads, st.rx_by_attr[0], st.tx_by_attr[0], st.retransmits,
+				st.dup_answered, st.dropped, st.timeouts, st.rej_no_listener);
+	}
 	for (i = 0; i < rcm_nb_devs; i++) {
 		if (rcm_devs[i].xrcd != NULL && ibv_close_xrcd(rcm_devs[i].xrcd) != 0)
 			continue;
