@@ -39,8 +39,8 @@ _Static_assert(VERBS_GSI_QKEY == DRNIC_MAD_GSI_QKEY, "the GSI's Q_Key");
 _Static_assert(VERBS_GSI_QPN == DRNIC_MAD_GSI_QPN, "the GSI's QPN");
 
 #define IBCM_GSI_GRH 40            /* the GRH area before each datagram */
-#define IBCM_GSI_NB_RECV 64        /* receive buffers */
-#define IBCM_GSI_NB_SEND 32        /* send buffers */
+#define IBCM_GSI_NB_RECV 512       /* receive buffers (Linux's QP 1 posts 512 too) */
+#define IBCM_GSI_NB_SEND 256       /* send buffers */
 #define IBCM_GSI_NB_AH 8           /* cached address handles */
 #define IBCM_GSI_BURST 32
 /* wr_id of a receive: its buffer index with this bit; of a send: the index. */

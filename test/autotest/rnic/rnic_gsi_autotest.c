@@ -585,7 +585,7 @@ gsi_pair_run(struct gsi_ctx *c)
 	/* Every send buffer in flight: -ENOBUFS, until completions come. */
 	rxb0 = c->rxb.n;
 	TEST_ASSERT_SUCCESS(gsi_req(mad, GSI_TID | 23, &c->gid_a, &c->gid_b), "REQ build");
-	for (i = 0; i < 64; i++) {
+	for (i = 0; i < 1024; i++) {   /* more than the agent's send buffers */
 		rc = ibcm_gsi_send(c->ga, &to_b, mad, sizeof(mad));
 		if (rc != 0)
 			break;
