@@ -26,6 +26,9 @@
 #     uxd        UD and UC both ways (uxd_peer.c on both sides, drnic's through
 #                the drop-in): GRH area, WC fields, bytes; one packet lost by
 #                drnic's injector loses exactly its UC message
+#     cm         the RDMA CM: rping -V, ucmatose, udaddy on drnic's librdmacm
+#                <-> rxe's kernel CM, both roles; REJ to no listener; a lost
+#                REQ either way resent
 # Environment: DRNIC_INTEROP_DIR (cache, default /var/tmp/drnic-interop),
 #   DRNIC_INTEROP_KEEP=1 (leave the VM and network up), DRNIC_ROCE_PCAP_CHECK.
 # Exit: 0 pass, 1 fail, 77 skip (not root, no qemu/network/image: says why).
@@ -36,7 +39,7 @@ IBV_DIR=${2:?} VHOST=${3:?} VVM=${4:?}
 # The UD/UC peer is built beside the rxe side's verbs peer.
 UXD=$(dirname "$VVM")/interop-uxd
 shift 4
-CASES=${*:-pingpong ibverbs perftest recovery verbs uxd}
+CASES=${*:-pingpong ibverbs perftest recovery verbs uxd cm}
 . "$HERE/rig.sh"
 
 T0=$SECONDS
@@ -203,8 +206,19 @@ cap_start() { # NAME
 # cap_check MIN_ROCE: stop the capture; tshark decodes every frame (RoCE or
 # ARP, nothing malformed), at least MIN_ROCE RoCE frames, every ICRC valid.
 cap_check() {
-	local min=$1 total roce other bad res
-	sleep 0.5
+	local min=$1 total roce other bad res size last=-1 same=0 i
+	# tcpdump may lag behind a busy machine: stop it once the file has
+	# stopped growing (and SIGINT makes it drop what it has not read)
+	for i in $(seq 100); do
+		size=$(stat -c %s "$CAP" 2>/dev/null || echo 0)
+		if [ "$size" = "$last" ]; then
+			same=$((same + 1))
+			[ $same -ge 3 ] && break
+		else
+			same=0 last=$size
+		fi
+		sleep 0.2
+	done
 	kill -INT "$TCPDUMP" 2>/dev/null
 	wait "$TCPDUMP" 2>/dev/null
 	TCPDUMP=
@@ -481,6 +495,138 @@ case_uxd() {
 	case_end
 }
 
+# The RDMA CM: Debian's rdmacm-utils on drnic's librdmacm.so.1 against the
+# same programs on rxe's kernel CM, both roles; then a REQ to a port nobody
+# listens on (REJ, reason 8: invalid service ID) and lost CM MADs (drnic's
+# injector loses the first RoCE frame out, then the first in: the REQ; the
+# side that sent it resends it after its CM response timeout).
+vm_cm_listening() { # PORT: the VM's kernel has a listening cm_id there
+	local i
+	for i in $(seq 60); do
+		vm "rdma resource show cm_id" 2>/dev/null | grep -q "LISTEN.*:$1\( \|$\)" && return 0
+		sleep 0.5
+	done
+	return 1
+}
+host_cm_listening() { # LOG PORT: drnic's librdmacm logged its rdma_listen
+	local i
+	for i in $(seq 150); do
+		grep -q "rdma_listen .*:$2\$" "$1" 2>/dev/null && return 0
+		sleep 0.2
+	done
+	return 1
+}
+# cm_pair NAME SIDE(vm|host) 'SERVER COMMAND' 'CLIENT COMMAND' [LISTEN_PORT]:
+# @SRV@ is the server's address, @PORT@ a fresh port; both must exit 0.
+cm_pair() {
+	local name=$1 side=$2 scmd=$3 ccmd=$4 lport=${5:-} spid rs rc srv
+	PORT=$((PORT + 1))
+	lport=${lport:-$PORT}
+	if [ "$side" = vm ]; then srv=$RIG_VM_IP; else srv=$RIG_DRNIC_IP; fi
+	scmd=${scmd//@PORT@/$PORT}; scmd=${scmd//@SRV@/$srv}
+	ccmd=${ccmd//@PORT@/$PORT}; ccmd=${ccmd//@SRV@/$srv}
+	if [ "$side" = vm ]; then
+		vm "timeout 150 $scmd" >"$TMP/$name.vm" 2>&1 &
+		spid=$!
+		vm_cm_listening "$lport" || fail "$name: no listener in the VM on port $lport"
+		ibv_cm "$TMP/$name.host" $ccmd
+		rc=$?
+	else
+		ibv_cm "$TMP/$name.host" $scmd &
+		spid=$!
+		host_cm_listening "$TMP/$name.host" "$lport" || fail "$name: drnic never listened on $lport"
+		vm "timeout 150 $ccmd" >"$TMP/$name.vm" 2>&1
+		rc=$?
+	fi
+	wait $spid
+	rs=$?
+	echo "  $name: server ($side) exit $rs, client exit $rc"
+	if [ $rs != 0 ] || [ $rc != 0 ]; then
+		fail "$name: exit server $rs client $rc"
+		sed 's/^/    vm| /' "$TMP/$name.vm" | tail -6
+		grep -hv '^EAL\|TELEMETRY' "$TMP/$name.host" 2>/dev/null | sed 's/^/    drnic| /' | tail -6
+		return 1
+	fi
+	return 0
+}
+ibv_cm() { # LOG PROGRAM ARGS...: a Debian RDMA CM program on drnic's drop-ins
+	local log=$1
+	shift
+	DRNIC_CONFIG=${CM_INI:-$TMP/drnic.ini} DRNIC_IBV_DEBUG=1 LD_LIBRARY_PATH=$IBV_DIR \
+		timeout 150 "$@" >"$log" 2>&1
+}
+cm_reqs() { # WHO: CM REQs sent by drnic|rxe in the last capture
+	local mac=$RIG_DRNIC_MAC
+	[ "$1" = rxe ] && mac=$RIG_VM_MAC
+	tshark -r "$CAP" -T fields -e frame.number \
+		-Y "eth.src==$mac && infiniband.mad.attributeid==0x0010" 2>/dev/null | wc -l
+}
+
+case_cm() {
+	case_begin cm
+	cap_start cm
+	local s c n
+	# rping: 100 pings with data validation, both roles
+	cm_pair cm.rping.rxe-srv vm "rping -s -a @SRV@ -p @PORT@ -C 100 -V" \
+		"rping -c -a @SRV@ -p @PORT@ -C 100 -v -V"
+	cm_pair cm.rping.drnic-srv host "rping -s -a @SRV@ -p @PORT@ -C 100 -V" \
+		"rping -c -a @SRV@ -p @PORT@ -C 100 -v -V"
+	for f in "$TMP/cm.rping.rxe-srv.host" "$TMP/cm.rping.drnic-srv.vm"; do
+		n=$(grep -c "^ping data: rdma-ping-" "$f")
+		[ "$n" = 100 ] || fail "$(basename "$f"): $n of 100 pings echoed"
+	done
+	# ucmatose (RC, 2 connections, 10 messages each) and udaddy (UD via SIDR)
+	cm_pair cm.ucmatose.rxe-srv vm "ucmatose -p @PORT@ -c 2 -C 10" \
+		"ucmatose -s @SRV@ -p @PORT@ -c 2 -C 10"
+	cm_pair cm.ucmatose.drnic-srv host "ucmatose -p @PORT@ -c 2 -C 10" \
+		"ucmatose -s @SRV@ -p @PORT@ -c 2 -C 10"
+	cm_pair cm.udaddy.rxe-srv vm "udaddy -c 2 -C 10" "udaddy -s @SRV@ -c 2 -C 10" 7174
+	cm_pair cm.udaddy.drnic-srv host "udaddy -c 2 -C 10" "udaddy -s @SRV@ -c 2 -C 10" 7174
+	for f in "$TMP"/cm.ucmatose.* "$TMP"/cm.udaddy.*; do
+		grep -q "test complete" "$f" || fail "$(basename "$f"): no 'test complete'"
+	done
+	# No listener on that port: REJ with reason 8, either way.
+	PORT=$((PORT + 1))
+	ibv_cm "$TMP/cm.nolisten.host" rping -c -a "$RIG_VM_IP" -p $PORT -C 1
+	grep -q "RDMA_CM_EVENT_REJECTED, error 8" "$TMP/cm.nolisten.host" &&
+		ok "cm: drnic's REQ to a port rxe does not listen on: REJECTED, reason 8" ||
+		fail "cm: no 'REJECTED, error 8' from rxe: $(grep -m1 -i 'event\|error' "$TMP/cm.nolisten.host")"
+	# drnic listens on PORT, rxe asks for PORT + 100
+	PORT=$((PORT + 1))
+	ibv_cm "$TMP/cm.nolisten.drnic.host" rping -s -a "$RIG_DRNIC_IP" -p $PORT -C 1 &
+	local spid=$!
+	host_cm_listening "$TMP/cm.nolisten.drnic.host" $PORT || fail "cm.nolisten: drnic never listened"
+	vm "timeout 60 rping -c -a $RIG_DRNIC_IP -p $((PORT + 100)) -C 1" >"$TMP/cm.nolisten.drnic.vm" 2>&1
+	grep -q "RDMA_CM_EVENT_REJECTED, error 8" "$TMP/cm.nolisten.drnic.vm" &&
+		ok "cm: rxe's REQ to a port drnic does not listen on: REJECTED, reason 8" ||
+		fail "cm: no 'REJECTED, error 8' from drnic: $(grep -m1 -i 'event\|error' "$TMP/cm.nolisten.drnic.vm")"
+	pkill -f "rping -s -a $RIG_DRNIC_IP -p $PORT" 2>/dev/null   # it saw no client
+	wait $spid 2>/dev/null
+	cap_check 40
+	# Lost MADs: drnic's first frame out (its REQ), then its first frame in
+	# (rxe's REQ) are lost; the sender's CM resends the REQ after its CM
+	# response timeout (drnic's own counters say so; rxe's resent REQ is
+	# on the wire before drnic's link loses it).
+	cap_start cm-lost
+	sed "s|^link_args = .*|&,fault_drop_nth=1|" "$TMP/drnic.ini" >"$TMP/drnic-cmlossy.ini"
+	CM_INI=$TMP/drnic-cmlossy.ini cm_pair cm.lost-tx vm "rping -s -a @SRV@ -p @PORT@ -C 10 -V" \
+		"rping -c -a @SRV@ -p @PORT@ -C 10 -v -V"
+	sed "s|^link_args = .*|&,fault_dir=rx,fault_drop_nth=1|" "$TMP/drnic.ini" >"$TMP/drnic-cmlossy.ini"
+	CM_INI=$TMP/drnic-cmlossy.ini cm_pair cm.lost-rx host "rping -s -a @SRV@ -p @PORT@ -C 10 -V" \
+		"rping -c -a @SRV@ -p @PORT@ -C 10 -v -V"
+	cap_check 20
+	s=$(sed -n 's/.*drnic rdmacm: .* REQ rx [0-9]* tx \([0-9]*\), retransmits \([0-9]*\).*/\1 \2/p' \
+		"$TMP/cm.lost-tx.host")
+	c=$(cm_reqs rxe)
+	echo "  drnic's REQs sent, retransmits: ${s:-none}; rxe's REQs on the wire: $c"
+	[ "${s#* }" = 1 ] && ok "cm: drnic's lost REQ resent once, connected" ||
+		fail "cm: drnic's lost REQ: REQs sent and retransmits '${s:-none}' (1 retransmit expected)"
+	[ "$c" = 2 ] && ok "cm: rxe's REQ lost in drnic resent once, connected" ||
+		fail "cm: rxe's REQ lost in drnic: $c REQs on the wire (2 expected)"
+	[ $CASE_OK = 1 ] && ok "rping -V, ucmatose and udaddy both ways between drnic's librdmacm and rxe's CM"
+	case_end
+}
+
 ibv_lossy() {
 	local log=$1
 	shift
@@ -489,7 +635,7 @@ ibv_lossy() {
 
 for c in $CASES; do
 	case $c in
-	pingpong|ibverbs|perftest|recovery|verbs|uxd) "case_$c" ;;
+	pingpong|ibverbs|perftest|recovery|verbs|uxd|cm) "case_$c" ;;
 	*) echo "FAIL: unknown case $c"; FAIL=1 ;;
 	esac
 done

@@ -24,7 +24,8 @@ fi
 
 # Guest packages. mmdebstrap's minbase has no init: rxe-init below is PID 1.
 GUEST_PKGS=(linux-image-amd64 initramfs-tools zstd kmod iproute2 procps
-	openssh-server rdma-core ibverbs-providers ibverbs-utils perftest iputils-arping)
+	openssh-server rdma-core ibverbs-providers ibverbs-utils perftest iputils-arping
+	rdmacm-utils)
 
 # ---- customize hook (mmdebstrap runs "$0 --hook ROOT" with OUT exported)
 hook() {
@@ -52,7 +53,8 @@ modprobe virtio_net; modprobe virtio_rng 2>/dev/null
 i=0; while [ ! -e /sys/class/net/eth0 ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done
 sysctl -qw net.ipv6.conf.all.disable_ipv6=1
 ip link set lo up; ip link set eth0 mtu "$MTU" up; ip addr add "$IP" dev eth0
-modprobe ib_uverbs && modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0 ||
+modprobe ib_uverbs && modprobe rdma_ucm && modprobe rdma_rxe &&
+	rdma link add rxe0 type rxe netdev eth0 ||
 	say "FAILED rdma_rxe"
 i=0; until grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null || [ $i -ge 300 ]; do
 	sleep 0.1; i=$((i+1)); done
