@@ -296,6 +296,10 @@ rcm_id_refresh(struct rcm_id *w)
 	if (d != NULL && w->id.verbs == NULL) {
 		w->id.verbs = d->ctx;
 		w->id.port_num = 1;
+		/* as librdmacm: an id on a device carries the device's PD
+		 * (UCX creates its placeholder QPs on id->pd) */
+		if (w->id.pd == NULL)
+			w->id.pd = rcm_default_pd(d->ctx);
 	}
 	if (drnic_ibcm_id_route(w->did, &r) < 0)
 		return;
