@@ -90,13 +90,11 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 static void
 rcm_debug_listen(struct drnic_ibcm_id *did)
 {
-	const char *v = getenv("DRNIC_IBV_DEBUG");
 	char host[INET6_ADDRSTRLEN] = "?";
 	struct sockaddr_storage ss;
 	unsigned int port = 0;
 
-	if (v == NULL || v[0] == '\0' || strcmp(v, "0") == 0 ||
-	    drnic_ibcm_id_src_addr(did, &ss) < 0)
+	if (!rcm_debug() || drnic_ibcm_id_src_addr(did, &ss) < 0)
 		return;
 	if (ss.ss_family == AF_INET) {
 		const struct sockaddr_in *sin = (const struct sockaddr_in *)&ss;

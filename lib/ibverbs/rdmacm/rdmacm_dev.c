@@ -77,6 +77,15 @@ rcm_init(void)
 	return rcm_start_err ? rcm_seterr(rcm_start_err) : 0;
 }
 
+/* DRNIC_IBV_DEBUG is set and not "0", as the drop-in libibverbs reads it. */
+bool
+rcm_debug(void)
+{
+	const char *v = getenv("DRNIC_IBV_DEBUG");
+
+	return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+}
+
 /*
  * At exit: give back the default PDs and close the contexts, so the
  * drop-in takes the devices out of the CM and closes them (a device the
@@ -85,8 +94,7 @@ rcm_init(void)
 __attribute__((destructor)) static void
 rcm_fini(void)
 {
-	const char *v = getenv("DRNIC_IBV_DEBUG");
-	bool debug = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+	bool debug = rcm_debug();
 	int i;
 
 	for (i = 0; i < rcm_nb_devs; i++) {

@@ -70,6 +70,7 @@ struct rcm_device *rcm_device_of(const struct drnic_device *dev);
 struct rcm_device *rcm_device_of_ctx(const struct ibv_context *ctx);
 /* The context's default PD (rdma_create_qp without one). */
 struct ibv_pd *rcm_default_pd(struct ibv_context *ctx);
+bool rcm_debug(void);   /* DRNIC_IBV_DEBUG set: debug lines on stderr */
 /* The context's XRC domain (XRC_RECV QPs and XRC SRQs without one). */
 struct ibv_xrcd *rcm_default_xrcd(struct ibv_context *ctx);
 
