@@ -198,7 +198,12 @@ pair() {
 
 cap_start() { # NAME
 	CAP=$TMP/$1.pcap
-	tcpdump -i "$RIG_VETH_BR" -s 0 -U -w "$CAP" 'arp or udp port 4791' >"$TMP/$1.tcpdump" 2>&1 &
+	# --immediate-mode: without it libpcap hands frames over a ring block
+	# at a time, up to its 1 s timeout late, and cap_check's "stopped
+	# growing" would stop tcpdump before the last block (a lost REQ's
+	# resend and all that followed went missing so).
+	tcpdump -i "$RIG_VETH_BR" -s 0 -U --immediate-mode -w "$CAP" 'arp or udp port 4791' \
+		>"$TMP/$1.tcpdump" 2>&1 &
 	TCPDUMP=$!
 	local i
 	for i in $(seq 50); do grep -q listening "$TMP/$1.tcpdump" && break; sleep 0.1; done
@@ -207,8 +212,8 @@ cap_start() { # NAME
 # ARP, nothing malformed), at least MIN_ROCE RoCE frames, every ICRC valid.
 cap_check() {
 	local min=$1 total roce other bad res size last=-1 same=0 i
-	# tcpdump may lag behind a busy machine: stop it once the file has
-	# stopped growing (and SIGINT makes it drop what it has not read)
+	# tcpdump may still lag behind a busy machine: stop it once the file
+	# has stopped growing (SIGINT makes it drop what it has not read)
 	for i in $(seq 100); do
 		size=$(stat -c %s "$CAP" 2>/dev/null || echo 0)
 		if [ "$size" = "$last" ]; then
