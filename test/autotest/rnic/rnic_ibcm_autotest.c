@@ -9,11 +9,14 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_common.h>
+#include <rte_cycles.h>
 #include <rte_errno.h>
+#include <rte_lcore.h>
 
 #include "drnic_cq.h"
 #include "drnic_ibcm.h"
@@ -21,6 +24,8 @@
 #include "drnic_link_fault.h"
 #include "rnic_fixture.h"
 #include "test.h"
+#include "../../../app/perf/perf_floor.h"
+#include "../../../app/perf/perf_stats.h"
 
 #define CMT_WAIT_MS   5000
 #define CMT_PORT      7471
@@ -649,6 +654,271 @@ rnic_ibcm_api(void)
 	return cmt_run(cmt_api_body, 0, DRNIC_QPT_RC, NULL, NULL);
 }
 
+/*
+ * The native API's connection set-up time (suite perf: it prints, and
+ * asserts only that every step worked): CMR_CONNS RC connections between
+ * the two devices, each step for all of them before the next, as rdmacm's
+ * cmtime times them, with the engines on their own lcore (the agent threads
+ * sleep on their fds). A connection is three MADs (REQ, REP, RTU) over the
+ * loopback link: its floors, measured first in the same run on the same
+ * lcores, are the link's round trip and an rte_ring round trip.
+ */
+#define CMR_CONNS 100
+#define CMR_PORT  7490
+
+/* Nanoseconds on the TSC (the floors' clock too). */
+static uint64_t
+cmr_ns(void)
+{
+	return (uint64_t)((double)rte_rdtsc() * 1e9 / (double)rte_get_tsc_hz());
+}
+
+/* The next event of either channel (A's first), within CMT_WAIT_MS. */
+static int
+cmr_event(struct cmt *t, struct drnic_ibcm_event *ev, bool *on_a)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = drnic_ibcm_channel_fd(t->ca), .events = POLLIN },
+		{ .fd = drnic_ibcm_channel_fd(t->cb), .events = POLLIN },
+	};
+
+	for (;;) {
+		if (drnic_ibcm_get_event(t->ca, ev, 0) == 0) {
+			*on_a = true;
+			return 0;
+		}
+		if (drnic_ibcm_get_event(t->cb, ev, 0) == 0) {
+			*on_a = false;
+			return 0;
+		}
+		if (poll(pfd, 2, CMT_WAIT_MS) <= 0)
+			return -EAGAIN;
+	}
+}
+
+/* @p n events of @p type on @p ch, each with status 0. */
+static int
+cmr_expect_n(struct drnic_ibcm_channel *ch, enum drnic_ibcm_event_type type, unsigned int n)
+{
+	struct drnic_ibcm_event ev;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		CMT_EXPECT(ch, &ev, type);
+		TEST_ASSERT_EQUAL(ev.status, 0, "%s status", drnic_ibcm_event_str(type));
+	}
+	return TEST_SUCCESS;
+}
+
+struct cmr_run {
+	struct drnic_ibcm_id *cli[CMR_CONNS], *srv[CMR_CONNS], *lis;
+	struct drnic_qp *qa[CMR_CONNS], *qb[CMR_CONNS];
+	uint64_t ns[7];
+};
+
+static const char *const cmr_steps[] = {
+	"create id", "resolve addr", "resolve route", "create qp", "connect", "disconnect",
+	"destroy",
+};
+
+static struct drnic_qp *
+cmr_qp(struct rnic_side *s)
+{
+	struct drnic_qp_init_attr qa = {
+		.send_cq = s->cq, .recv_cq = s->cq, .qp_type = DRNIC_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+
+	return drnic_create_qp(s->pd, &qa);
+}
+
+static int
+cmr_body(struct cmt *t, struct cmr_run *r)
+{
+	struct drnic_ibcm_conn_param cp = { .responder_resources = 1, .initiator_depth = 1,
+					    .retry_count = 7, .rnr_retry_count = 7 };
+	struct sockaddr_in src, dst;
+	struct drnic_ibcm_event ev;
+	unsigned int i, req = 0, est_a = 0, est_b = 0, dis_a = 0, dis_b = 0;
+	uint64_t t0;
+	bool on_a;
+
+	cmt_sin(&src, "10.0.0.1", 0);
+	cmt_sin(&dst, "10.0.0.2", CMR_PORT);
+	r->lis = drnic_ibcm_create_id(t->cb, NULL, DRNIC_IBCM_PS_TCP, DRNIC_QPT_RC);
+	TEST_ASSERT(r->lis != NULL, "listener id");
+	TEST_ASSERT_SUCCESS(drnic_ibcm_bind_addr(r->lis, (struct sockaddr *)&dst), "bind");
+	TEST_ASSERT_SUCCESS(drnic_ibcm_listen(r->lis, CMR_CONNS), "listen");
+
+	t0 = cmr_ns();
+	for (i = 0; i < CMR_CONNS; i++) {
+		r->cli[i] = drnic_ibcm_create_id(t->ca, NULL, DRNIC_IBCM_PS_TCP, DRNIC_QPT_RC);
+		TEST_ASSERT(r->cli[i] != NULL, "create_id %u: %s", i, strerror(rte_errno));
+	}
+	r->ns[0] = cmr_ns() - t0;
+
+	t0 = cmr_ns();
+	for (i = 0; i < CMR_CONNS; i++)
+		TEST_ASSERT_SUCCESS(drnic_ibcm_resolve_addr(r->cli[i], (struct sockaddr *)&src,
+							    (struct sockaddr *)&dst, 2000),
+				    "resolve_addr %u", i);
+	if (cmr_expect_n(t->ca, DRNIC_IBCM_EVENT_ADDR_RESOLVED, CMR_CONNS) != TEST_SUCCESS)
+		return TEST_FAILED;
+	r->ns[1] = cmr_ns() - t0;
+
+	t0 = cmr_ns();
+	for (i = 0; i < CMR_CONNS; i++)
+		TEST_ASSERT_SUCCESS(drnic_ibcm_resolve_route(r->cli[i], 2000), "resolve_route %u", i);
+	if (cmr_expect_n(t->ca, DRNIC_IBCM_EVENT_ROUTE_RESOLVED, CMR_CONNS) != TEST_SUCCESS)
+		return TEST_FAILED;
+	r->ns[2] = cmr_ns() - t0;
+
+	t0 = cmr_ns();
+	for (i = 0; i < CMR_CONNS; i++) {
+		r->qa[i] = cmr_qp(&t->p.a);
+		r->qb[i] = cmr_qp(&t->p.b);
+		TEST_ASSERT(r->qa[i] != NULL && r->qb[i] != NULL, "create_qp %u", i);
+		TEST_ASSERT_SUCCESS(drnic_ibcm_attach_qp(r->cli[i], r->qa[i]), "attach %u", i);
+	}
+	r->ns[3] = cmr_ns() - t0;
+
+	/* Connect: the server accepts each request as it comes (with its own
+	 * QP); done when both sides have every connection ESTABLISHED. */
+	t0 = cmr_ns();
+	for (i = 0; i < CMR_CONNS; i++)
+		TEST_ASSERT_SUCCESS(drnic_ibcm_connect(r->cli[i], &cp), "connect %u", i);
+	while (est_a < CMR_CONNS || est_b < CMR_CONNS) {
+		TEST_ASSERT_SUCCESS(cmr_event(t, &ev, &on_a),
+				    "no event: %u requests, %u/%u established", req, est_a, est_b);
+		TEST_ASSERT_EQUAL(ev.status, 0, "%s status", drnic_ibcm_event_str(ev.event));
+		if (!on_a && ev.event == DRNIC_IBCM_EVENT_CONNECT_REQUEST) {
+			TEST_ASSERT(req < CMR_CONNS, "more requests than connects");
+			r->srv[req] = ev.id;
+			TEST_ASSERT_SUCCESS(drnic_ibcm_attach_qp(ev.id, r->qb[req]), "attach B");
+			TEST_ASSERT_SUCCESS(drnic_ibcm_accept(ev.id, &cp), "accept %u", req);
+			req++;
+		} else if (ev.event == DRNIC_IBCM_EVENT_ESTABLISHED) {
+			if (on_a)
+				est_a++;
+			else
+				est_b++;
+		} else {
+			TEST_ASSERT(false, "unexpected %s", drnic_ibcm_event_str(ev.event));
+		}
+	}
+	r->ns[4] = cmr_ns() - t0;
+
+	t0 = cmr_ns();
+	for (i = 0; i < CMR_CONNS; i++)
+		TEST_ASSERT_SUCCESS(drnic_ibcm_disconnect(r->cli[i]), "disconnect %u", i);
+	while (dis_a < CMR_CONNS || dis_b < CMR_CONNS) {
+		TEST_ASSERT_SUCCESS(cmr_event(t, &ev, &on_a), "no event: %u/%u disconnected",
+				    dis_a, dis_b);
+		TEST_ASSERT(ev.event == DRNIC_IBCM_EVENT_DISCONNECTED, "unexpected %s",
+			    drnic_ibcm_event_str(ev.event));
+		if (on_a) {
+			dis_a++;
+		} else {
+			TEST_ASSERT_SUCCESS(drnic_ibcm_disconnect(ev.id), "server's disconnect");
+			dis_b++;
+		}
+	}
+	r->ns[5] = cmr_ns() - t0;
+
+	t0 = cmr_ns();
+	for (i = 0; i < CMR_CONNS; i++) {
+		TEST_ASSERT_SUCCESS(drnic_ibcm_destroy_id(r->cli[i]), "destroy %u", i);
+		TEST_ASSERT_SUCCESS(drnic_ibcm_destroy_id(r->srv[i]), "destroy server's %u", i);
+		r->cli[i] = r->srv[i] = NULL;
+		TEST_ASSERT_SUCCESS(drnic_destroy_qp(r->qa[i]), "destroy qp %u", i);
+		TEST_ASSERT_SUCCESS(drnic_destroy_qp(r->qb[i]), "destroy qp %u", i);
+		r->qa[i] = r->qb[i] = NULL;
+	}
+	r->ns[6] = cmr_ns() - t0;
+	return TEST_SUCCESS;
+}
+
+/* The floors, before the devices take the worker lcore: medians in ns. */
+static int
+cmr_floors(unsigned int peer, double *ring_ns, double *link_ns)
+{
+	enum { ITERS = 20000 };
+	uint64_t *samples = calloc(ITERS, sizeof(*samples));
+	struct perf_lat lat;
+	double mpps;
+	int rc;
+
+	if (samples == NULL)
+		return -ENOMEM;
+	rc = perf_floor_ring_rtt(peer, samples, ITERS);
+	if (rc == 0)
+		rc = perf_lat_compute(samples, ITERS, 1, rte_get_tsc_hz(), &lat);
+	*ring_ns = lat.typical_us * 1e3;
+	if (rc == 0)
+		rc = perf_floor_link_rtt(peer, 64, samples, ITERS, &mpps);
+	if (rc == 0)
+		rc = perf_lat_compute(samples, ITERS, 1, rte_get_tsc_hz(), &lat);
+	*link_ns = lat.typical_us * 1e3;
+	free(samples);
+	return rc;
+}
+
+static int
+perf_ibcm_rate(void)
+{
+	unsigned int peer = rte_get_next_lcore(-1, 1, 0), i;
+	struct cmr_run *r;
+	struct cmt t;
+	double ring_ns = 0, link_ns = 0, setup_ns;
+	int rc;
+
+	if (peer >= RTE_MAX_LCORE)
+		TEST_SKIP("needs a worker lcore for the engine and the floors' peer");
+	TEST_ASSERT_SUCCESS(cmr_floors(peer, &ring_ns, &link_ns), "floors");
+	r = calloc(1, sizeof(*r));
+	TEST_ASSERT(r != NULL, "memory");
+	cmt_mode = DRNIC_PROGRESS_DEDICATED;
+	rc = cmt_open(&t, DRNIC_QPT_RC, NULL, NULL);
+	cmt_mode = DRNIC_PROGRESS_INLINE;
+	if (rc < 0) {
+		free(r);
+		return TEST_FAILED;
+	}
+	rc = cmr_body(&t, r);
+	for (i = 0; i < CMR_CONNS; i++) {
+		if (r->cli[i] != NULL)
+			drnic_ibcm_destroy_id(r->cli[i]);
+		if (r->srv[i] != NULL)
+			drnic_ibcm_destroy_id(r->srv[i]);
+		if (r->qa[i] != NULL)
+			drnic_destroy_qp(r->qa[i]);
+		if (r->qb[i] != NULL)
+			drnic_destroy_qp(r->qb[i]);
+	}
+	if (r->lis != NULL)
+		drnic_ibcm_destroy_id(r->lis);
+	cmt_close(&t);
+	if (rc == TEST_SUCCESS) {
+		printf("native CM API (drnic_ibcm.h), %u RC connections between two devices on the\n"
+		       "loopback link, engines on lcore %u, each step for every connection in turn:\n"
+		       "  %-14s %10s %10s\n", CMR_CONNS, peer, "step", "total ms", "us/conn");
+		for (i = 0; i < RTE_DIM(cmr_steps); i++)
+			printf("  %-14s %10.2f %10.2f\n", cmr_steps[i], r->ns[i] / 1e6,
+			       r->ns[i] / 1e3 / CMR_CONNS);
+		setup_ns = (double)(r->ns[1] + r->ns[2] + r->ns[4]) / CMR_CONNS;
+		printf("  set-up (resolve addr + route + connect): %.2f us/conn, %.0f conn/s\n"
+		       "floors (same run, lcore %u <-> %u): loopback link round trip %.0f ns, "
+		       "rte_ring round trip %.0f ns\n"
+		       "ratio: set-up per connection / link round trip %.1f (a connection is 3 MADs,"
+		       " 1.5 round trips)\n",
+		       setup_ns / 1e3, 1e9 / setup_ns, rte_lcore_id(), peer, link_ns, ring_ns,
+		       setup_ns / link_ns);
+	}
+	free(r);
+	return rc;
+}
+
 DRNIC_TEST_REGISTER(rnic_ibcm_rc_autotest, DRNIC_TEST_FAST, rnic_ibcm_rc);
 DRNIC_TEST_REGISTER(rnic_ibcm_rc_dedicated_autotest, DRNIC_TEST_FAST, rnic_ibcm_rc_dedicated);
 DRNIC_TEST_REGISTER(rnic_ibcm_disconnect_autotest, DRNIC_TEST_FAST, rnic_ibcm_disconnect);
@@ -656,3 +926,4 @@ DRNIC_TEST_REGISTER(rnic_ibcm_reject_autotest, DRNIC_TEST_FAST, rnic_ibcm_reject
 DRNIC_TEST_REGISTER(rnic_ibcm_ud_autotest, DRNIC_TEST_FAST, rnic_ibcm_ud);
 DRNIC_TEST_REGISTER(rnic_ibcm_lost_autotest, DRNIC_TEST_FAST, rnic_ibcm_lost);
 DRNIC_TEST_REGISTER(rnic_ibcm_api_autotest, DRNIC_TEST_FAST, rnic_ibcm_api);
+DRNIC_TEST_REGISTER(perf_ibcm_rate_autotest, DRNIC_TEST_PERF, perf_ibcm_rate);
