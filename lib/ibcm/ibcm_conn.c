@@ -979,13 +979,13 @@ ibcm_on_sidr_rep(struct drnic_ibcm_id *id, const struct drnic_mad_cm_sidr_rep *r
 }
 
 static void
-ibcm_disconnected(struct drnic_ibcm_id *id)
+ibcm_disconnected(struct drnic_ibcm_id *id, int status)
 {
 	ibcm_qp_error(id);
 	id->state = IBCM_ID_DISCONNECT;
 	if (!id->disc_reported) {
 		id->disc_reported = true;
-		ibcm_id_event(id, DRNIC_IBCM_EVENT_DISCONNECTED, 0, NULL, 0);
+		ibcm_id_event(id, DRNIC_IBCM_EVENT_DISCONNECTED, status, NULL, 0);
 	}
 }
 
@@ -1025,11 +1025,13 @@ ibcm_conn_event(void *ctx, const struct ibcm_event *ev)
 		break;
 	case IBCM_EV_DREQ_RCVD:
 	case IBCM_EV_DREP_RCVD:
-		ibcm_disconnected(id);
+		ibcm_disconnected(id, 0);
 		break;
 	case IBCM_EV_TIMEOUT:
 		if (ev->timed_out == DRNIC_MAD_CM_DREQ) {
-			ibcm_disconnected(id);
+			/* No DREP: disconnected all the same, status
+			 * -ETIMEDOUT (Linux's rdma_cm says so too). */
+			ibcm_disconnected(id, -ETIMEDOUT);
 			break;
 		}
 		ibcm_request_done(id);

@@ -130,13 +130,19 @@ cmt_open(struct cmt *t, enum drnic_qp_type type, const char *extra_a, const char
 /* The next event of @p ch within CMT_WAIT_MS; -EAGAIN when none came. The
  * wait is on the channel's fd, as an application's poll loop. */
 static int
-cmt_event(struct drnic_ibcm_channel *ch, struct drnic_ibcm_event *ev)
+cmt_event_ms(struct drnic_ibcm_channel *ch, struct drnic_ibcm_event *ev, int ms)
 {
 	struct pollfd pfd = { .fd = drnic_ibcm_channel_fd(ch), .events = POLLIN };
 
-	if (poll(&pfd, 1, CMT_WAIT_MS) <= 0)
+	if (poll(&pfd, 1, ms) <= 0)
 		return -EAGAIN;
 	return drnic_ibcm_get_event(ch, ev, 0);
+}
+
+static int
+cmt_event(struct drnic_ibcm_channel *ch, struct drnic_ibcm_event *ev)
+{
+	return cmt_event_ms(ch, ev, CMT_WAIT_MS);
 }
 
 #define CMT_EXPECT(ch, ev, type)                                                \
@@ -919,6 +925,79 @@ perf_ibcm_rate(void)
 	return rc;
 }
 
+/*
+ * A peer that vanishes: B's CM goes away without a word (removed from the
+ * CM, its QP 1 gone: what reaches it is dropped). A's DREQ is resent until
+ * the CM gives up, and A hears DISCONNECTED with -ETIMEDOUT; a REQ to B is
+ * resent as often and ends UNREACHABLE with -ETIMEDOUT, A's QP in ERR.
+ * Never a hang: each after 16 sends CMT_RESEND_MS apart (the response
+ * timeout, 67 ms here, and twice RoCE's packet life time, 268 ms: 9.7 s).
+ */
+#define CMT_RESEND_MS 604
+#define CMT_GIVE_UP_MS (16 * CMT_RESEND_MS + 5000)
+static int
+cmt_vanish_body(struct cmt *t, int round)
+{
+	struct drnic_ibcm_conn_param cp = { .retry_count = 7, .rnr_retry_count = 7 };
+	struct drnic_ibcm_id *ca, *cb, *lis, *c2;
+	struct drnic_ibcm_stats before, after;
+	struct drnic_ibcm_event ev;
+	struct drnic_qp *qp2;
+	int rc;
+
+	RTE_SET_USED(round);
+	if (cmt_rc_connect(t, &ca, &cb, &lis) != TEST_SUCCESS)
+		return TEST_FAILED;
+	TEST_ASSERT_SUCCESS(drnic_ibcm_remove_device(t->p.b.dev), "B's CM goes");
+	t->added_b = false;
+	CMT_EXPECT(t->cb, &ev, DRNIC_IBCM_EVENT_DEVICE_REMOVAL);
+
+	TEST_ASSERT_SUCCESS(drnic_ibcm_stats_get(t->p.a.dev, &before), "stats");
+	TEST_ASSERT_SUCCESS(drnic_ibcm_disconnect(ca), "disconnect");
+	TEST_ASSERT_EQUAL(drnic_qp_state(t->p.a.qp), DRNIC_QPS_ERR, "A's QP");
+	TEST_ASSERT_SUCCESS(cmt_event_ms(t->ca, &ev, CMT_GIVE_UP_MS), "no event after the DREQs");
+	TEST_ASSERT(ev.event == DRNIC_IBCM_EVENT_DISCONNECTED && ev.id == ca, "got %s",
+		    drnic_ibcm_event_str(ev.event));
+	TEST_ASSERT_EQUAL(ev.status, -ETIMEDOUT, "no DREP: timed out");
+	TEST_ASSERT_SUCCESS(drnic_ibcm_stats_get(t->p.a.dev, &after), "stats");
+	TEST_ASSERT_EQUAL(after.tx_by_attr[5] - before.tx_by_attr[5], 16,
+			  "the DREQ and its 15 resends");
+	TEST_ASSERT_EQUAL(after.timeouts - before.timeouts, 1, "one timeout");
+	/* The connection's time-wait ends as after any disconnect. */
+	CMT_EXPECT(t->ca, &ev, DRNIC_IBCM_EVENT_TIMEWAIT_EXIT);
+	TEST_ASSERT(ev.id == ca, "A's id");
+
+	/* A new connection to the vanished peer. */
+	c2 = NULL;
+	if (cmt_client(t, DRNIC_IBCM_PS_TCP, DRNIC_QPT_RC, CMT_PORT, &c2) != TEST_SUCCESS)
+		return TEST_FAILED;
+	qp2 = cmr_qp(&t->p.a);
+	TEST_ASSERT(qp2 != NULL, "second QP");
+	rc = drnic_ibcm_attach_qp(c2, qp2);
+	if (rc == 0)
+		rc = drnic_ibcm_connect(c2, &cp);
+	if (rc == 0)
+		rc = cmt_event_ms(t->ca, &ev, CMT_GIVE_UP_MS);
+	if (rc == 0 && (ev.event != DRNIC_IBCM_EVENT_UNREACHABLE || ev.status != -ETIMEDOUT ||
+			drnic_qp_state(qp2) != DRNIC_QPS_ERR))
+		rc = -EPROTO;
+	TEST_ASSERT_SUCCESS(drnic_ibcm_stats_get(t->p.a.dev, &before), "stats");
+	cmt_destroy(t, c2);
+	drnic_destroy_qp(qp2);
+	TEST_ASSERT_SUCCESS(rc, "REQ to a vanished peer: %s status %d",
+			    drnic_ibcm_event_str(ev.event), ev.status);
+	TEST_ASSERT_EQUAL(before.tx_by_attr[0] - after.tx_by_attr[0], 16,
+			  "the REQ and its 15 resends");
+	TEST_ASSERT_EQUAL(before.timeouts - after.timeouts, 1, "one timeout");
+	return TEST_SUCCESS;
+}
+
+static int
+rnic_ibcm_vanish(void)
+{
+	return cmt_run(cmt_vanish_body, 0, DRNIC_QPT_RC, NULL, NULL);
+}
+
 DRNIC_TEST_REGISTER(rnic_ibcm_rc_autotest, DRNIC_TEST_FAST, rnic_ibcm_rc);
 DRNIC_TEST_REGISTER(rnic_ibcm_rc_dedicated_autotest, DRNIC_TEST_FAST, rnic_ibcm_rc_dedicated);
 DRNIC_TEST_REGISTER(rnic_ibcm_disconnect_autotest, DRNIC_TEST_FAST, rnic_ibcm_disconnect);
@@ -926,4 +1005,5 @@ DRNIC_TEST_REGISTER(rnic_ibcm_reject_autotest, DRNIC_TEST_FAST, rnic_ibcm_reject
 DRNIC_TEST_REGISTER(rnic_ibcm_ud_autotest, DRNIC_TEST_FAST, rnic_ibcm_ud);
 DRNIC_TEST_REGISTER(rnic_ibcm_lost_autotest, DRNIC_TEST_FAST, rnic_ibcm_lost);
 DRNIC_TEST_REGISTER(rnic_ibcm_api_autotest, DRNIC_TEST_FAST, rnic_ibcm_api);
+DRNIC_TEST_REGISTER(rnic_ibcm_vanish_autotest, DRNIC_TEST_FAST, rnic_ibcm_vanish);
 DRNIC_TEST_REGISTER(perf_ibcm_rate_autotest, DRNIC_TEST_PERF, perf_ibcm_rate);
