@@ -106,6 +106,8 @@ cmt_open(struct cmt *t, enum drnic_qp_type type, const char *extra_a, const char
 	o.qp_type = type;
 	o.link_extra[0] = extra_a;
 	o.link_extra[1] = extra_b;
+	o.ipv6[0] = "fd00::1";
+	o.ipv6[1] = "fd00::2";
 	setenv("DRNIC_CM_RESPONSE_TIMEOUT", CMT_TIMEOUT, 1);
 	rc = rnic_pair_open(&t->p, &o);
 	if (rc < 0)
@@ -992,6 +994,93 @@ cmt_vanish_body(struct cmt *t, int round)
 	return TEST_SUCCESS;
 }
 
+/*
+ * IPv6: the client resolves fd00::2 (neighbour discovery on the link, GID
+ * index 1), connects with the RDMA CM IP header of version 6, the server
+ * sees the client's IPv6 address, and a SEND goes through.
+ */
+static int
+cmt_ipv6_body(struct cmt *t, int round)
+{
+	struct drnic_ibcm_conn_param cp = { .retry_count = 7, .rnr_retry_count = 7 };
+	struct sockaddr_in6 src = { .sin6_family = AF_INET6 }, dst, lis_sa;
+	struct drnic_ibcm_id *ca, *cb, *lis;
+	struct drnic_ibcm_event ev;
+	struct drnic_ibcm_route rt;
+	struct sockaddr_storage ss;
+	struct sockaddr_in6 peer;
+	struct drnic_wc wc;
+
+	RTE_SET_USED(round);
+	inet_pton(AF_INET6, "fd00::1", &src.sin6_addr);
+	dst = src;
+	inet_pton(AF_INET6, "fd00::2", &dst.sin6_addr);
+	dst.sin6_port = htons(CMT_PORT);
+	lis_sa = dst;
+	lis = cmt_track(t, drnic_ibcm_create_id(t->cb, t, DRNIC_IBCM_PS_TCP, DRNIC_QPT_RC));
+	TEST_ASSERT(lis != NULL, "listener");
+	TEST_ASSERT_SUCCESS(drnic_ibcm_bind_addr(lis, (struct sockaddr *)&lis_sa), "bind fd00::2");
+	TEST_ASSERT_SUCCESS(drnic_ibcm_listen(lis, 1), "listen");
+
+	ca = cmt_track(t, drnic_ibcm_create_id(t->ca, t, DRNIC_IBCM_PS_TCP, DRNIC_QPT_RC));
+	TEST_ASSERT(ca != NULL, "client id");
+	TEST_ASSERT_SUCCESS(drnic_ibcm_resolve_addr(ca, (struct sockaddr *)&src,
+						    (struct sockaddr *)&dst, 2000), "resolve");
+	CMT_EXPECT(t->ca, &ev, DRNIC_IBCM_EVENT_ADDR_RESOLVED);
+	TEST_ASSERT(drnic_ibcm_id_device(ca) == t->p.a.dev, "A's device");
+	TEST_ASSERT_SUCCESS(drnic_ibcm_resolve_route(ca, 2000), "route");
+	CMT_EXPECT(t->ca, &ev, DRNIC_IBCM_EVENT_ROUTE_RESOLVED);
+	TEST_ASSERT_SUCCESS(drnic_ibcm_id_route(ca, &rt), "route");
+	TEST_ASSERT(memcmp(rt.dgid.raw, &dst.sin6_addr, 16) == 0, "destination GID is fd00::2");
+	TEST_ASSERT(memcmp(rt.sgid.raw, &src.sin6_addr, 16) == 0, "source GID is fd00::1");
+	TEST_ASSERT_EQUAL(rt.sgid_index, 1, "GID index of fd00::1");
+	TEST_ASSERT(memcmp(rt.dmac, "\x02\x00\x00\x00\x00\x02", 6) == 0, "B's MAC (ND)");
+	TEST_ASSERT_SUCCESS(drnic_ibcm_attach_qp(ca, t->p.a.qp), "attach A");
+	TEST_ASSERT_SUCCESS(drnic_ibcm_connect(ca, &cp), "connect");
+
+	CMT_EXPECT(t->cb, &ev, DRNIC_IBCM_EVENT_CONNECT_REQUEST);
+	cb = cmt_track(t, ev.id);
+	TEST_ASSERT_SUCCESS(drnic_ibcm_id_dst_addr(cb, &ss), "server's peer address");
+	TEST_ASSERT_EQUAL(ss.ss_family, AF_INET6, "family");
+	memcpy(&peer, &ss, sizeof(peer));
+	TEST_ASSERT(memcmp(&peer.sin6_addr, &src.sin6_addr, 16) == 0, "the client's fd00::1");
+	TEST_ASSERT_SUCCESS(drnic_ibcm_attach_qp(cb, t->p.b.qp), "attach B");
+	TEST_ASSERT_SUCCESS(drnic_ibcm_accept(cb, &cp), "accept");
+	CMT_EXPECT(t->ca, &ev, DRNIC_IBCM_EVENT_ESTABLISHED);
+	CMT_EXPECT(t->cb, &ev, DRNIC_IBCM_EVENT_ESTABLISHED);
+	{
+		struct drnic_sge rs = { (uint64_t)(uintptr_t)t->p.b.buf, 4096,
+					drnic_mr_lkey(t->p.b.mr) };
+		struct drnic_sge sg = { (uint64_t)(uintptr_t)t->p.a.buf, 3000,
+					drnic_mr_lkey(t->p.a.mr) };
+		struct drnic_recv_wr rwr = { .wr_id = 1, .sg_list = &rs, .num_sge = 1 };
+		struct drnic_send_wr swr = { .wr_id = 2, .sg_list = &sg, .num_sge = 1,
+					     .opcode = DRNIC_WR_SEND,
+					     .send_flags = DRNIC_SEND_SIGNALED };
+		struct drnic_recv_wr *brw;
+		struct drnic_send_wr *bsw;
+
+		rnic_fill(t->p.a.buf, 3000, 23);
+		TEST_ASSERT_SUCCESS(drnic_post_recv(t->p.b.qp, &rwr, &brw), "post recv");
+		TEST_ASSERT_SUCCESS(drnic_post_send(t->p.a.qp, &swr, &bsw), "post send");
+		TEST_ASSERT_EQUAL(rnic_poll(&t->p.a, &wc, 1), 1, "send completion");
+		TEST_ASSERT_EQUAL(wc.status, DRNIC_WC_SUCCESS, "send status");
+		TEST_ASSERT_EQUAL(rnic_poll(&t->p.b, &wc, 1), 1, "receive completion");
+		TEST_ASSERT_EQUAL(wc.byte_len, 3000, "received length");
+		TEST_ASSERT(memcmp(t->p.b.buf, t->p.a.buf, 3000) == 0, "SEND bytes");
+	}
+	TEST_ASSERT_SUCCESS(drnic_ibcm_disconnect(ca), "disconnect");
+	CMT_EXPECT(t->cb, &ev, DRNIC_IBCM_EVENT_DISCONNECTED);
+	CMT_EXPECT(t->ca, &ev, DRNIC_IBCM_EVENT_DISCONNECTED);
+	return TEST_SUCCESS;
+}
+
+static int
+rnic_ibcm_ipv6(void)
+{
+	return cmt_run(cmt_ipv6_body, 0, DRNIC_QPT_RC, NULL, NULL);
+}
+
 static int
 rnic_ibcm_vanish(void)
 {
@@ -1005,5 +1094,6 @@ DRNIC_TEST_REGISTER(rnic_ibcm_reject_autotest, DRNIC_TEST_FAST, rnic_ibcm_reject
 DRNIC_TEST_REGISTER(rnic_ibcm_ud_autotest, DRNIC_TEST_FAST, rnic_ibcm_ud);
 DRNIC_TEST_REGISTER(rnic_ibcm_lost_autotest, DRNIC_TEST_FAST, rnic_ibcm_lost);
 DRNIC_TEST_REGISTER(rnic_ibcm_api_autotest, DRNIC_TEST_FAST, rnic_ibcm_api);
+DRNIC_TEST_REGISTER(rnic_ibcm_ipv6_autotest, DRNIC_TEST_FAST, rnic_ibcm_ipv6);
 DRNIC_TEST_REGISTER(rnic_ibcm_vanish_autotest, DRNIC_TEST_FAST, rnic_ibcm_vanish);
 DRNIC_TEST_REGISTER(perf_ibcm_rate_autotest, DRNIC_TEST_PERF, perf_ibcm_rate);
