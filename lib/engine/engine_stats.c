@@ -91,6 +91,15 @@ drnic_device_stats_print(struct drnic_device *dev, const char *prefix, FILE *f)
 				fprintf(f, ", %s %" PRIu64, drnic_link_drop_name(i), ls.drops[i]);
 		fprintf(f, "\n");
 	}
+	/* The process's registered memory with a mapping of its own. */
+	{
+		struct mr_pin_stats ps;
+
+		mr_pin_stats_get(&ps);
+		fprintf(f, "%sstats mr pin: windows %" PRIu64 ", ranges moved %" PRIu64 " (%" PRIu64
+			" bytes), not pinned %" PRIu64 "\n", prefix ? prefix : "", ps.windows,
+			ps.moves, ps.bytes_moved, ps.unpinned);
+	}
 }
 
 void

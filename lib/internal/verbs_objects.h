@@ -126,7 +126,8 @@ struct verbs_mr_slot {
 	atomic_uint mw_binds;
 	uint32_t uses;             /* registrations so far: the generation's input */
 	uint32_t access;
-	uint64_t addr;             /* host address of the first byte */
+	uint64_t addr;             /* host address of the first byte: the MR's
+				    * window when pinned (drnic_mr::host) */
 	uint64_t length;
 	uint64_t iova;             /* the address keys name it by (= addr, or
 				    * drnic_reg_mr_iova()'s: 0 when zero-based) */
@@ -185,6 +186,18 @@ struct drnic_mw {
 	uint8_t type;
 };
 
+struct mr_pin_map;
+
+/* Registered memory with a mapping of its own (lib/verbs/mr_pin.c): the
+ * process's counters. */
+struct mr_pin_stats {
+	uint64_t moves;           /* private ranges moved onto a memfd, ever */
+	uint64_t windows;         /* registrations with a window now */
+	uint64_t bytes_moved;     /* copied at registration, ever */
+	uint64_t unpinned;        /* registrations that could not be pinned, ever */
+};
+void mr_pin_stats_get(struct mr_pin_stats *st);
+
 struct drnic_mr {
 	struct drnic_pd *pd;
 	void *addr;
@@ -193,6 +206,10 @@ struct drnic_mr {
 	uint32_t access;
 	uint32_t lkey;
 	uint32_t rkey;
+	/* Where the engines reach addr: its window (lib/verbs/mr_pin.c), or
+	 * addr itself when pin is NULL. */
+	uint64_t host;
+	struct mr_pin_map *pin;
 };
 
 /* ------------------------------------------------------------------------ */

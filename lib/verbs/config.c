@@ -73,6 +73,7 @@ static const struct cfg_key cfg_keys[] = {
 	CFG_U("progress_quiet_us", progress_opts.quiet_us, 0, 1000000),
 	CFG_U("progress_slice_us", progress_opts.slice_us, 0, 100000),
 	CFG_U("progress_linger_us", progress_opts.linger_us, 0, 1000),
+	{ "mr_pin", CFG_TRISTATE, offsetof(struct drnic_config, mr_pin), 0, 0 },
 };
 
 int
@@ -109,6 +110,7 @@ drnic_config_init(struct drnic_config *cfg)
 	cfg->max_pd = 65536;
 	cfg->max_rd_atomic = VERBS_DEFAULT_RD_ATOMIC;
 	cfg->nb_mbufs = 16384;
+	cfg->mr_pin = -1;
 	/* The helper's figures: lib/ibverbs/README.md says where they come from. */
 	cfg->progress_opts = (struct drnic_progress_opts){
 		.thread = -1, .wait = true, .rt = 0, .spin_us = 2, .spin_max_us = 200,

@@ -129,6 +129,10 @@ struct drnic_config {
 	unsigned int max_rd_atomic;          /**< outstanding READ/atomic per QP (1..128) */
 	unsigned int nb_mbufs;               /**< mbufs per engine pool */
 	struct drnic_progress_opts progress_opts; /**< progress_* keys: the helper's tuning */
+	/** mr_pin: registered memory gets a mapping of its own, which the
+	 * engines use: -1 auto, shared memory (a memfd, a file or System V
+	 * memory); 1 on, private pages too (moved onto a memfd); 0 off. */
+	int mr_pin;
 };
 
 /**

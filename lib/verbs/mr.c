@@ -16,6 +16,7 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
+#include "mr_pin.h"
 #include "verbs_objects.h"
 
 #define MR_ACCESS_KNOWN (DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_WRITE | \
@@ -180,6 +181,42 @@ drnic_dealloc_pd(struct drnic_pd *pd)
 	return 0;
 }
 
+/* The engines' view of [addr, addr + length): a window of its own when
+ * the device pins and the memory can be pinned (mr_pin auto: shared memory;
+ * on: private pages too, moved), the program's mapping otherwise
+ * (mr->host = addr). ODP pins nothing. */
+static void
+mr_pin(const struct drnic_device *dev, struct drnic_mr *mr, void *addr, size_t length,
+       unsigned int access)
+{
+	struct mr_pin_map *m;
+
+	mr->host = (uintptr_t)addr;
+	mr->pin = NULL;
+	if (dev->cfg.mr_pin == 0 || (access & DRNIC_ACCESS_ON_DEMAND) != 0 || length == 0)
+		return;
+	m = malloc(sizeof(*m));
+	if (m == NULL)
+		return;
+	if (mr_pin_get(addr, length, dev->cfg.mr_pin > 0, m) == 1) {
+		mr->pin = m;
+		mr->host = m->host;
+	} else {
+		free(m);
+	}
+}
+
+/* After the engines' fence: the window goes. */
+static void
+mr_unpin(struct drnic_mr *mr)
+{
+	if (mr->pin == NULL)
+		return;
+	mr_pin_put(mr->pin);
+	free(mr->pin);
+	mr->pin = NULL;
+}
+
 /* drnic_reg_mr() and drnic_reg_mr_iova(): @p iova is what keys name the
  * first byte by. */
 static struct drnic_mr *
@@ -211,10 +248,12 @@ mr_reg(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova, unsigned i
 		rte_errno = ENOMEM;
 		return NULL;
 	}
+	mr_pin(dev, mr, addr, length, access);
 	pthread_mutex_lock(&dev->lock);
 	idx = dev->mr_free;
 	if (idx == 0 || handle_add(mr, HANDLE_MR) < 0) {
 		pthread_mutex_unlock(&dev->lock);
+		mr_unpin(mr);
 		rte_free(mr);
 		rte_errno = ENOMEM;
 		return NULL;
@@ -226,7 +265,7 @@ mr_reg(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova, unsigned i
 	/* Bit 31 stays clear: it marks windows' keys. */
 	key = verbs_key_gen(dev, idx, s->uses++, 31 - dev->mr_idx_bits) << dev->mr_idx_bits | idx;
 	s->access = access;
-	s->addr = (uintptr_t)addr;
+	s->addr = mr->host;
 	s->length = length;
 	s->iova = iova;
 	s->pd = pd;
@@ -237,7 +276,7 @@ mr_reg(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova, unsigned i
 	mr->iova = iova;
 	mr->access = access;
 	mr->lkey = mr->rkey = key;
-	if (iova != (uintptr_t)addr)
+	if (iova != mr->host)
 		atomic_store(&dev->mr_iova_any, true);   /* before the key is live */
 	/* Fields first, key last: an engine that sees the key sees them. */
 	atomic_store_explicit(&s->key, key, memory_order_release);
@@ -307,6 +346,7 @@ drnic_dereg_mr(struct drnic_mr *mr)
 	 * still needed it complete with a protection error. */
 	if (dev->engines_attached)
 		verbs_engine_ops()->dev_fence(dev);
+	mr_unpin(mr);
 	rte_free(mr);
 	return 0;
 }
@@ -375,6 +415,12 @@ drnic_rereg_mr(struct drnic_mr *mr, unsigned int flags, struct drnic_pd *pd, voi
 	 * translation again (as drnic_dereg_mr()). */
 	if (dev->engines_attached)
 		verbs_engine_ops()->dev_fence(dev);
+	/* A new translation gets a window of its own. */
+	if (flags & DRNIC_REREG_MR_CHANGE_TRANSLATION) {
+		mr_unpin(mr);
+		mr_pin(dev, mr, addr, length,
+		       (flags & DRNIC_REREG_MR_CHANGE_ACCESS) ? access : mr->access);
+	}
 	pthread_mutex_lock(&dev->lock);
 	if (flags & DRNIC_REREG_MR_CHANGE_PD) {
 		atomic_fetch_add(&pd->refs, 1);
@@ -392,11 +438,13 @@ drnic_rereg_mr(struct drnic_mr *mr, unsigned int flags, struct drnic_pd *pd, voi
 	 * never matches the new one). */
 	key = verbs_key_gen(dev, idx, s->uses++, 31 - dev->mr_idx_bits) << dev->mr_idx_bits | idx;
 	s->access = mr->access;
-	s->addr = (uintptr_t)mr->addr;
+	s->addr = mr->host;
 	s->length = mr->length;
 	s->iova = mr->iova;
 	s->pd = mr->pd;
 	mr->lkey = mr->rkey = key;
+	if (mr->iova != mr->host)
+		atomic_store(&dev->mr_iova_any, true);   /* before the key is live */
 	atomic_store_explicit(&s->key, key, memory_order_release);
 	pthread_mutex_unlock(&dev->lock);
 	return 0;

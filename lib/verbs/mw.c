@@ -202,7 +202,8 @@ mw_mr_take(const struct drnic_device *dev, const struct drnic_pd *pd, uint32_t l
 	m = &dev->mr_tab[idx];
 	atomic_fetch_add_explicit(&m->mw_binds, 1, memory_order_seq_cst);
 	if (atomic_load_explicit(&m->key, memory_order_seq_cst) != lkey ||
-	    verbs_mr_check((struct drnic_device *)dev, pd, lkey, addr, len, need, &va) < 0) {
+	    verbs_mr_check_remote((struct drnic_device *)dev, pd, lkey, addr, len, need,
+				  &va) < 0) {
 		atomic_fetch_sub(&m->mw_binds, 1);
 		return -EINVAL;
 	}
@@ -343,15 +344,17 @@ mw_check(const struct drnic_qp *qp, const struct drnic_pd *qpd, uint32_t key, ui
 	atomic_thread_fence(memory_order_acquire);
 	if (atomic_load_explicit(&s->seq, memory_order_relaxed) != seq)
 		return -ENOENT;
-	/* The MR under it is still registered. */
-	if (!verbs_mr_key_live(dev, mr_key))
-		return -ENOENT;
 	/* Type 2: only through the QP it is bound to. */
 	if (pd != qpd || (qpn != 0 && qpn != qp->qp_num) || (acc & access) != access)
 		return -EPERM;
 	if (addr < start || len > wlen || addr - start > wlen - len)
 		return -ERANGE;
-	*va_out = (uint8_t *)(uintptr_t)addr;
+	/* The MR under it is still registered; the window names its bytes
+	 * as the MR's keys do (its iova), the engine reaches them where the
+	 * MR is mapped (its window, when pinned). */
+	if (verbs_mr_check_remote((struct drnic_device *)dev, pd, mr_key, addr, len, 0,
+				  va_out) < 0)
+		return -ENOENT;
 	return 0;
 }
 

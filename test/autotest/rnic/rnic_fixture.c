@@ -76,6 +76,8 @@ rnic_side_open(struct rnic_side *s, const char *name, const char *wire, uint8_t 
 		return -EINVAL;
 	snprintf(v, sizeof(v), "02:00:00:00:00:%02x", last);
 	drnic_config_set(&cfg, "mac", v);
+	if (o->mr_pin != NULL && drnic_config_set(&cfg, "mr_pin", o->mr_pin) < 0)
+		return -EINVAL;
 	snprintf(v, sizeof(v), "10.0.0.%u", last);
 	drnic_config_set(&cfg, "ipv4", v);
 	if (o->ipv6[last - 1] != NULL && drnic_config_set(&cfg, "ipv6", o->ipv6[last - 1]) < 0)

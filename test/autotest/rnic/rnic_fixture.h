@@ -56,6 +56,7 @@ struct rnic_pair_opts {
 	enum drnic_qp_type qp_type;  /* 0: RC; or DRNIC_QPT_UC, DRNIC_QPT_UD */
 	unsigned int cq_flags;       /* drnic_cq_attr::flags of both CQs */
 	bool qp_reset;               /* leave both QPs in RESET (a CM connects them) */
+	const char *mr_pin;          /* the devices' mr_pin key; NULL: the default */
 };
 
 int rnic_pair_open(struct rnic_pair *p, const struct rnic_pair_opts *o);
