@@ -126,8 +126,8 @@ struct verbs_mr_slot {
 	atomic_uint mw_binds;
 	uint32_t uses;             /* registrations so far: the generation's input */
 	uint32_t access;
-	uint64_t addr;             /* host address of the first byte: the MR's
-				    * window when pinned (drnic_mr::host) */
+	uint64_t addr;             /* host address of the first byte: in the
+				    * MR's window when pinned (drnic_mr::pin) */
 	uint64_t length;
 	uint64_t iova;             /* the address keys name it by (= addr, or
 				    * drnic_reg_mr_iova()'s: 0 when zero-based) */
@@ -186,10 +186,17 @@ struct drnic_mw {
 	uint8_t type;
 };
 
-struct mr_pin_map;
+/* Where the engines reach an MR's bytes (lib/verbs/mr_pin.c): its window,
+ * a mapping of its own onto its pages, or (window NULL) the program's
+ * mapping. Control path only. */
+struct mr_pin_map {
+	void *window;
+	size_t window_len;
+	uint64_t host;            /* the engines' address of the MR's first byte */
+	bool shm;                 /* a System V segment attached again (shmdt) */
+};
 
-/* Registered memory with a mapping of its own (lib/verbs/mr_pin.c): the
- * process's counters. */
+/* Registered memory with a mapping of its own: the process's counters. */
 struct mr_pin_stats {
 	uint64_t moves;           /* private ranges moved onto a memfd, ever */
 	uint64_t windows;         /* registrations with a window now */
@@ -206,10 +213,7 @@ struct drnic_mr {
 	uint32_t access;
 	uint32_t lkey;
 	uint32_t rkey;
-	/* Where the engines reach addr: its window (lib/verbs/mr_pin.c), or
-	 * addr itself when pin is NULL. */
-	uint64_t host;
-	struct mr_pin_map *pin;
+	struct mr_pin_map pin;     /* pin.host: where the engines reach addr */
 };
 
 /* ------------------------------------------------------------------------ */

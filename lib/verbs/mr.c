@@ -181,40 +181,20 @@ drnic_dealloc_pd(struct drnic_pd *pd)
 	return 0;
 }
 
-/* The engines' view of [addr, addr + length): a window of its own when
- * the device pins and the memory can be pinned (mr_pin auto: shared memory;
- * on: private pages too, moved), the program's mapping otherwise
- * (mr->host = addr). ODP pins nothing. */
+/* The engines' view of [addr, addr + length) (mr->pin.host): a window of
+ * its own when the device pins and the memory can be pinned (mr_pin auto:
+ * shared memory; on: private pages too, moved), the program's mapping
+ * otherwise. ODP pins nothing. */
 static void
 mr_pin(const struct drnic_device *dev, struct drnic_mr *mr, void *addr, size_t length,
        unsigned int access)
 {
-	struct mr_pin_map *m;
-
-	mr->host = (uintptr_t)addr;
-	mr->pin = NULL;
-	if (dev->cfg.mr_pin == 0 || (access & DRNIC_ACCESS_ON_DEMAND) != 0 || length == 0)
+	if (dev->cfg.mr_pin == 0 || (access & DRNIC_ACCESS_ON_DEMAND) != 0) {
+		memset(&mr->pin, 0, sizeof(mr->pin));
+		mr->pin.host = (uintptr_t)addr;
 		return;
-	m = malloc(sizeof(*m));
-	if (m == NULL)
-		return;
-	if (mr_pin_get(addr, length, dev->cfg.mr_pin > 0, m) == 1) {
-		mr->pin = m;
-		mr->host = m->host;
-	} else {
-		free(m);
 	}
-}
-
-/* After the engines' fence: the window goes. */
-static void
-mr_unpin(struct drnic_mr *mr)
-{
-	if (mr->pin == NULL)
-		return;
-	mr_pin_put(mr->pin);
-	free(mr->pin);
-	mr->pin = NULL;
+	(void)mr_pin_get(addr, length, dev->cfg.mr_pin > 0, &mr->pin);
 }
 
 /* drnic_reg_mr() and drnic_reg_mr_iova(): @p iova is what keys name the
@@ -253,7 +233,7 @@ mr_reg(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova, unsigned i
 	idx = dev->mr_free;
 	if (idx == 0 || handle_add(mr, HANDLE_MR) < 0) {
 		pthread_mutex_unlock(&dev->lock);
-		mr_unpin(mr);
+		mr_pin_put(&mr->pin);
 		rte_free(mr);
 		rte_errno = ENOMEM;
 		return NULL;
@@ -265,7 +245,7 @@ mr_reg(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova, unsigned i
 	/* Bit 31 stays clear: it marks windows' keys. */
 	key = verbs_key_gen(dev, idx, s->uses++, 31 - dev->mr_idx_bits) << dev->mr_idx_bits | idx;
 	s->access = access;
-	s->addr = mr->host;
+	s->addr = mr->pin.host;
 	s->length = length;
 	s->iova = iova;
 	s->pd = pd;
@@ -276,7 +256,7 @@ mr_reg(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova, unsigned i
 	mr->iova = iova;
 	mr->access = access;
 	mr->lkey = mr->rkey = key;
-	if (iova != mr->host)
+	if (iova != mr->pin.host)
 		atomic_store(&dev->mr_iova_any, true);   /* before the key is live */
 	/* Fields first, key last: an engine that sees the key sees them. */
 	atomic_store_explicit(&s->key, key, memory_order_release);
@@ -346,7 +326,7 @@ drnic_dereg_mr(struct drnic_mr *mr)
 	 * still needed it complete with a protection error. */
 	if (dev->engines_attached)
 		verbs_engine_ops()->dev_fence(dev);
-	mr_unpin(mr);
+	mr_pin_put(&mr->pin);    /* after the fence: the window goes */
 	rte_free(mr);
 	return 0;
 }
@@ -417,7 +397,7 @@ drnic_rereg_mr(struct drnic_mr *mr, unsigned int flags, struct drnic_pd *pd, voi
 		verbs_engine_ops()->dev_fence(dev);
 	/* A new translation gets a window of its own. */
 	if (flags & DRNIC_REREG_MR_CHANGE_TRANSLATION) {
-		mr_unpin(mr);
+		mr_pin_put(&mr->pin);
 		mr_pin(dev, mr, addr, length,
 		       (flags & DRNIC_REREG_MR_CHANGE_ACCESS) ? access : mr->access);
 	}
@@ -438,12 +418,12 @@ drnic_rereg_mr(struct drnic_mr *mr, unsigned int flags, struct drnic_pd *pd, voi
 	 * never matches the new one). */
 	key = verbs_key_gen(dev, idx, s->uses++, 31 - dev->mr_idx_bits) << dev->mr_idx_bits | idx;
 	s->access = mr->access;
-	s->addr = mr->host;
+	s->addr = mr->pin.host;
 	s->length = mr->length;
 	s->iova = mr->iova;
 	s->pd = mr->pd;
 	mr->lkey = mr->rkey = key;
-	if (mr->iova != mr->host)
+	if (mr->iova != mr->pin.host)
 		atomic_store(&dev->mr_iova_any, true);   /* before the key is live */
 	atomic_store_explicit(&s->key, key, memory_order_release);
 	pthread_mutex_unlock(&dev->lock);

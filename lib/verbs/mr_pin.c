@@ -26,9 +26,9 @@
  * are: a move is for good, and what it guards against is a program
  * breaking the verbs rules): the whole pages of a registration that starts
  * and ends on page boundaries, private mappings only (heap, anonymous, a
- * file's private pages), not the stack, not huge pages. A page that the registration
- * shares with other data is not moved: another thread may write its
- * neighbours while it is copied, and that write would be lost. Such a
+ * file's private pages), not the stack, not huge pages. A page that the
+ * registration shares with other data is not moved: another thread may
+ * write its neighbours while it is copied, and that write would be lost. Such a
  * registration, or one of memory DPDK owns (drnic_alloc(): never unmapped
  * while drnic runs), or one on demand (ODP pins nothing, by definition),
  * keeps using the program's mapping, as before.
@@ -93,7 +93,6 @@ pin_dontfork(void *a, size_t len)
 {
 	(void)syscall(SYS_madvise, a, len, MADV_DONTFORK);
 }
-
 
 static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mr_pin_stats pin_stats;
@@ -230,6 +229,7 @@ mr_pin_get(void *addr, size_t len, bool move, struct mr_pin_map *m)
 	int n, i;
 
 	memset(m, 0, sizeof(*m));
+	m->host = a;
 	if (len == 0 || rte_mem_virt2memseg_list(addr) != NULL)
 		return 0;   /* nothing to pin, or DPDK's memory */
 	pthread_mutex_lock(&pin_lock);
@@ -275,6 +275,7 @@ unpinned:
 	pin_stats.unpinned++;
 	pthread_mutex_unlock(&pin_lock);
 	memset(m, 0, sizeof(*m));
+	m->host = a;
 	return 0;
 }
 
@@ -290,7 +291,7 @@ mr_pin_put(struct mr_pin_map *m)
 		pin_munmap(m->window, m->window_len);
 	pin_stats.windows--;
 	pthread_mutex_unlock(&pin_lock);
-	memset(m, 0, sizeof(*m));
+	m->window = NULL;
 }
 
 void

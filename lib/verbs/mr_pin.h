@@ -7,31 +7,22 @@
  * registration's pages (moved onto a memfd first when private) that the
  * engines use. Control path only.
  */
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "verbs_objects.h"
 
-/* An MR's window; window NULL: not pinned (the engines use the program's
- * mapping). */
-struct mr_pin_map {
-	void *window;
-	size_t window_len;
-	uintptr_t host;           /* where the registration's first byte is in it */
-	bool shm;                 /* a System V segment attached again (shmdt) */
-};
-
 /* Pin [addr, addr + len), moving private pages onto a memfd when @p move:
- * 1 and @p m filled (the window has the program's protection of each
- * page), or 0 when it is not pinned (DPDK's memory; private pages without
+ * 1 and @p m's window made (with the program's protection of each page),
+ * or 0 when it is not pinned (DPDK's memory; private pages without
  * @p move, or shared with other data, or that cannot move; no room): the
- * program's mapping serves, as before. */
+ * program's mapping serves, as before. Either way m->host is where the
+ * engines reach addr. */
 int mr_pin_get(void *addr, size_t len, bool move, struct mr_pin_map *m);
 
 /* Unmap @p m's window (after the engines' fence). */
 void mr_pin_put(struct mr_pin_map *m);
 
-/* The counters: struct mr_pin_stats, mr_pin_stats_get() (verbs_objects.h). */
+/* struct mr_pin_map, the counters: verbs_objects.h. */
 
 #endif
