@@ -61,6 +61,12 @@ EOC
 mkcfg S "$VS" 10.232.0.12 10.232.0.11 02:00:00:32:00:12 fd32::12
 mkcfg C "$VC" 10.232.0.11 10.232.0.12 02:00:00:32:00:11 fd32::11
 
+# log_tail WHO FILE: the last lines of a program's output, without EAL's
+# and the drop-in's own.
+log_tail() {
+	grep -v "^EAL\|^TELEMETRY\|^drnic ibverbs\|will not fit" "$2" | sed "s/^/  $1| /" | tail -8
+}
+
 # pair_run NAME WAIT "SERVER COMMAND" "CLIENT COMMAND": server and client;
 # both must exit 0. The client starts when the server listens on TCP port
 # WAIT; RDMA CM programs have no TCP port to wait for: for WAIT "cm:REGEX"
@@ -99,10 +105,8 @@ pair_run() {
 			return 1
 		fi
 		fail "$name: $ccmd: exit server $rs client $rc"
-		grep -v "^EAL\|^TELEMETRY\|^drnic ibverbs\|will not fit" "$LAST_S" |
-			sed 's/^/  server| /' | tail -8
-		grep -v "^EAL\|^TELEMETRY\|^drnic ibverbs\|will not fit" "$LAST_C" |
-			sed 's/^/  client| /' | tail -8
+		log_tail server "$LAST_S"
+		log_tail client "$LAST_C"
 		return 1
 	fi
 	return 0
@@ -202,7 +206,7 @@ perftest_cm_race() {
 		return 0
 	fi
 	fail "$(basename "$1" .c): exit server/client not 0"
-	grep -v "^EAL\|^TELEMETRY\|^drnic ibverbs\|will not fit" "$1" | sed 's/^/  client| /' | tail -8
+	log_tail client "$1"
 	return 1
 }
 
