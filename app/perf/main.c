@@ -370,13 +370,8 @@ main(int argc, char **argv)
 		drnic_config_init(&cfg);
 		if (o.config != NULL)
 			drnic_config_load(&cfg, o.config, NULL);
-		for (i = 0; i < o.nb_sets; i++) {
-			char key[64];
-			const char *eq = strchr(o.sets[i], '=');
-
-			snprintf(key, sizeof(key), "%.*s", (int)(eq - o.sets[i]), o.sets[i]);
-			drnic_config_set(&cfg, key, eq + 1);
-		}
+		for (i = 0; i < o.nb_sets; i++)
+			(void)drnic_config_set_pair(&cfg, o.sets[i]);   /* checked again later */
 		o.server = strcmp(cfg.link_driver, "loopback") != 0;
 	}
 	if (app_lcore >= 0 || engines_given) {

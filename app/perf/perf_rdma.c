@@ -204,13 +204,7 @@ perf_open_device(struct perf_ep *e, const struct perf_opts *o, bool loopback)
 		}
 	}
 	for (i = 0; i < o->nb_sets; i++) {
-		const char *eq = strchr(o->sets[i], '=');
-		char key[64];
-
-		if (eq == NULL)
-			return -EINVAL;
-		snprintf(key, sizeof(key), "%.*s", (int)(eq - o->sets[i]), o->sets[i]);
-		rc = drnic_config_set(&cfg, key, eq + 1);
+		rc = drnic_config_set_pair(&cfg, o->sets[i]);
 		if (rc < 0) {
 			fprintf(stderr, "drnic-perf: bad setting %s\n", o->sets[i]);
 			return rc;

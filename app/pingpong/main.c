@@ -361,11 +361,7 @@ pp_open_device(struct pp_ctx *ctx)
 		}
 	}
 	for (i = 0; i < o->nb_sets; i++) {
-		char key[64];
-		const char *eq = strchr(o->sets[i], '=');
-
-		snprintf(key, sizeof(key), "%.*s", (int)(eq - o->sets[i]), o->sets[i]);
-		rc = drnic_config_set(&cfg, key, eq + 1);
+		rc = drnic_config_set_pair(&cfg, o->sets[i]);
 		if (rc < 0) {
 			fprintf(stderr, "Bad setting %s\n", o->sets[i]);
 			return rc;

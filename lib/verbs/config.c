@@ -342,6 +342,19 @@ drnic_config_set(struct drnic_config *cfg, const char *key, const char *value)
 }
 
 int
+drnic_config_set_pair(struct drnic_config *cfg, const char *pair)
+{
+	const char *eq = pair != NULL ? strchr(pair, '=') : NULL;
+	char key[64];
+
+	if (eq == NULL || (size_t)(eq - pair) >= sizeof(key))
+		return -EINVAL;
+	memcpy(key, pair, (size_t)(eq - pair));
+	key[eq - pair] = '\0';
+	return drnic_config_set(cfg, key, eq + 1);
+}
+
+int
 drnic_config_check(const char *key, const char *value, char *why, size_t why_len)
 {
 	struct drnic_config scratch;

@@ -163,6 +163,15 @@ int drnic_config_load(struct drnic_config *cfg, const char *path, const char *na
 int drnic_config_set(struct drnic_config *cfg, const char *key, const char *value);
 
 /**
+ * drnic_config_set() of "KEY=VALUE" in one string, as a `--set KEY=VALUE`
+ * option gives it.
+ *
+ * @return as drnic_config_set(); -EINVAL also without '=' or with a key of
+ *         64 characters or more.
+ */
+int drnic_config_set_pair(struct drnic_config *cfg, const char *pair);
+
+/**
  * Say whether drnic_config_set() would take @p key = @p value, and if not, why.
  *
  * @param why      receives the reason on -EINVAL ("unknown key", "out of range

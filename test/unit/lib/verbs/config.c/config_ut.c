@@ -95,6 +95,28 @@ test_set(void)
 }
 
 /* The helper's keys: defaults, syntax, ranges, and why a value is refused. */
+/* "KEY=VALUE" in one string, as --set gives it. */
+static void
+test_set_pair(void)
+{
+	struct drnic_config c;
+	char longkey[80];
+
+	drnic_config_init(&c);
+	CU_ASSERT_EQUAL(drnic_config_set_pair(&c, "mtu=9000"), 0);
+	CU_ASSERT_EQUAL(c.mtu, 9000);
+	CU_ASSERT_EQUAL(drnic_config_set_pair(&c, "link_args=wire=x,self=1"), 0);
+	CU_ASSERT_STRING_EQUAL(c.link_args, "wire=x,self=1");   /* split at the first '=' */
+	CU_ASSERT_EQUAL(drnic_config_set_pair(&c, "mtu"), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_config_set_pair(&c, "nosuchkey=1"), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_config_set_pair(&c, "mtu=x"), -EINVAL);
+	CU_ASSERT_EQUAL(drnic_config_set_pair(&c, NULL), -EINVAL);
+	memset(longkey, 'k', 70);
+	strcpy(longkey + 70, "=1");
+	CU_ASSERT_EQUAL(drnic_config_set_pair(&c, longkey), -EINVAL);
+	CU_ASSERT_EQUAL(c.mtu, 9000);
+}
+
 static void
 test_progress_keys(void)
 {
@@ -289,6 +311,7 @@ main(void)
 	s = CU_add_suite("verbs_config", NULL, NULL);
 	CU_ADD_TEST(s, test_defaults);
 	CU_ADD_TEST(s, test_set);
+	CU_ADD_TEST(s, test_set_pair);
 	CU_ADD_TEST(s, test_load);
 	CU_ADD_TEST(s, test_shipped_file);
 	CU_ADD_TEST(s, test_progress_keys);
