@@ -14,7 +14,9 @@
  *
  * Environment variables read by drnic_env_init():
  *  - DRNIC_NO_HUGE=1    always run without hugepages;
- *  - DRNIC_EAL_ARGS     extra EAL arguments, split on spaces, appended last.
+ *  - DRNIC_EAL_ARGS     extra EAL arguments, split on spaces, appended last;
+ *  - DRNIC_DAEMON       attach to the drnicd serving this control socket
+ *                       (drnic_env_opts::daemon); "" or unset: embedded mode.
  */
 
 #include <stdbool.h>
@@ -42,6 +44,22 @@ struct drnic_env_opts {
 	const char *const *extra_args;
 	/** Default log level for all types (RTE_LOG_*); default RTE_LOG_WARNING. */
 	int log_level;
+	/**
+	 * Attach to drnicd: the path of its control socket. The process then
+	 * runs as a DPDK secondary process of the daemon's EAL (its file
+	 * prefix, its hugepage memory; file_prefix, mem_mb and extra_args are
+	 * not used), drnic_device_open() returns the daemon's device of that
+	 * name, and the daemon creates and owns every object the process
+	 * makes. NULL: $DRNIC_DAEMON when set and not empty, else embedded
+	 * mode (the process runs its own devices and engines).
+	 */
+	const char *daemon;
+	/**
+	 * Let secondary processes attach (drnicd): needs file_prefix and
+	 * hugepages (-ENOTSUP without them), and the hugepage files stay
+	 * linked while the process runs, for the secondaries to map.
+	 */
+	bool serve;
 };
 
 /** What drnic_env_init() decided; filled on success. */
@@ -51,6 +69,7 @@ struct drnic_env_info {
 	unsigned long free_pages;  /**< free hugepages seen before start */
 	char reason[128];          /**< why hugepages were not used, when not */
 	char eal_args[512];        /**< the EAL command line that was used */
+	bool attached;             /**< attached to a daemon (drnic_env_opts::daemon) */
 };
 
 /**
@@ -72,6 +91,9 @@ bool drnic_env_hugepages_usable(unsigned int mem_mb, struct drnic_env_info *info
  * @return 0 on success;
  *         -EALREADY when the EAL was already started by this process;
  *         -E2BIG when the assembled command line is too long;
+ *         with a daemon: a negative errno of connect() (-ENOENT,
+ *         -ECONNREFUSED: no daemon there), -EPROTO when it is not a drnicd
+ *         of this version;
  *         a negative errno from rte_eal_init() (rte_errno) on any other failure.
  */
 int drnic_env_init(const struct drnic_env_opts *opts, struct drnic_env_info *info);

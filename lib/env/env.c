@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dirent.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include <rte_alarm.h>
 #include <rte_eal.h>
@@ -17,6 +19,7 @@
 #include <rte_log.h>
 
 #include "drnic_env.h"
+#include "env_private.h"
 
 #define ENV_MAX_ARGS 64
 #define ENV_DEFAULT_MEM_MB 256
@@ -63,6 +66,50 @@ env_hugetlbfs_mounted(void)
 		found = strstr(line, " hugetlbfs ") != NULL;
 	fclose(f);
 	return found;
+}
+
+/*
+ * A serving primary's hugepage files (PREFIXmap_N in every hugetlbfs): they
+ * stay linked while it runs, for its secondaries to map, and the EAL leaves
+ * them behind at its cleanup, holding their pages. Removed at
+ * drnic_env_fini(); a process still mapping one keeps its pages until it
+ * unmaps them. (A killed daemon's files go when the next one starts with
+ * the same prefix: the EAL clears them.)
+ */
+static char env_serve_prefix[128];
+
+static void
+env_unlink_hugefiles(const char *prefix)
+{
+	char line[512], mnt[256], fstype[64], name[512];
+	size_t plen = strlen(prefix);
+	FILE *f = fopen("/proc/mounts", "r");
+
+	if (f == NULL || plen == 0) {
+		if (f != NULL)
+			fclose(f);
+		return;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		struct dirent *e;
+		DIR *d;
+
+		if (sscanf(line, "%*s %255s %63s", mnt, fstype) != 2 ||
+		    strcmp(fstype, "hugetlbfs") != 0)
+			continue;
+		d = opendir(mnt);
+		if (d == NULL)
+			continue;
+		while ((e = readdir(d)) != NULL) {
+			if (strncmp(e->d_name, prefix, plen) != 0 ||
+			    strncmp(e->d_name + plen, "map_", 4) != 0)
+				continue;
+			snprintf(name, sizeof(name), "%s/%s", mnt, e->d_name);
+			(void)unlink(name);
+		}
+		closedir(d);
+	}
+	fclose(f);
 }
 
 static void
@@ -168,7 +215,8 @@ drnic_env_init(const struct drnic_env_opts *opts, struct drnic_env_info *info)
 	struct drnic_env_info local;
 	struct env_argv *a;
 	char lcores[256];
-	const char *extra_env;
+	const char *extra_env, *daemon;
+	char prefix[128];
 	unsigned int mem_mb;
 	size_t off = 0;
 	int i, rc;
@@ -179,11 +227,27 @@ drnic_env_init(const struct drnic_env_opts *opts, struct drnic_env_info *info)
 		opts = &defaults;
 	if (info == NULL)
 		info = &local;
+	memset(info, 0, sizeof(*info));
 	mem_mb = opts->mem_mb ? opts->mem_mb : ENV_DEFAULT_MEM_MB;
+	daemon = opts->daemon != NULL ? opts->daemon : getenv("DRNIC_DAEMON");
+	if (daemon != NULL && daemon[0] == '\0')
+		daemon = NULL;
+	if (daemon != NULL && opts->serve)
+		return -EINVAL;
+	if (opts->serve && opts->file_prefix == NULL)
+		return -EINVAL;
+	if (daemon != NULL) {
+		/* The daemon says which memory to join. */
+		rc = env_rpc_connect(daemon, prefix, sizeof(prefix));
+		if (rc < 0)
+			return rc;
+	}
 
 	a = calloc(1, sizeof(*a));
-	if (a == NULL)
+	if (a == NULL) {
+		env_rpc_close();
 		return -ENOMEM;
+	}
 
 	env_push(a, "%s", opts->name ? opts->name : "drnic");
 	if (opts->lcores != NULL) {
@@ -197,7 +261,22 @@ drnic_env_init(const struct drnic_env_opts *opts, struct drnic_env_info *info)
 	env_push(a, "--no-pci");
 	env_push(a, "--log-level=%d", opts->log_level ? opts->log_level : (int)RTE_LOG_WARNING);
 
-	if (drnic_env_hugepages_usable(mem_mb, info)) {
+	if (daemon != NULL) {
+		/* A secondary process: the daemon's memory, at its addresses. */
+		env_push(a, "--proc-type=secondary");
+		env_push(a, "--file-prefix=%s", prefix);
+		info->attached = true;
+		info->hugepages = true;
+	} else if (opts->serve) {
+		if (!drnic_env_hugepages_usable(mem_mb, info)) {
+			free(a);
+			return -ENOTSUP;
+		}
+		/* Linked hugepage files: secondaries map them by name. */
+		env_push(a, "-m");
+		env_push(a, "%u", mem_mb);
+		env_push(a, "--file-prefix=%s", opts->file_prefix);
+	} else if (drnic_env_hugepages_usable(mem_mb, info)) {
 		env_push(a, "-m");
 		env_push(a, "%u", mem_mb);
 		if (opts->file_prefix != NULL) {
@@ -221,7 +300,7 @@ drnic_env_init(const struct drnic_env_opts *opts, struct drnic_env_info *info)
 		else
 			env_push(a, "--no-shconf");
 	}
-	for (i = 0; opts->extra_args != NULL && opts->extra_args[i] != NULL; i++)
+	for (i = 0; daemon == NULL && opts->extra_args != NULL && opts->extra_args[i] != NULL; i++)
 		env_push(a, "%s", opts->extra_args[i]);
 
 	extra_env = getenv("DRNIC_EAL_ARGS");
@@ -234,6 +313,7 @@ drnic_env_init(const struct drnic_env_opts *opts, struct drnic_env_info *info)
 	}
 	if (a->overflow) {
 		free(a);
+		env_rpc_close();
 		return -E2BIG;
 	}
 
@@ -247,10 +327,13 @@ drnic_env_init(const struct drnic_env_opts *opts, struct drnic_env_info *info)
 	if (rc < 0) {
 		rc = rte_errno ? -rte_errno : -EINVAL;
 		free(a);
+		env_rpc_close();
 		return rc;
 	}
 	env_args = a;
 	env_started = true;
+	if (opts->serve)
+		snprintf(env_serve_prefix, sizeof(env_serve_prefix), "%s", opts->file_prefix);
 	__atomic_store_n(&env_intr_known, 0, __ATOMIC_RELAXED);
 	(void)rte_eal_alarm_set(1, env_intr_whoami, NULL);
 	return 0;
@@ -268,6 +351,11 @@ drnic_env_fini(void)
 	    pthread_cancel(env_intr_thread) == 0)
 		(void)pthread_join(env_intr_thread, NULL);
 	rc = rte_eal_cleanup();
+	env_rpc_close();
+	if (env_serve_prefix[0] != '\0') {
+		env_unlink_hugefiles(env_serve_prefix);
+		env_serve_prefix[0] = '\0';
+	}
 	env_started = false;
 	free(env_args);
 	env_args = NULL;

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef DRNIC_RPC_H
+#define DRNIC_RPC_H
+
+/*
+ * The control channel between a program attached to drnicd and the daemon
+ * (private to drnic; not installed). As verbs commands go to a kernel
+ * driver, object creation and destruction go to the daemon, which owns the
+ * device, its tables and its engines; the data path (WQEs, doorbells, CQEs)
+ * never crosses it.
+ *
+ * Transport: one AF_UNIX SOCK_SEQPACKET connection per attached process, one
+ * request and one reply at a time (struct rpc_msg both ways; a control
+ * tool's text replies follow the reply's header in the same packet). The
+ * attached process is a DPDK secondary of the daemon's EAL (same file
+ * prefix), so every object the daemon creates lives in hugepage memory at
+ * the same address in both: a reply names an object by that address. The
+ * daemon accepts in a request only objects that the same connection was
+ * given, so one process's objects are not another's to name. The daemon
+ * learns that a process has gone when its connection closes, for whatever
+ * reason, and then destroys what it owned.
+ *
+ * The client half is lib/env's (env_rpc.c): every library above it routes
+ * its control calls through rpc_call() while rpc_attached() is true.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped on any change of struct rpc_msg or the ops' meanings. */
+#define RPC_VERSION 1
+/* drnicd's control socket when neither the caller nor $DRNIC_DAEMON names one. */
+#define RPC_DEFAULT_SOCKET "/run/drnic/drnicd.sock"
+/* Largest opaque argument (a verbs structure copied as bytes). */
+#define RPC_BLOB_MAX 768
+/* Largest packet: a reply header and a control tool's text. */
+#define RPC_PACKET_MAX (64 * 1024)
+
+enum rpc_op {
+	RPC_HELLO = 1,     /* arg[0] RPC_VERSION -> blob: EAL file prefix; arg[0] daemon pid */
+	RPC_DEV_GET,       /* blob: device name -> obj[0] device, obj[1] the client's async queue */
+	RPC_DEV_PUT,       /* obj[0] device */
+	RPC_PD_ALLOC,      /* obj[0] device -> obj[0] PD */
+	RPC_PD_FREE,       /* obj[0] PD */
+	RPC_MEM_ALLOC,     /* arg[0] size, arg[1] align, arg[2] socket -> obj[0] buffer */
+	RPC_MEM_FREE,      /* obj[0] buffer */
+	RPC_MR_REG,        /* obj[0] PD, arg[0] addr, arg[1] length, arg[2] iova, arg[3] access -> obj[0] MR */
+	RPC_MR_DEREG,      /* obj[0] MR */
+	RPC_CQ_CREATE,     /* blob: struct drnic_cq_attr -> obj[0] CQ */
+	RPC_CQ_DESTROY,    /* obj[0] CQ */
+	RPC_QP_CREATE,     /* obj[0] PD, blob: struct drnic_qp_init_attr -> obj[0] QP, blob: its attr back */
+	RPC_QP_MODIFY,     /* obj[0] QP, arg[0] mask, blob: struct drnic_qp_attr */
+	RPC_QP_DESTROY,    /* obj[0] QP */
+	RPC_CTL_LIST,      /* -> text: devices, attached processes and their objects */
+	RPC_CTL_STATS,     /* blob: device name or "" -> text: the device's counters */
+	RPC_OP_MAX,
+};
+
+struct rpc_msg {
+	uint32_t op;               /* enum rpc_op; the reply keeps it */
+	int32_t rc;                /* reply: 0 or a negative errno */
+	uint64_t obj[4];           /* objects, by their address (the same in both processes) */
+	uint64_t arg[6];
+	uint32_t blob_len;         /* bytes of blob in use */
+	uint32_t text_len;         /* reply: bytes of text after this header */
+	uint8_t blob[RPC_BLOB_MAX];
+};
+
+/* True once drnic_env_init() attached this process to a daemon. */
+bool rpc_attached(void);
+
+/*
+ * Send @p m and replace it with the daemon's reply; one call at a time in
+ * the process (a mutex). Returns the reply's rc, or a negative errno of the
+ * channel: -ENOTCONN when not attached, -EPIPE when the daemon has gone
+ * (then every later call fails the same way).
+ */
+int rpc_call(struct rpc_msg *m);
+
+/* Set *fields of a request: op, the rest zero. */
+static inline void
+rpc_msg_init(struct rpc_msg *m, enum rpc_op op)
+{
+	*m = (struct rpc_msg){ .op = (uint32_t)op };
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DRNIC_RPC_H */
