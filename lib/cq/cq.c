@@ -60,6 +60,7 @@
 #include "cq_engine.h"
 #include "cq_private.h"
 #include "handle.h"
+#include "rpc.h"
 
 RTE_LOG_REGISTER(cq_logtype, drnic.cq, NOTICE);
 #define CQ_LOG(level, cq, fmt, ...) \
@@ -212,6 +213,10 @@ drnic_create_comp_channel(void)
 	struct drnic_comp_channel *ch;
 	int err;
 
+	if (rpc_attached()) {
+		rte_errno = ENOTSUP;   /* not offered to attached processes yet */
+		return NULL;
+	}
 	ch = rte_zmalloc_socket("drnic_comp_channel", sizeof(*ch), RTE_CACHE_LINE_SIZE,
 			SOCKET_ID_ANY);
 	if (ch == NULL) {
@@ -424,6 +429,50 @@ cq_ring_free_chain(struct cq_ring *r)
 	}
 }
 
+/* An attached process's CQ: the daemon creates it, in the memory both map. */
+static struct drnic_cq *
+cq_remote_create(const struct drnic_cq_attr *attr)
+{
+	struct drnic_cq *cq;
+	struct rpc_msg m;
+	int rc;
+
+	RTE_BUILD_BUG_ON(sizeof(*attr) > RPC_BLOB_MAX);
+	rpc_msg_init(&m, RPC_CQ_CREATE);
+	memcpy(m.blob, attr, sizeof(*attr));
+	m.blob_len = sizeof(*attr);
+	rc = rpc_call(&m);
+	if (rc < 0) {
+		rte_errno = -rc;
+		return NULL;
+	}
+	cq = (struct drnic_cq *)(uintptr_t)m.obj[0];
+	if (handle_add(cq, HANDLE_CQ) < 0) {
+		rpc_msg_init(&m, RPC_CQ_DESTROY);
+		m.obj[0] = (uintptr_t)cq;
+		(void)rpc_call(&m);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	return cq;
+}
+
+static int
+cq_remote_destroy(struct drnic_cq *cq)
+{
+	struct rpc_msg m;
+	int rc;
+
+	if (handle_take(cq, HANDLE_CQ) < 0)
+		return -EINVAL;
+	rpc_msg_init(&m, RPC_CQ_DESTROY);
+	m.obj[0] = (uintptr_t)cq;
+	rc = rpc_call(&m);
+	if (rc < 0 && rc != -EPIPE)
+		(void)handle_add(cq, HANDLE_CQ);  /* cannot fail: its slot is free */
+	return rc == -EPIPE ? 0 : rc;
+}
+
 struct drnic_cq *
 drnic_cq_create(const struct drnic_cq_attr *attr)
 {
@@ -440,6 +489,8 @@ drnic_cq_create(const struct drnic_cq_attr *attr)
 		rte_errno = ERANGE;
 		return NULL;
 	}
+	if (rpc_attached())
+		return cq_remote_create(attr);
 	cq = rte_zmalloc_socket("drnic_cq", sizeof(*cq), RTE_CACHE_LINE_SIZE,
 			attr->socket_id);
 	if (cq == NULL) {
@@ -492,6 +543,8 @@ einval:
 int
 drnic_cq_destroy(struct drnic_cq *cq)
 {
+	if (rpc_attached())
+		return cq_remote_destroy(cq);
 	/* Not live (NULL, destroyed already): nothing behind it is read. */
 	if (handle_take(cq, HANDLE_CQ) < 0)
 		return -EINVAL;
@@ -867,6 +920,8 @@ drnic_cq_resize(struct drnic_cq *cq, uint32_t cqe)
 		return -EINVAL;
 	if (cqe > DRNIC_CQ_MAX_DEPTH)
 		return -ERANGE;
+	if (rpc_attached())
+		return -ENOTSUP;       /* not offered to attached processes yet */
 	if (atomic_load_explicit(&cq->error, memory_order_acquire))
 		return -EOVERFLOW;
 	/* The consumer has seen every CQE below cons, so prod_pub >= cons. */

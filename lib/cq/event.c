@@ -36,6 +36,7 @@
 #include "cq_engine.h"
 #include "cq_private.h"
 #include "handle.h"
+#include "rpc.h"
 
 RTE_LOG_REGISTER(async_logtype, drnic.async, NOTICE);
 #define ASYNC_LOG(level, fmt, ...) \
@@ -136,6 +137,10 @@ drnic_async_queue_create(uint32_t size)
 	uint32_t i;
 	int err;
 
+	if (rpc_attached()) {
+		rte_errno = ENOTSUP;   /* not offered to attached processes yet */
+		return NULL;
+	}
 	if (size == 0)
 		size = DRNIC_ASYNC_QUEUE_DEFAULT_SIZE;
 	if (size > DRNIC_ASYNC_QUEUE_MAX_SIZE) {

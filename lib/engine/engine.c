@@ -144,6 +144,7 @@ engine_ports_watch(struct engine *eng)
 		if (up == p->up)
 			continue;
 		p->up = up;
+		atomic_store_explicit(&p->dev->link_up, up != 0, memory_order_relaxed);
 		ev.event_type = up ? DRNIC_EVENT_PORT_ACTIVE : DRNIC_EVENT_PORT_ERR;
 		ev.element.port_num = 1;
 		ENGINE_LOG(NOTICE, eng, "%s: port 1 %s", drnic_device_name(p->dev),

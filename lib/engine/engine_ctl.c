@@ -81,6 +81,8 @@ engine_ctl_port_add(struct engine *eng, struct drnic_device *dev, uint16_t queue
 	p->link = dev->link;
 	p->queue = queue;
 	p->up = (int8_t)link_is_up(p->link);
+	if (queue == 0)
+		atomic_store_explicit(&dev->link_up, p->up != 0, memory_order_relaxed);
 	eng->nb_ports++;
 	return 0;
 }

@@ -696,6 +696,10 @@ struct drnic_device {
 	unsigned int nb_ah;        /* under lock */
 	/* Datagrams dropped for a wrong Q_Key (the engines add to it). */
 	atomic_uint qkey_viol;
+	/* The link's state as its engine last saw it (queue 0's engine);
+	 * what an attached process reads, which cannot call the link's ops
+	 * (they are the daemon's code). */
+	atomic_bool link_up;
 	/* Multicast groups attached (under lock); nb_mcast of them in use. */
 	struct verbs_mcast_grp mcast[VERBS_MAX_MCAST_GRP];
 	unsigned int nb_mcast;

@@ -11,6 +11,7 @@
 #include <rte_malloc.h>
 
 #include "verbs_objects.h"
+#include "verbs_remote.h"
 
 static bool
 verbs_mac_is_zero(const uint8_t mac[6])
@@ -103,6 +104,11 @@ drnic_create_ah(struct drnic_pd *pd, struct drnic_ah_attr *attr)
 	struct drnic_ah *ah;
 	uint8_t dmac[6];
 	int rc;
+
+	if (verbs_remote()) {
+		rte_errno = ENOTSUP;   /* not offered to attached processes yet */
+		return NULL;
+	}
 
 	if (pd == NULL || attr == NULL || !handle_live(pd, HANDLE_PD)) {
 		rte_errno = EINVAL;
@@ -306,6 +312,8 @@ int
 drnic_attach_mcast(struct drnic_qp *qp, const union drnic_gid *gid, uint16_t lid)
 {
 	RTE_SET_USED(lid);
+	if (verbs_remote())
+		return -ENOTSUP;       /* not offered to attached processes yet */
 	return ah_mcast_change(qp, gid, true);
 }
 

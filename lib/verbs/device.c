@@ -16,6 +16,7 @@
 #include <rte_malloc.h>
 
 #include "verbs_objects.h"
+#include "verbs_remote.h"
 
 RTE_LOG_REGISTER_SUFFIX(verbs_logtype, verbs, NOTICE);
 
@@ -143,6 +144,8 @@ drnic_device_async_subscribe(struct drnic_device *dev, struct drnic_async_queue 
 	unsigned int i;
 	int rc = 0;
 
+	if (verbs_remote())
+		return -ENOTSUP;       /* not offered to attached processes yet */
 	if (dev == NULL || q == NULL || q == dev->async)
 		return -EINVAL;
 	pthread_mutex_lock(&dev->async_lock);
@@ -193,6 +196,11 @@ drnic_device_open(const struct drnic_config *cfg)
 	if (cfg == NULL) {
 		drnic_config_init(&defaults);
 		cfg = &defaults;
+	}
+	if (verbs_remote()) {
+		/* The daemon's device of that name; it runs the engines. */
+		async_set_hooks(&verbs_async_hooks);
+		return remote_device_open(cfg->name);
 	}
 	rc = dev_check_config(cfg);
 	if (rc < 0) {
@@ -325,6 +333,8 @@ drnic_device_close(struct drnic_device *dev)
 {
 	unsigned int i;
 
+	if (verbs_remote())
+		return remote_device_close(dev);
 	/* Not live (NULL, closed already): nothing behind it is read. */
 	if (handle_take(dev, HANDLE_DEVICE) < 0)
 		return -EINVAL;
@@ -363,6 +373,8 @@ drnic_device_async_queue(struct drnic_device *dev)
 		rte_errno = EINVAL;
 		return NULL;
 	}
+	if (verbs_remote())
+		return remote_device_async_queue(dev);   /* this process's own */
 	return dev->async;
 }
 
@@ -456,7 +468,10 @@ drnic_query_port(struct drnic_device *dev, uint8_t port_num, struct drnic_port_a
 
 	if (dev == NULL || a == NULL || port_num != 1)
 		return -EINVAL;
-	up = link_is_up(dev->link);
+	/* An attached process reads what the daemon's engine saw: the link's
+	 * ops are the daemon's code. */
+	up = verbs_remote() ? atomic_load_explicit(&dev->link_up, memory_order_relaxed)
+			    : link_is_up(dev->link);
 	memset(a, 0, sizeof(*a));
 	a->state = up ? DRNIC_PORT_ACTIVE : DRNIC_PORT_DOWN;
 	a->max_mtu = (enum drnic_mtu)dev->max_mtu;
@@ -503,6 +518,8 @@ drnic_app_launch(struct drnic_device *dev, unsigned int index, int (*fn)(void *)
 {
 	int rc;
 
+	if (verbs_remote())
+		return -ENOTSUP;       /* not offered to attached processes yet */
 	if (dev == NULL || fn == NULL || index >= dev->cfg.nb_app_lcores)
 		return -EINVAL;
 	rc = rte_eal_remote_launch(fn, arg, dev->cfg.app_lcores[index]);

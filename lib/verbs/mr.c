@@ -18,6 +18,7 @@
 
 #include "mr_pin.h"
 #include "verbs_objects.h"
+#include "verbs_remote.h"
 
 #define MR_ACCESS_KNOWN (DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_WRITE | \
 			 DRNIC_ACCESS_REMOTE_READ | DRNIC_ACCESS_REMOTE_ATOMIC | \
@@ -114,6 +115,8 @@ drnic_alloc(size_t size, size_t align, int socket_id)
 		rte_errno = EINVAL;
 		return NULL;
 	}
+	if (verbs_remote())
+		return remote_alloc(size, align, socket_id);
 	p = rte_zmalloc_socket("drnic_buf", size, (unsigned int)align, socket_id);
 	if (p == NULL)
 		rte_errno = ENOMEM;
@@ -123,6 +126,10 @@ drnic_alloc(size_t size, size_t align, int socket_id)
 void
 drnic_free(void *buf)
 {
+	if (verbs_remote()) {
+		remote_free(buf);
+		return;
+	}
 	rte_free(buf);
 }
 
@@ -131,6 +138,8 @@ drnic_alloc_pd(struct drnic_device *dev)
 {
 	struct drnic_pd *pd;
 
+	if (verbs_remote())
+		return remote_alloc_pd(dev);
 	if (dev == NULL) {
 		rte_errno = EINVAL;
 		return NULL;
@@ -165,6 +174,8 @@ drnic_dealloc_pd(struct drnic_pd *pd)
 {
 	struct drnic_device *dev;
 
+	if (verbs_remote())
+		return remote_dealloc_pd(pd);
 	/* Not live (NULL, freed already): nothing behind it is read. */
 	if (handle_take(pd, HANDLE_PD) < 0)
 		return -EINVAL;
@@ -214,6 +225,8 @@ mr_reg(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova, unsigned i
 		rte_errno = EINVAL;
 		return NULL;
 	}
+	if (verbs_remote())
+		return remote_reg_mr(pd, addr, length, iova, access);
 	if (length != 0) {
 		int rc = mr_probe_range((uintptr_t)addr, length, (access & MR_ACCESS_WRITES) != 0);
 
@@ -286,6 +299,8 @@ drnic_dereg_mr(struct drnic_mr *mr)
 	struct verbs_mr_slot *s;
 	uint32_t idx;
 
+	if (verbs_remote())
+		return remote_dereg_mr(mr);
 	/* Not live (NULL, deregistered already): nothing behind it is read. */
 	if (handle_take(mr, HANDLE_MR) < 0)
 		return -EINVAL;
@@ -375,6 +390,8 @@ drnic_rereg_mr(struct drnic_mr *mr, unsigned int flags, struct drnic_pd *pd, voi
 	uint32_t idx, key;
 	int rc;
 
+	if (verbs_remote())
+		return -ENOTSUP;       /* not offered to attached processes yet */
 	if (!handle_live(mr, HANDLE_MR))
 		return -EINVAL;
 	rc = mr_rereg_check(mr, flags, pd, addr, length, access);

@@ -12,6 +12,7 @@
 #include <rte_malloc.h>
 
 #include "verbs_objects.h"
+#include "verbs_remote.h"
 
 #define MW_KEY_BYTE 0xFFu
 #define MW_RIGHTS (DRNIC_ACCESS_REMOTE_WRITE | DRNIC_ACCESS_REMOTE_READ | \
@@ -86,6 +87,10 @@ drnic_alloc_mw(struct drnic_pd *pd, enum drnic_mw_type type)
 	struct drnic_mw *mw;
 	uint32_t idx, gen;
 
+	if (verbs_remote()) {
+		rte_errno = ENOTSUP;   /* not offered to attached processes yet */
+		return NULL;
+	}
 	if (!handle_live(pd, HANDLE_PD) || (type != DRNIC_MW_TYPE_1 && type != DRNIC_MW_TYPE_2)) {
 		rte_errno = EINVAL;
 		return NULL;

@@ -11,6 +11,7 @@
 #include <rte_malloc.h>
 
 #include "verbs_objects.h"
+#include "verbs_remote.h"
 
 static const char *const qp_state_names[] = {
 	[DRNIC_QPS_RESET] = "RESET",
@@ -388,6 +389,8 @@ drnic_modify_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int mask)
 	bool resolved = false;
 	int rc;
 
+	if (verbs_remote())
+		return remote_modify_qp(qp, attr, mask);
 	if (qp == NULL || attr == NULL)
 		return -EINVAL;
 	for (;;) {
@@ -568,6 +571,8 @@ drnic_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *ia)
 		rte_errno = EINVAL;
 		return NULL;
 	}
+	if (verbs_remote())
+		return remote_create_qp(pd, ia);
 	if (ia->qp_type == DRNIC_QPT_XRC_RECV)
 		return qp_create_xrc_recv(ia);
 	if (pd == NULL || ia->send_cq == NULL ||
@@ -780,6 +785,8 @@ drnic_destroy_qp(struct drnic_qp *qp)
 {
 	struct drnic_device *dev;
 
+	if (verbs_remote())
+		return remote_destroy_qp(qp);
 	/* Not live (NULL, destroyed already): nothing behind it is read. */
 	if (handle_take(qp, HANDLE_QP) < 0)
 		return -EINVAL;

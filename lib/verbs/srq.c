@@ -12,6 +12,7 @@
 
 #include "handle.h"
 #include "verbs_objects.h"
+#include "verbs_remote.h"
 
 #define VERBS_SRQ_LOG(level, srq, fmt, ...)                                     \
 	VERBS_LOG(level, "%s: srq %p: " fmt, (srq)->dev->cfg.name, (const void *)(srq), \
@@ -55,6 +56,10 @@ drnic_create_srq(struct drnic_pd *pd, struct drnic_srq_init_attr *ia)
 	struct drnic_srq *srq;
 	int rc;
 
+	if (verbs_remote()) {
+		rte_errno = ENOTSUP;   /* not offered to attached processes yet */
+		return NULL;
+	}
 	if (pd == NULL || ia == NULL) {
 		rte_errno = EINVAL;
 		return NULL;

@@ -18,6 +18,7 @@
 
 #include "handle.h"
 #include "verbs_objects.h"
+#include "verbs_remote.h"
 
 /* The domain of file (@p key_dev, @p key_ino) on @p dev, or NULL. Under lock. */
 static struct drnic_xrcd *
@@ -49,6 +50,10 @@ drnic_open_xrcd(struct drnic_device *dev, int fd, int oflags)
 	struct stat st;
 	int rc;
 
+	if (verbs_remote()) {
+		rte_errno = ENOTSUP;   /* not offered to attached processes yet */
+		return NULL;
+	}
 	if (dev == NULL || (oflags & ~(O_CREAT | O_EXCL)) != 0 ||
 	    (fd == -1 && !(oflags & O_CREAT))) {
 		rte_errno = EINVAL;

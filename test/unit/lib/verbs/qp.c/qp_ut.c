@@ -554,7 +554,7 @@ test_srq_qp(void)
 static void
 test_ud_modify(void)
 {
-	struct drnic_qp_init_attr ia = ut_init_attr(), qi;
+	struct drnic_qp_init_attr ia = ut_init_attr(), qi = { 0 };
 	struct drnic_qp_attr a, q;
 	struct drnic_qp *qp;
 

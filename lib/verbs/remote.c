@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The control verbs of a process attached to drnicd (verbs_remote.h): each
+ * is one request to the daemon, which creates the object in the memory both
+ * processes map at the same address and answers with that address.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_errno.h>
+
+#include "handle.h"
+#include "verbs_objects.h"
+#include "verbs_remote.h"
+
+/* The daemon's devices this process has opened, and its event queue for each. */
+static struct {
+	struct drnic_device *dev;
+	struct drnic_async_queue *async;
+} remote_devs[8];
+static pthread_mutex_t remote_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* rpc_call(); a failure of the channel itself, or a refusal, as rte_errno. */
+static int
+remote_call(struct rpc_msg *m)
+{
+	int rc = rpc_call(m);
+
+	if (rc < 0)
+		rte_errno = -rc;
+	return rc;
+}
+
+/* Register @p obj as live in this process; on failure undo it at the daemon. */
+static void *
+remote_adopt(void *obj, enum handle_kind kind, enum rpc_op undo)
+{
+	struct rpc_msg m;
+
+	if (handle_add(obj, kind) == 0)
+		return obj;
+	rpc_msg_init(&m, undo);
+	m.obj[0] = (uintptr_t)obj;
+	(void)rpc_call(&m);
+	rte_errno = ENOMEM;
+	return NULL;
+}
+
+/* A destroy: take the handle (a second destroy reads nothing), ask the
+ * daemon, give the handle back if it refused. */
+static int
+remote_destroy(void *obj, enum handle_kind kind, enum rpc_op op)
+{
+	struct rpc_msg m;
+	int rc;
+
+	if (handle_take(obj, kind) < 0)
+		return -EINVAL;
+	rpc_msg_init(&m, op);
+	m.obj[0] = (uintptr_t)obj;
+	rc = rpc_call(&m);
+	if (rc < 0 && rc != -EPIPE)
+		(void)handle_add(obj, kind);  /* cannot fail: its slot is free */
+	return rc == -EPIPE ? 0 : rc;
+}
+
+struct drnic_device *
+remote_device_open(const char *name)
+{
+	struct drnic_device *dev;
+	struct drnic_async_queue *q;
+	struct rpc_msg m;
+	unsigned int i, slot = RTE_DIM(remote_devs);
+	size_t len = strlen(name);
+
+	if (len >= RPC_BLOB_MAX) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	pthread_mutex_lock(&remote_lock);
+	for (i = 0; i < RTE_DIM(remote_devs); i++) {
+		if (remote_devs[i].dev == NULL) {
+			if (slot == RTE_DIM(remote_devs))
+				slot = i;
+		} else if (strcmp(remote_devs[i].dev->cfg.name, name) == 0) {
+			pthread_mutex_unlock(&remote_lock);
+			rte_errno = EEXIST;
+			return NULL;
+		}
+	}
+	if (slot == RTE_DIM(remote_devs)) {
+		pthread_mutex_unlock(&remote_lock);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	rpc_msg_init(&m, RPC_DEV_GET);
+	memcpy(m.blob, name, len + 1);
+	m.blob_len = (uint32_t)len + 1;
+	if (remote_call(&m) < 0) {
+		pthread_mutex_unlock(&remote_lock);
+		return NULL;
+	}
+	dev = (struct drnic_device *)(uintptr_t)m.obj[0];
+	q = (struct drnic_async_queue *)(uintptr_t)m.obj[1];
+	if (handle_add(dev, HANDLE_DEVICE) < 0) {
+		rpc_msg_init(&m, RPC_DEV_PUT);
+		m.obj[0] = (uintptr_t)dev;
+		(void)rpc_call(&m);
+		pthread_mutex_unlock(&remote_lock);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	(void)handle_add(q, HANDLE_ASYNC_QUEUE);
+	remote_devs[slot].dev = dev;
+	remote_devs[slot].async = q;
+	pthread_mutex_unlock(&remote_lock);
+	return dev;
+}
+
+int
+remote_device_close(struct drnic_device *dev)
+{
+	unsigned int i;
+	int rc;
+
+	pthread_mutex_lock(&remote_lock);
+	rc = remote_destroy(dev, HANDLE_DEVICE, RPC_DEV_PUT);
+	if (rc == 0) {
+		for (i = 0; i < RTE_DIM(remote_devs); i++) {
+			if (remote_devs[i].dev != dev)
+				continue;
+			(void)handle_take(remote_devs[i].async, HANDLE_ASYNC_QUEUE);
+			remote_devs[i].dev = NULL;
+			remote_devs[i].async = NULL;
+		}
+	}
+	pthread_mutex_unlock(&remote_lock);
+	return rc;
+}
+
+struct drnic_async_queue *
+remote_device_async_queue(struct drnic_device *dev)
+{
+	struct drnic_async_queue *q = NULL;
+	unsigned int i;
+
+	pthread_mutex_lock(&remote_lock);
+	for (i = 0; i < RTE_DIM(remote_devs); i++)
+		if (remote_devs[i].dev == dev && dev != NULL)
+			q = remote_devs[i].async;
+	pthread_mutex_unlock(&remote_lock);
+	return q;
+}
+
+void *
+remote_alloc(size_t size, size_t align, int socket_id)
+{
+	struct rpc_msg m;
+
+	rpc_msg_init(&m, RPC_MEM_ALLOC);
+	m.arg[0] = size;
+	m.arg[1] = align;
+	m.arg[2] = (uint64_t)(int64_t)socket_id;
+	if (remote_call(&m) < 0)
+		return NULL;
+	return (void *)(uintptr_t)m.obj[0];
+}
+
+void
+remote_free(void *buf)
+{
+	struct rpc_msg m;
+
+	if (buf == NULL)
+		return;
+	rpc_msg_init(&m, RPC_MEM_FREE);
+	m.obj[0] = (uintptr_t)buf;
+	(void)rpc_call(&m);
+}
+
+struct drnic_pd *
+remote_alloc_pd(struct drnic_device *dev)
+{
+	struct rpc_msg m;
+
+	if (!handle_live(dev, HANDLE_DEVICE)) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	rpc_msg_init(&m, RPC_PD_ALLOC);
+	m.obj[0] = (uintptr_t)dev;
+	if (remote_call(&m) < 0)
+		return NULL;
+	return remote_adopt((void *)(uintptr_t)m.obj[0], HANDLE_PD, RPC_PD_FREE);
+}
+
+int
+remote_dealloc_pd(struct drnic_pd *pd)
+{
+	return remote_destroy(pd, HANDLE_PD, RPC_PD_FREE);
+}
+
+struct drnic_mr *
+remote_reg_mr(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova,
+	      unsigned int access)
+{
+	struct rpc_msg m;
+
+	if (!handle_live(pd, HANDLE_PD)) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	rpc_msg_init(&m, RPC_MR_REG);
+	m.obj[0] = (uintptr_t)pd;
+	m.arg[0] = (uintptr_t)addr;
+	m.arg[1] = length;
+	m.arg[2] = iova;
+	m.arg[3] = access;
+	if (remote_call(&m) < 0)
+		return NULL;
+	return remote_adopt((void *)(uintptr_t)m.obj[0], HANDLE_MR, RPC_MR_DEREG);
+}
+
+int
+remote_dereg_mr(struct drnic_mr *mr)
+{
+	return remote_destroy(mr, HANDLE_MR, RPC_MR_DEREG);
+}
+
+struct drnic_qp *
+remote_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *attr)
+{
+	struct rpc_msg m;
+
+	RTE_BUILD_BUG_ON(sizeof(*attr) > RPC_BLOB_MAX);
+	if (attr == NULL || !handle_live(pd, HANDLE_PD)) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	rpc_msg_init(&m, RPC_QP_CREATE);
+	m.obj[0] = (uintptr_t)pd;
+	memcpy(m.blob, attr, sizeof(*attr));
+	m.blob_len = sizeof(*attr);
+	if (remote_call(&m) < 0)
+		return NULL;
+	if (m.blob_len == sizeof(*attr))
+		attr->cap = ((const struct drnic_qp_init_attr *)m.blob)->cap;
+	return remote_adopt((void *)(uintptr_t)m.obj[0], HANDLE_QP, RPC_QP_DESTROY);
+}
+
+int
+remote_modify_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int attr_mask)
+{
+	struct rpc_msg m;
+
+	RTE_BUILD_BUG_ON(sizeof(*attr) > RPC_BLOB_MAX);
+	if (attr == NULL || !handle_live(qp, HANDLE_QP))
+		return -EINVAL;
+	rpc_msg_init(&m, RPC_QP_MODIFY);
+	m.obj[0] = (uintptr_t)qp;
+	m.arg[0] = (uint64_t)(uint32_t)attr_mask;
+	memcpy(m.blob, attr, sizeof(*attr));
+	m.blob_len = sizeof(*attr);
+	return rpc_call(&m);
+}
+
+int
+remote_destroy_qp(struct drnic_qp *qp)
+{
+	return remote_destroy(qp, HANDLE_QP, RPC_QP_DESTROY);
+}
