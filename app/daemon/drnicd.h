@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef DRNICD_H
+#define DRNICD_H
+
+/*
+ * drnicd: the daemon that owns the emulated devices and serves them to every
+ * process on the host (DESIGN.md, "The shared NIC"). main.c starts the EAL
+ * as a primary that secondaries may join, opens the devices (their engines
+ * run on their lcores), and runs the control loop; serve.c answers the
+ * requests of lib/internal/rpc.h and owns the attached processes' objects.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "drnic_verbs.h"
+#include "rpc.h"
+
+#define DRNICD_MAX_DEVICES 8
+
+/* What one attached process (one connection) owns. */
+enum dobj_kind {
+	DOBJ_DEV = 1,    /* an open of a device (RPC_DEV_GET) */
+	DOBJ_PD,
+	DOBJ_MEM,        /* a buffer from RPC_MEM_ALLOC */
+	DOBJ_MR,
+	DOBJ_CQ,
+	DOBJ_QP,
+	DOBJ_KIND_MAX,
+};
+
+struct dobj {
+	uintptr_t p;
+	uint64_t len;            /* DOBJ_MEM: its size */
+	uint8_t kind;
+};
+
+struct dclient {
+	int fd;
+	pid_t pid;
+	char comm[32];
+	bool attached;           /* greeted (RPC_HELLO): a program, not drnic-ctl */
+	uint64_t requests;
+	struct drnic_async_queue *async;   /* its QPs' and CQs' events */
+	struct dobj *objs;
+	unsigned int nb_objs, cap_objs;
+	struct dclient *next;
+};
+
+struct drnicd {
+	const char *socket_path;
+	const char *file_prefix;
+	struct drnic_device *dev[DRNICD_MAX_DEVICES];
+	unsigned int nb_dev;
+	struct dclient *clients;
+	/* Counters (drnic-ctl list shows them). */
+	uint64_t attached_total;
+	uint64_t detached_clean;     /* went with nothing left to free */
+	uint64_t reclaimed_clients;  /* went owning objects: the daemon freed them */
+	uint64_t reclaimed[DOBJ_KIND_MAX];
+	uint64_t refused;            /* requests answered with an error */
+};
+
+/* serve.c */
+struct dclient *drnicd_client_new(struct drnicd *d, int fd);
+/* Answer one request of @p c; false when the connection is to be closed. */
+bool drnicd_client_serve(struct drnicd *d, struct dclient *c);
+/* Free everything @p c owns, close its connection and forget it. */
+void drnicd_client_drop(struct drnicd *d, struct dclient *c);
+
+#endif /* DRNICD_H */

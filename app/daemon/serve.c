@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * drnicd's side of the control channel (lib/internal/rpc.h): one request at
+ * a time per attached process, done with the public verbs as a program
+ * would, on objects the daemon owns on that process's behalf.
+ *
+ * What a process may name is what this connection was given: every object
+ * in a request is looked up in the connection's own table before it is
+ * followed, so one process's PDs, MRs, CQs and QPs are nothing to another.
+ * A registration must lie inside a buffer the same process got from
+ * RPC_MEM_ALLOC: the daemon's memory and other processes' are not its to
+ * register. When the connection closes (exit, kill -9, a crash) the daemon
+ * destroys what the process left: QPs first (their engines stop touching
+ * its memory), then MRs, CQs, PDs, buffers and device opens.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <rte_errno.h>
+
+#include "drnic_engine.h"
+#include "drnicd.h"
+#include "verbs_objects.h"
+
+static const char *const dobj_names[DOBJ_KIND_MAX] = {
+	[DOBJ_DEV] = "device", [DOBJ_PD] = "pd", [DOBJ_MEM] = "buffer",
+	[DOBJ_MR] = "mr", [DOBJ_CQ] = "cq", [DOBJ_QP] = "qp",
+};
+
+/* ---- the connection's objects ------------------------------------------- */
+
+static int
+client_find(const struct dclient *c, uint64_t p, enum dobj_kind kind)
+{
+	unsigned int i;
+
+	if (p == 0)
+		return -1;
+	for (i = 0; i < c->nb_objs; i++)
+		if (c->objs[i].p == p && c->objs[i].kind == kind)
+			return (int)i;
+	return -1;
+}
+
+static int
+client_add(struct dclient *c, void *p, enum dobj_kind kind, uint64_t len)
+{
+	if (c->nb_objs == c->cap_objs) {
+		unsigned int cap = c->cap_objs ? c->cap_objs * 2 : 32;
+		struct dobj *n = realloc(c->objs, cap * sizeof(*n));
+
+		if (n == NULL)
+			return -ENOMEM;
+		c->objs = n;
+		c->cap_objs = cap;
+	}
+	c->objs[c->nb_objs++] = (struct dobj){ .p = (uintptr_t)p, .kind = (uint8_t)kind,
+					       .len = len };
+	return 0;
+}
+
+static void
+client_del(struct dclient *c, int idx)
+{
+	c->objs[idx] = c->objs[--c->nb_objs];
+}
+
+static unsigned int
+client_count(const struct dclient *c, enum dobj_kind kind)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < c->nb_objs; i++)
+		n += c->objs[i].kind == kind;
+	return n;
+}
+
+/* [addr, addr + len) inside one buffer this process was given. */
+static bool
+client_owns_range(const struct dclient *c, uint64_t addr, uint64_t len)
+{
+	unsigned int i;
+
+	if (addr + len < addr)
+		return false;
+	for (i = 0; i < c->nb_objs; i++)
+		if (c->objs[i].kind == DOBJ_MEM && addr >= c->objs[i].p &&
+		    addr + len <= c->objs[i].p + c->objs[i].len)
+			return true;
+	return false;
+}
+
+struct dclient *
+drnicd_client_new(struct drnicd *d, int fd)
+{
+	struct dclient *c = calloc(1, sizeof(*c));
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	char path[64];
+	FILE *f;
+
+	if (c == NULL)
+		return NULL;
+	c->fd = fd;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0)
+		c->pid = cred.pid;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)c->pid);
+	f = fopen(path, "r");
+	if (f != NULL) {
+		if (fgets(c->comm, sizeof(c->comm), f) != NULL)
+			c->comm[strcspn(c->comm, "\n")] = '\0';
+		fclose(f);
+	}
+	c->next = d->clients;
+	d->clients = c;
+	return c;
+}
+
+/* Destroy one object the process left; 0 or the destroy's error. */
+static int
+client_free_obj(struct dclient *c, const struct dobj *o)
+{
+	switch (o->kind) {
+	case DOBJ_QP: {
+		struct drnic_qp *qp = (struct drnic_qp *)o->p;
+
+		/* Events it took and can no longer acknowledge hold nothing. */
+		atomic_store_explicit(&qp->events_unacked, 0, memory_order_release);
+		return drnic_destroy_qp(qp);
+	}
+	case DOBJ_MR:
+		return drnic_dereg_mr((struct drnic_mr *)o->p);
+	case DOBJ_CQ:
+		return drnic_cq_destroy((struct drnic_cq *)o->p);
+	case DOBJ_PD:
+		return drnic_dealloc_pd((struct drnic_pd *)o->p);
+	case DOBJ_MEM:
+		drnic_free((void *)o->p);
+		return 0;
+	case DOBJ_DEV:
+		if (c->async != NULL)
+			(void)drnic_device_async_unsubscribe((struct drnic_device *)o->p, c->async);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+void
+drnicd_client_drop(struct drnicd *d, struct dclient *c)
+{
+	static const enum dobj_kind order[] = { DOBJ_QP, DOBJ_MR, DOBJ_CQ, DOBJ_PD, DOBJ_MEM,
+						DOBJ_DEV };
+	unsigned int n[DOBJ_KIND_MAX] = { 0 }, k, i, left = 0;
+	bool owned = false;
+	struct dclient **pp;
+
+	for (i = 0; i < c->nb_objs; i++)
+		owned |= c->objs[i].kind != DOBJ_DEV;
+	for (k = 0; k < RTE_DIM(order); k++) {
+		for (i = 0; i < c->nb_objs; i++) {
+			int rc;
+
+			if (c->objs[i].kind != order[k])
+				continue;
+			rc = client_free_obj(c, &c->objs[i]);
+			if (rc < 0) {
+				left++;
+				fprintf(stderr, "drnicd: pid %d: %s %#" PRIxPTR " not freed: %s\n",
+					(int)c->pid, dobj_names[order[k]], c->objs[i].p,
+					strerror(-rc));
+				continue;
+			}
+			n[order[k]]++;
+			if (order[k] != DOBJ_DEV)
+				d->reclaimed[order[k]]++;
+		}
+	}
+	if (c->async != NULL && drnic_async_queue_destroy(c->async) < 0)
+		left++;
+	if (owned) {
+		d->reclaimed_clients++;
+		fprintf(stderr, "drnicd: pid %d (%s) gone: freed %u qp, %u mr, %u cq, %u pd, "
+			"%u buffer%s\n", (int)c->pid, c->comm, n[DOBJ_QP], n[DOBJ_MR], n[DOBJ_CQ],
+			n[DOBJ_PD], n[DOBJ_MEM], left ? " (some not freed)" : "");
+	} else if (c->attached) {
+		d->detached_clean++;
+		fprintf(stderr, "drnicd: pid %d (%s) detached\n", (int)c->pid, c->comm);
+	}
+	for (pp = &d->clients; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	close(c->fd);
+	free(c->objs);
+	free(c);
+}
+
+/* ---- requests ---------------------------------------------------------- */
+
+static struct drnic_device *
+serve_find_dev(struct drnicd *d, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->nb_dev; i++)
+		if (strcmp(drnic_device_name(d->dev[i]), name) == 0)
+			return d->dev[i];
+	return NULL;
+}
+
+/* NUL-terminated text in the request's blob, or NULL. */
+static const char *
+serve_blob_str(const struct rpc_msg *m)
+{
+	if (m->blob_len == 0 || m->blob_len > RPC_BLOB_MAX ||
+	    memchr(m->blob, '\0', m->blob_len) == NULL)
+		return NULL;
+	return (const char *)m->blob;
+}
+
+static int
+serve_dev_get(struct drnicd *d, struct dclient *c, struct rpc_msg *m)
+{
+	const char *name = serve_blob_str(m);
+	struct drnic_device *dev = name != NULL ? serve_find_dev(d, name) : NULL;
+	int rc;
+
+	if (name == NULL)
+		return -EINVAL;
+	if (dev == NULL)
+		return -ENODEV;
+	if (client_find(c, (uintptr_t)dev, DOBJ_DEV) >= 0)
+		return -EEXIST;
+	if (c->async == NULL) {
+		c->async = drnic_async_queue_create(0);
+		if (c->async == NULL)
+			return -rte_errno;
+	}
+	rc = client_add(c, dev, DOBJ_DEV, 0);
+	if (rc < 0)
+		return rc;
+	/* Port events reach every process that opened the device. */
+	if (drnic_device_async_subscribe(dev, c->async) < 0)
+		fprintf(stderr, "drnicd: pid %d gets no port events of %s\n",
+			(int)c->pid, name);
+	m->obj[0] = (uintptr_t)dev;
+	m->obj[1] = (uintptr_t)c->async;
+	return 0;
+}
+
+static int
+serve_dev_put(struct dclient *c, struct rpc_msg *m)
+{
+	int i = client_find(c, m->obj[0], DOBJ_DEV);
+	unsigned int j;
+
+	if (i < 0)
+		return -EINVAL;
+	/* As drnic_device_close(): not while the process has objects. */
+	for (j = 0; j < c->nb_objs; j++)
+		if (c->objs[j].kind == DOBJ_PD || c->objs[j].kind == DOBJ_MR ||
+		    c->objs[j].kind == DOBJ_QP)
+			return -EBUSY;
+	(void)client_free_obj(c, &c->objs[i]);
+	client_del(c, i);
+	return 0;
+}
+
+/* A constructor's result: recorded as the process's, or undone. */
+static int
+serve_adopt(struct dclient *c, void *p, enum dobj_kind kind, uint64_t len, struct rpc_msg *m)
+{
+	struct dobj o = { .p = (uintptr_t)p, .kind = (uint8_t)kind };
+
+	if (p == NULL)
+		return rte_errno ? -rte_errno : -ENOMEM;
+	if (client_add(c, p, kind, len) < 0) {
+		(void)client_free_obj(c, &o);
+		return -ENOMEM;
+	}
+	m->obj[0] = (uintptr_t)p;
+	return 0;
+}
+
+/* A destructor: the process's object, destroyed, forgotten. */
+static int
+serve_destroy(struct dclient *c, struct rpc_msg *m, enum dobj_kind kind)
+{
+	int i = client_find(c, m->obj[0], kind);
+	int rc;
+
+	if (i < 0)
+		return -EINVAL;
+	rc = client_free_obj(c, &c->objs[i]);
+	if (rc == 0)
+		client_del(c, i);
+	return rc;
+}
+
+static int
+serve_cq_create(struct dclient *c, struct rpc_msg *m)
+{
+	struct drnic_cq_attr a;
+
+	if (m->blob_len != sizeof(a))
+		return -EINVAL;
+	memcpy(&a, m->blob, sizeof(a));
+	if (a.channel != NULL)
+		return -ENOTSUP;      /* completion channels: not yet */
+	if (a.async_queue != NULL && a.async_queue != c->async)
+		return -EINVAL;
+	rte_errno = 0;
+	return serve_adopt(c, drnic_cq_create(&a), DOBJ_CQ, 0, m);
+}
+
+static int
+serve_qp_create(struct dclient *c, struct rpc_msg *m)
+{
+	struct drnic_qp_init_attr a;
+	int rc;
+
+	if (m->blob_len != sizeof(a) || client_find(c, m->obj[0], DOBJ_PD) < 0)
+		return -EINVAL;
+	memcpy(&a, m->blob, sizeof(a));
+	if (a.srq != NULL || a.xrcd != NULL || a.qp_type == DRNIC_QPT_XRC_SEND ||
+	    a.qp_type == DRNIC_QPT_XRC_RECV)
+		return -ENOTSUP;      /* SRQ and XRC: not yet */
+	if (client_find(c, (uintptr_t)a.send_cq, DOBJ_CQ) < 0 ||
+	    client_find(c, (uintptr_t)a.recv_cq, DOBJ_CQ) < 0)
+		return -EINVAL;
+	if (a.async_queue == NULL)
+		a.async_queue = c->async;   /* the process's events, nobody else's */
+	else if (a.async_queue != c->async)
+		return -EINVAL;
+	rte_errno = 0;
+	rc = serve_adopt(c, drnic_create_qp((struct drnic_pd *)m->obj[0], &a), DOBJ_QP, 0, m);
+	if (rc == 0)
+		memcpy(m->blob, &a, sizeof(a));   /* the capacities it got */
+	return rc;
+}
+
+static int
+serve_qp_modify(struct dclient *c, struct rpc_msg *m)
+{
+	struct drnic_qp_attr a;
+
+	if (m->blob_len != sizeof(a) || client_find(c, m->obj[0], DOBJ_QP) < 0)
+		return -EINVAL;
+	memcpy(&a, m->blob, sizeof(a));
+	return drnic_modify_qp((struct drnic_qp *)m->obj[0], &a, (int)(uint32_t)m->arg[0]);
+}
+
+static int
+serve_mr_reg(struct dclient *c, struct rpc_msg *m)
+{
+	if (client_find(c, m->obj[0], DOBJ_PD) < 0 || m->arg[3] > UINT32_MAX)
+		return -EINVAL;
+	/* Only memory this process was given: not the daemon's, not another's. */
+	if (m->arg[1] != 0 && !client_owns_range(c, m->arg[0], m->arg[1]))
+		return -EFAULT;
+	rte_errno = 0;
+	return serve_adopt(c, drnic_reg_mr_iova((struct drnic_pd *)m->obj[0],
+						(void *)(uintptr_t)m->arg[0], m->arg[1], m->arg[2],
+						(unsigned int)m->arg[3]), DOBJ_MR, 0, m);
+}
+
+/* ---- the control tool's text ------------------------------------------- */
+
+static void
+serve_list(struct drnicd *d, FILE *f)
+{
+	const struct dclient *c;
+	unsigned int i, k;
+
+	fprintf(f, "drnicd pid %d, socket %s, EAL prefix %s\n", (int)getpid(), d->socket_path,
+		d->file_prefix);
+	for (i = 0; i < d->nb_dev; i++) {
+		const struct drnic_device *dev = d->dev[i];
+
+		fprintf(f, "device %s: engines %u, qp %u, mr %u, pd %u, link %s\n",
+			drnic_device_name(dev), dev->nb_engines, dev->nb_qp, dev->nb_mr, dev->nb_pd,
+			atomic_load(&dev->link_up) ? "up" : "down");
+	}
+	for (c = d->clients; c != NULL; c = c->next) {
+		if (!c->attached)
+			continue;   /* a control tool, as this one */
+		fprintf(f, "process %d (%s): requests %" PRIu64, (int)c->pid, c->comm,
+			c->requests);
+		for (k = 1; k < DOBJ_KIND_MAX; k++)
+			fprintf(f, ", %s %u", dobj_names[k], client_count(c, k));
+		fprintf(f, "\n");
+		for (i = 0; i < c->nb_objs; i++) {
+			if (c->objs[i].kind == DOBJ_QP) {
+				const struct drnic_qp *qp = (const struct drnic_qp *)c->objs[i].p;
+
+				fprintf(f, "  qp %u: type %u, state %u\n", qp->qp_num, qp->type,
+					atomic_load(&qp->state));
+			} else if (c->objs[i].kind == DOBJ_MR) {
+				const struct drnic_mr *mr = (const struct drnic_mr *)c->objs[i].p;
+
+				fprintf(f, "  mr lkey %#x: %zu bytes\n", mr->lkey, mr->length);
+			}
+		}
+	}
+	fprintf(f, "counters: attached %" PRIu64 ", detached clean %" PRIu64
+		", reclaimed processes %" PRIu64, d->attached_total, d->detached_clean,
+		d->reclaimed_clients);
+	for (k = 1; k < DOBJ_KIND_MAX; k++)
+		if (k != DOBJ_DEV)
+			fprintf(f, ", reclaimed %s %" PRIu64, dobj_names[k], d->reclaimed[k]);
+	fprintf(f, ", refused requests %" PRIu64 "\n", d->refused);
+}
+
+static int
+serve_stats(struct drnicd *d, const struct rpc_msg *m, FILE *f)
+{
+	const char *name = serve_blob_str(m);
+	unsigned int i, n = 0;
+
+	for (i = 0; i < d->nb_dev; i++) {
+		if (name != NULL && name[0] != '\0' &&
+		    strcmp(name, drnic_device_name(d->dev[i])) != 0)
+			continue;
+		drnic_device_stats_print(d->dev[i], NULL, f);
+		n++;
+	}
+	return n > 0 ? 0 : -ENODEV;
+}
+
+/* ---- one request ------------------------------------------------------- */
+
+static int
+serve_one(struct drnicd *d, struct dclient *c, struct rpc_msg *m, FILE *text)
+{
+	switch (m->op) {
+	case RPC_HELLO:
+		if (m->arg[0] != RPC_VERSION || c->attached)
+			return -EPROTO;
+		c->attached = true;
+		d->attached_total++;
+		fprintf(stderr, "drnicd: pid %d (%s) attached\n", (int)c->pid, c->comm);
+		snprintf((char *)m->blob, RPC_BLOB_MAX, "%s", d->file_prefix);
+		m->blob_len = (uint32_t)strlen(d->file_prefix) + 1;
+		m->arg[0] = (uint64_t)getpid();
+		return 0;
+	case RPC_DEV_GET:
+		return serve_dev_get(d, c, m);
+	case RPC_DEV_PUT:
+		return serve_dev_put(c, m);
+	case RPC_PD_ALLOC:
+		if (client_find(c, m->obj[0], DOBJ_DEV) < 0)
+			return -EINVAL;
+		rte_errno = 0;
+		return serve_adopt(c, drnic_alloc_pd((struct drnic_device *)m->obj[0]), DOBJ_PD,
+				   0, m);
+	case RPC_PD_FREE:
+		return serve_destroy(c, m, DOBJ_PD);
+	case RPC_MEM_ALLOC:
+		if (m->arg[0] == 0 || m->arg[0] > ((uint64_t)1 << 40))
+			return -EINVAL;
+		rte_errno = 0;
+		return serve_adopt(c, drnic_alloc(m->arg[0], m->arg[1], (int)(int64_t)m->arg[2]),
+				   DOBJ_MEM, m->arg[0], m);
+	case RPC_MEM_FREE:
+		return serve_destroy(c, m, DOBJ_MEM);
+	case RPC_MR_REG:
+		return serve_mr_reg(c, m);
+	case RPC_MR_DEREG:
+		return serve_destroy(c, m, DOBJ_MR);
+	case RPC_CQ_CREATE:
+		return serve_cq_create(c, m);
+	case RPC_CQ_DESTROY:
+		return serve_destroy(c, m, DOBJ_CQ);
+	case RPC_QP_CREATE:
+		return serve_qp_create(c, m);
+	case RPC_QP_MODIFY:
+		return serve_qp_modify(c, m);
+	case RPC_QP_DESTROY:
+		return serve_destroy(c, m, DOBJ_QP);
+	case RPC_CTL_LIST:
+		serve_list(d, text);
+		return 0;
+	case RPC_CTL_STATS:
+		return serve_stats(d, m, text);
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+bool
+drnicd_client_serve(struct drnicd *d, struct dclient *c)
+{
+	struct rpc_msg m;
+	char *text = NULL;
+	size_t text_len = 0;
+	struct iovec iov[2];
+	struct msghdr mh = { .msg_iov = iov };
+	FILE *f;
+	ssize_t n;
+
+	do {
+		n = recv(c->fd, &m, sizeof(m), MSG_TRUNC);
+	} while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return false;                /* gone (or broken): reclaim */
+	if ((size_t)n != sizeof(m) || m.blob_len > RPC_BLOB_MAX) {
+		fprintf(stderr, "drnicd: pid %d: malformed request (%zd bytes)\n",
+			(int)c->pid, n);
+		return false;
+	}
+	c->requests++;
+	f = open_memstream(&text, &text_len);
+	if (f == NULL)
+		m.rc = -ENOMEM;
+	else
+		m.rc = serve_one(d, c, &m, f);
+	if (f != NULL)
+		fclose(f);
+	if (m.rc < 0)
+		d->refused++;
+	if (text_len > RPC_PACKET_MAX - sizeof(m))
+		text_len = RPC_PACKET_MAX - sizeof(m);
+	m.text_len = (uint32_t)text_len;
+	iov[0] = (struct iovec){ .iov_base = &m, .iov_len = sizeof(m) };
+	iov[1] = (struct iovec){ .iov_base = text, .iov_len = text_len };
+	mh.msg_iovlen = text_len > 0 ? 2 : 1;
+	do {
+		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	free(text);
+	return n >= 0;
+}

@@ -1,0 +1,295 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# drnicd (issue 17) as a user runs it: one daemon on this host, programs
+# attached to it with DRNIC_DAEMON, drnic-ctl asking it what it serves.
+#
+#   daemon.sh DRNICD DRNIC_CTL DRNIC_PINGPONG DRNICD_PROBE [CASE...]
+#
+# Cases (all by default):
+#   ctl       the control tool: devices, counters, an unknown device
+#   objects   the native API through the daemon (drnicd_probe objects): MRs,
+#             refusals, two QPs of one process over the engine's loopback
+#   pingpong  two drnic-pingpong processes on one device (same GID, their
+#             own QPNs): SEND ping-pong and a WRITE run, every byte checked
+#   foreign   one process names another's objects: each request refused;
+#             both processes' objects freed when they go (one by kill -9)
+#   kill      a pair killed with SIGKILL mid-run while a second pair runs to
+#             the end with its data verified; nothing left in the daemon
+#   death     the daemon killed under an attached program: its control
+#             calls fail with EPIPE, it does not hang
+#   term      SIGTERM with a program attached: its objects freed, exit 0,
+#             the socket and the hugepage files gone
+#
+# Needs root and free hugepages (devtools/setup.sh hugepages); fails, never
+# skips, without them. The engine runs on lcore 1 (the default
+# configuration), the programs on CPU 0: on a 2-CPU machine two programs
+# that both spin share CPU 0, so a ping-pong hand-off costs a scheduler time
+# slice (milliseconds); these cases check what arrives, never how fast.
+set -u
+
+DRNICD=$(realpath "$1")
+CTL=$(realpath "$2")
+PP=$(realpath "$3")
+PROBE=$(realpath "$4")
+shift 4
+CASES=${*:-ctl objects pingpong foreign kill death term}
+
+W=$(mktemp -d /tmp/drnicd-test.XXXXXX)
+PREFIX=drnicdtest$$
+SOCK=$W/drnicd.sock
+FAILS=0
+PIDS=()
+
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill -9 "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -f /dev/hugepages/${PREFIX}*map_* 2>/dev/null
+	rm -rf /var/run/dpdk/${PREFIX}* 2>/dev/null
+	rm -rf "$W"
+}
+trap cleanup EXIT
+
+say() { printf '%s\n' "$*"; }
+fail() {
+	say "FAIL: $*"
+	FAILS=$((FAILS + 1))
+}
+
+if [ "$(id -u)" != 0 ]; then
+	say "FAIL: needs root (hugepages shared between processes)"
+	exit 1
+fi
+
+# wait_for CMD...: until it succeeds, 30 s at most (a poll, not a sleep
+# standing in for an event: each try checks the state itself).
+wait_for() {
+	local i
+	for i in $(seq 300); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+listening() { ss -Hltn "sport = :$1" | grep -q .; }
+
+# start_daemon SOCKET PREFIX LOG: a daemon, up when its socket answers.
+start_daemon() {
+	"$DRNICD" -s "$1" --file-prefix "$2" -m 256 >"$3" 2>&1 &
+	DPID=$!
+	PIDS+=("$DPID")
+	if ! wait_for "$CTL" -s "$1" list; then
+		fail "drnicd did not start:"
+		sed 's/^/  | /' "$3"
+		return 1
+	fi
+}
+
+# ctl_has PATTERN: drnic-ctl list of the main daemon matches (grep -E).
+ctl_has() { "$CTL" -s "$SOCK" list | grep -Eq "$1"; }
+
+ctl_idle() {
+	ctl_has 'device drnic0: engines 1, qp 0, mr 0, pd 0, link up' &&
+		! ctl_has '^process '
+}
+
+counter() {   # counter NAME: the daemon's counter of that name
+	"$CTL" -s "$SOCK" list | sed -n "s/.*[:,] $1 \([0-9]*\).*/\1/p"
+}
+
+case_ctl() {
+	local out
+	out=$("$CTL" -s "$SOCK" list) || fail "drnic-ctl list"
+	grep -q "^drnicd pid $DPID, socket $SOCK, EAL prefix $PREFIX" <<<"$out" ||
+		fail "drnic-ctl list: no daemon line: $out"
+	grep -q 'device drnic0: engines 1, qp 0, mr 0, pd 0, link up' <<<"$out" ||
+		fail "drnic-ctl list: no idle drnic0: $out"
+	out=$("$CTL" -s "$SOCK" stats drnic0) || fail "drnic-ctl stats drnic0"
+	grep -q '^stats drnic0 engine 0: loops' <<<"$out" || fail "drnic-ctl stats: $out"
+	if out=$("$CTL" -s "$SOCK" stats nosuch 2>&1); then
+		fail "drnic-ctl stats nosuch succeeded"
+	fi
+	grep -q 'no such device: nosuch' <<<"$out" || fail "drnic-ctl stats nosuch said: $out"
+	if out=$("$CTL" -s "$W/none.sock" list 2>&1); then
+		fail "drnic-ctl without a daemon succeeded"
+	fi
+	grep -q "$W/none.sock: No such file or directory" <<<"$out" ||
+		fail "drnic-ctl without a daemon said: $out"
+}
+
+case_objects() {
+	local out
+	out=$(DRNIC_DAEMON=$SOCK taskset -c 0 "$PROBE" objects 2>&1)
+	local rc=$?
+	grep -E '^(ok|FAIL):' <<<"$out" | sed 's/^/  /'
+	[ $rc = 0 ] && grep -q 'probe: all ok' <<<"$out" || fail "probe objects (exit $rc): $out"
+	wait_for ctl_idle || fail "objects: the daemon still holds something: $("$CTL" -s "$SOCK" list)"
+}
+
+# pair NAME PORT ARGS...: a drnic-pingpong server and client, both attached.
+pair() {
+	local name=$1 port=$2
+	shift 2
+	DRNIC_DAEMON=$SOCK taskset -c 0 "$PP" -p "$port" --timeout 120 "$@" >"$W/$name.server" 2>&1 &
+	local spid=$!
+	PIDS+=("$spid")
+	wait_for listening "$port" || fail "$name: the server does not listen"
+	DRNIC_DAEMON=$SOCK taskset -c 0 "$PP" -p "$port" --timeout 120 "$@" 127.0.0.1 \
+		>"$W/$name.client" 2>&1
+	local crc=$?
+	wait "$spid"
+	local src=$?
+	if [ $crc != 0 ] || [ $src != 0 ]; then
+		fail "$name: client exit $crc, server exit $src"
+		sed 's/^/  server| /' "$W/$name.server"
+		sed 's/^/  client| /' "$W/$name.client"
+		return 1
+	fi
+}
+
+case_pingpong() {
+	local f
+	if pair pp 18611 -n 200 -s 4096 -c --format drnic; then
+		for f in "$W/pp.server" "$W/pp.client"; do
+			grep -q 'data check: 200 messages of 4096 bytes verified' "$f" ||
+				fail "pingpong: $(basename "$f") did not verify: $(cat "$f")"
+		done
+		say "  pingpong: 200 x 4096 B each way, verified on both sides"
+		grep -q 'GID ::ffff:10.0.0.1' "$W/pp.client" || fail "pingpong: not the daemon's GID"
+	fi
+	if pair wbw 18612 -w -n 2000 -s 8192 --window 32; then
+		grep -Eq 'verified|data check' "$W/wbw.server" ||
+			fail "write run: server did not check: $(cat "$W/wbw.server")"
+		say "  write run: $(grep -E 'verified|data check' "$W/wbw.server" | head -1)"
+	fi
+	wait_for ctl_idle || fail "pingpong: the daemon still holds something: $("$CTL" -s "$SOCK" list)"
+}
+
+case_foreign() {
+	local before out hpid
+	before=$(counter 'reclaimed processes')
+	DRNIC_DAEMON=$SOCK taskset -c 0 "$PROBE" hold "$W/held" >"$W/hold.log" 2>&1 &
+	hpid=$!
+	PIDS+=("$hpid")
+	wait_for test -s "$W/held" || { fail "hold: no objects: $(cat "$W/hold.log")"; return; }
+	ctl_has "^process $hpid \(drnicd_probe\): requests [0-9]+, device 1, pd 1, buffer 1, mr 1, cq 1, qp 0" ||
+		fail "drnic-ctl does not show the holder's objects: $("$CTL" -s "$SOCK" list)"
+	out=$(DRNIC_DAEMON=$SOCK taskset -c 0 "$PROBE" foreign "$W/held" 2>&1)
+	local rc=$?
+	grep -E '^(ok|FAIL):' <<<"$out" | sed 's/^/  /'
+	[ $rc = 0 ] && grep -q 'probe: all ok' <<<"$out" || fail "probe foreign (exit $rc): $out"
+	# The holder's objects are untouched by all that.
+	ctl_has "^process $hpid \(drnicd_probe\): .* pd 1, buffer 1, mr 1, cq 1" ||
+		fail "the holder lost objects: $("$CTL" -s "$SOCK" list)"
+	kill -9 "$hpid"
+	wait "$hpid" 2>/dev/null
+	wait_for ctl_idle || fail "foreign: not reclaimed: $("$CTL" -s "$SOCK" list)"
+	out=$(counter 'reclaimed processes')
+	[ "$out" -ge $((before + 2)) ] ||
+		fail "reclaimed processes $out, expected at least $((before + 2))"
+	say "  reclaimed processes: $before -> $out"
+}
+
+case_kill() {
+	local apid aspid out before t0 t1
+	before=$(counter 'reclaimed qp')
+	# Pair A: long; its client is killed.
+	DRNIC_DAEMON=$SOCK taskset -c 0 "$PP" -p 18621 --timeout 120 -n 1000000 -s 1024 \
+		>"$W/a.server" 2>&1 &
+	aspid=$!
+	PIDS+=("$aspid")
+	wait_for listening 18621 || fail "kill: pair A's server did not listen"
+	DRNIC_DAEMON=$SOCK taskset -c 0 "$PP" -p 18621 --timeout 120 -n 1000000 -s 1024 127.0.0.1 \
+		>"$W/a.client" 2>&1 &
+	apid=$!
+	PIDS+=("$apid")
+	# (The programs' output is buffered: the daemon says when QPs exist.)
+	wait_for ctl_has 'device drnic0: engines 1, qp 2,' || fail "kill: pair A did not connect"
+	# Pair B, in the background so that A dies while B runs.
+	(pair b 18622 -n 300 -s 4096 -c --format drnic && echo ok >"$W/b.ok") &
+	local bpid=$!
+	wait_for ctl_has 'device drnic0: engines 1, qp 4,' || fail "kill: pair B did not connect"
+	"$CTL" -s "$SOCK" list | grep -E '^(device|process)' | sed 's/^/  ctl| /'
+	kill -9 "$apid"
+	t0=$(date +%s%N)
+	wait "$apid" 2>/dev/null
+	# Pair A's client is reclaimed: its QP goes (pair B and A's server keep theirs).
+	wait_for ctl_has "reclaimed qp $((before + 1))\b" ||
+		fail "kill: A's client not reclaimed: $("$CTL" -s "$SOCK" list)"
+	t1=$(date +%s%N)
+	say "  pair A's client killed; the daemon had reclaimed its objects $(( (t1 - t0) / 1000000 )) ms later (as seen by polling drnic-ctl)"
+	wait "$bpid"
+	if [ -f "$W/b.ok" ] && grep -q 'data check: 300 messages of 4096 bytes verified' "$W/b.client"; then
+		say "  pair B ran to the end: 300 x 4096 B verified"
+	else
+		fail "kill: pair B did not finish with its data verified"
+	fi
+	kill -9 "$aspid" 2>/dev/null
+	wait "$aspid" 2>/dev/null
+	wait_for ctl_idle || fail "kill: the daemon still holds something: $("$CTL" -s "$SOCK" list)"
+	out=$("$CTL" -s "$SOCK" list | grep '^counters')
+	say "  $out"
+}
+
+case_death() {
+	local s2=$W/d2.sock p2=${PREFIX}b out opid
+	start_daemon "$s2" "$p2" "$W/d2.log" || return
+	local d2=$DPID
+	DRNIC_DAEMON=$s2 taskset -c 0 "$PROBE" orphan "$W/orphan" >"$W/orphan.log" 2>&1 &
+	opid=$!
+	PIDS+=("$opid")
+	wait_for test -e "$W/orphan" || { fail "orphan did not attach: $(cat "$W/orphan.log")"; return; }
+	kill -9 "$d2"
+	wait "$d2" 2>/dev/null
+	# The probe's own loop gives up after 30 s; this waits for its exit.
+	wait "$opid"
+	local rc=$?
+	grep -E '^(ok|FAIL):' "$W/orphan.log" | sed 's/^/  /'
+	[ $rc = 0 ] && grep -q 'probe: all ok' "$W/orphan.log" ||
+		fail "orphan (exit $rc): $(cat "$W/orphan.log")"
+	rm -f /dev/hugepages/${p2}map_*
+}
+
+case_term() {
+	local s3=$W/d3.sock p3=${PREFIX}c hpid rc
+	start_daemon "$s3" "$p3" "$W/d3.log" || return
+	local d3=$DPID
+	DRNIC_DAEMON=$s3 taskset -c 0 "$PROBE" hold "$W/held3" >"$W/hold3.log" 2>&1 &
+	hpid=$!
+	PIDS+=("$hpid")
+	wait_for test -s "$W/held3" || { fail "term: holder did not attach"; return; }
+	kill -TERM "$d3"
+	wait "$d3"
+	rc=$?
+	[ $rc = 0 ] || fail "term: drnicd exit $rc"
+	grep -q "pid $hpid (drnicd_probe) gone: freed 0 qp, 1 mr, 1 cq, 1 pd, 1 buffer$" "$W/d3.log" ||
+		fail "term: the holder's objects were not freed: $(cat "$W/d3.log")"
+	[ -e "$s3" ] && fail "term: socket left behind"
+	if ls /dev/hugepages/ 2>/dev/null | grep -q "^${p3}map_"; then
+		fail "term: hugepage files left behind"
+	fi
+	say "  SIGTERM: $(grep -c . "$W/d3.log") log lines, exit $rc, socket and hugepage files gone"
+	kill -9 "$hpid" 2>/dev/null
+}
+
+start_daemon "$SOCK" "$PREFIX" "$W/drnicd.log" || exit 1
+MAIN_DPID=$DPID
+for c in $CASES; do
+	say "== $c"
+	DPID=$MAIN_DPID
+	"case_$c"
+done
+DPID=$MAIN_DPID
+kill -TERM "$MAIN_DPID"
+wait "$MAIN_DPID" || fail "drnicd exit status $?"
+say "== daemon log"
+sed 's/^/  | /' "$W/drnicd.log"
+if [ $FAILS -ne 0 ]; then
+	say "drnicd: $FAILS failure(s)"
+	exit 1
+fi
+say "drnicd: all cases passed"

@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * drnicd_probe: a program attached to drnicd ($DRNIC_DAEMON), for
+ * test/daemon/daemon.sh. Each mode prints what it checked and exits 0 when
+ * all of it held, 1 otherwise.
+ *
+ *   drnicd_probe objects       the native API through the daemon: port and
+ *                              GID, buffers, MRs (and the ranges refused),
+ *                              a double destroy, what is not offered yet;
+ *                              two RC QPs of this process connected through
+ *                              the daemon's engine: a WRITE, a SEND with
+ *                              immediate and a READ, every byte and CQE
+ *                              field checked
+ *   drnicd_probe hold FILE     make a PD, a CQ, a buffer and an MR, write
+ *                              their addresses to FILE, then wait to be
+ *                              killed
+ *   drnicd_probe foreign FILE  name FILE's objects (another process's) in
+ *                              requests on the control channel itself, as
+ *                              a hostile program could: each must be refused
+ *   drnicd_probe orphan FILE   attach, make objects, create FILE, then wait
+ *                              for the daemon to go: control calls must
+ *                              then fail with EPIPE, not hang
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_errno.h>
+
+#include "drnic_env.h"
+#include "drnic_verbs.h"
+#include "rpc.h"
+
+static int failures;
+
+#define CHECK(cond, ...) do {                                   \
+	if (cond) {                                             \
+		printf("ok: " __VA_ARGS__);                     \
+	} else {                                                \
+		printf("FAIL: " __VA_ARGS__);                   \
+		failures++;                                     \
+	}                                                       \
+	printf("\n");                                           \
+} while (0)
+
+#define BUF_LEN 65536u
+
+static struct drnic_device *
+probe_open(void)
+{
+	struct drnic_env_opts eo = { .name = "drnicd_probe" };
+	struct drnic_env_info info;
+	struct drnic_config cfg;
+	struct drnic_device *dev;
+	int rc;
+
+	rc = drnic_env_init(&eo, &info);
+	if (rc < 0 || !info.attached) {
+		fprintf(stderr, "drnicd_probe: attach: %s\n", rc < 0 ? strerror(-rc) : "not attached");
+		exit(1);
+	}
+	drnic_config_init(&cfg);
+	dev = drnic_device_open(&cfg);
+	if (dev == NULL) {
+		fprintf(stderr, "drnicd_probe: open %s: %s\n", cfg.name, strerror(rte_errno));
+		exit(1);
+	}
+	return dev;
+}
+
+static struct drnic_qp *
+probe_qp(struct drnic_pd *pd, struct drnic_cq *cq)
+{
+	struct drnic_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = DRNIC_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+
+	return drnic_create_qp(pd, &ia);
+}
+
+static int
+probe_connect(struct drnic_device *dev, struct drnic_qp *qp, uint32_t dest_qpn)
+{
+	struct drnic_qp_attr a = { 0 };
+	union drnic_gid gid;
+	int rc;
+
+	a.qp_state = DRNIC_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = DRNIC_ACCESS_REMOTE_WRITE | DRNIC_ACCESS_REMOTE_READ;
+	rc = drnic_modify_qp(qp, &a, DRNIC_QP_STATE | DRNIC_QP_PKEY_INDEX | DRNIC_QP_PORT |
+			     DRNIC_QP_ACCESS_FLAGS);
+	if (rc < 0)
+		return rc;
+	(void)drnic_query_gid(dev, 1, 0, &gid);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = DRNIC_QPS_RTR;
+	a.path_mtu = DRNIC_MTU_1024;
+	a.dest_qp_num = dest_qpn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.hop_limit = 1;
+	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.port_num = 1;
+	rc = drnic_modify_qp(qp, &a, DRNIC_QP_STATE | DRNIC_QP_AV | DRNIC_QP_PATH_MTU |
+			     DRNIC_QP_DEST_QPN | DRNIC_QP_RQ_PSN | DRNIC_QP_MAX_DEST_RD_ATOMIC |
+			     DRNIC_QP_MIN_RNR_TIMER);
+	if (rc < 0)
+		return rc;
+	a.qp_state = DRNIC_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return drnic_modify_qp(qp, &a, DRNIC_QP_STATE | DRNIC_QP_TIMEOUT | DRNIC_QP_RETRY_CNT |
+			       DRNIC_QP_RNR_RETRY | DRNIC_QP_SQ_PSN | DRNIC_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* Poll @p cq for one CQE (the daemon's engine runs; this thread only looks). */
+static int
+probe_wait(struct drnic_cq *cq, struct drnic_wc *wc)
+{
+	unsigned long spins;
+
+	for (spins = 0; spins < 4000000000ul; spins++) {
+		int n = drnic_cq_poll(cq, 1, wc);
+
+		if (n != 0)
+			return n;
+		if ((spins & 1023) == 1023)
+			sched_yield();
+	}
+	return 0;
+}
+
+static void
+probe_traffic(struct drnic_device *dev, struct drnic_pd *pd, struct drnic_cq *cq,
+	      uint8_t *buf, struct drnic_mr *mr)
+{
+	struct drnic_qp *a = probe_qp(pd, cq), *b = probe_qp(pd, cq);
+	struct drnic_sge sge;
+	struct drnic_send_wr swr, *bad;
+	struct drnic_recv_wr rwr, *rbad;
+	struct drnic_wc wc;
+	unsigned int i;
+	bool same;
+
+	CHECK(a != NULL && b != NULL && drnic_qp_num(a) != drnic_qp_num(b),
+	      "two RC QPs: %u and %u", a ? drnic_qp_num(a) : 0, b ? drnic_qp_num(b) : 0);
+	if (a == NULL || b == NULL)
+		return;
+	CHECK(probe_connect(dev, a, drnic_qp_num(b)) == 0 &&
+	      probe_connect(dev, b, drnic_qp_num(a)) == 0, "connected to each other (same GID)");
+	/* [0, 4K) source, [4K, 8K) WRITE target, [8K, 12K) SEND target,
+	 * [12K, 16K) READ target. */
+	for (i = 0; i < 4096; i++)
+		buf[i] = (uint8_t)(i * 7 + 3);
+	memset(buf + 4096, 0, 3 * 4096);
+
+	sge = (struct drnic_sge){ .addr = (uintptr_t)buf, .length = 4096,
+				  .lkey = drnic_mr_lkey(mr) };
+	swr = (struct drnic_send_wr){ .wr_id = 11, .sg_list = &sge, .num_sge = 1,
+				      .opcode = DRNIC_WR_RDMA_WRITE,
+				      .send_flags = DRNIC_SEND_SIGNALED };
+	swr.wr.rdma.remote_addr = (uintptr_t)buf + 4096;
+	swr.wr.rdma.rkey = drnic_mr_rkey(mr);
+	CHECK(drnic_post_send(a, &swr, &bad) == 0, "post WRITE");
+	CHECK(probe_wait(cq, &wc) == 1 && wc.status == DRNIC_WC_SUCCESS && wc.wr_id == 11 &&
+	      wc.opcode == DRNIC_WC_RDMA_WRITE && wc.qp_num == drnic_qp_num(a),
+	      "WRITE completion: status %d wr_id %" PRIu64 " opcode %d qp %u", wc.status,
+	      wc.wr_id, wc.opcode, wc.qp_num);
+	same = memcmp(buf, buf + 4096, 4096) == 0;
+	CHECK(same, "WRITE: 4096 bytes arrived");
+
+	sge = (struct drnic_sge){ .addr = (uintptr_t)buf + 8192, .length = 4096,
+				  .lkey = drnic_mr_lkey(mr) };
+	rwr = (struct drnic_recv_wr){ .wr_id = 21, .sg_list = &sge, .num_sge = 1 };
+	CHECK(drnic_post_recv(b, &rwr, &rbad) == 0, "post receive");
+	sge = (struct drnic_sge){ .addr = (uintptr_t)buf, .length = 1000,
+				  .lkey = drnic_mr_lkey(mr) };
+	swr = (struct drnic_send_wr){ .wr_id = 12, .sg_list = &sge, .num_sge = 1,
+				      .opcode = DRNIC_WR_SEND_WITH_IMM, .imm_data = 0x12345678,
+				      .send_flags = DRNIC_SEND_SIGNALED };
+	CHECK(drnic_post_send(a, &swr, &bad) == 0, "post SEND with immediate");
+	for (i = 0; i < 2; i++) {
+		CHECK(probe_wait(cq, &wc) == 1 && wc.status == DRNIC_WC_SUCCESS,
+		      "completion %u: status %d wr_id %" PRIu64, i, wc.status, wc.wr_id);
+		if (wc.wr_id == 21)
+			CHECK(wc.opcode == DRNIC_WC_RECV && wc.byte_len == 1000 &&
+			      wc.qp_num == drnic_qp_num(b) && (wc.wc_flags & DRNIC_WC_WITH_IMM) &&
+			      wc.imm_data == 0x12345678,
+			      "receive CQE: opcode %d byte_len %u qp %u imm %#x", wc.opcode,
+			      wc.byte_len, wc.qp_num, wc.imm_data);
+	}
+	CHECK(memcmp(buf, buf + 8192, 1000) == 0 && buf[8192 + 1000] == 0,
+	      "SEND: 1000 bytes arrived, nothing past them");
+
+	sge = (struct drnic_sge){ .addr = (uintptr_t)buf + 12288, .length = 4096,
+				  .lkey = drnic_mr_lkey(mr) };
+	swr = (struct drnic_send_wr){ .wr_id = 13, .sg_list = &sge, .num_sge = 1,
+				      .opcode = DRNIC_WR_RDMA_READ,
+				      .send_flags = DRNIC_SEND_SIGNALED };
+	swr.wr.rdma.remote_addr = (uintptr_t)buf;
+	swr.wr.rdma.rkey = drnic_mr_rkey(mr);
+	CHECK(drnic_post_send(b, &swr, &bad) == 0, "post READ");
+	CHECK(probe_wait(cq, &wc) == 1 && wc.status == DRNIC_WC_SUCCESS && wc.wr_id == 13 &&
+	      wc.opcode == DRNIC_WC_RDMA_READ && wc.byte_len == 4096,
+	      "READ completion: status %d opcode %d byte_len %u", wc.status, wc.opcode,
+	      wc.byte_len);
+	CHECK(memcmp(buf, buf + 12288, 4096) == 0, "READ: 4096 bytes came back");
+	CHECK(drnic_destroy_qp(a) == 0 && drnic_destroy_qp(b) == 0, "QPs destroyed");
+}
+
+static int
+mode_objects(void)
+{
+	struct drnic_device *dev = probe_open();
+	struct drnic_cq_attr ca = { .cqe = 64 };
+	struct drnic_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct drnic_port_attr port;
+	struct drnic_pd *pd, *pd2;
+	struct drnic_mr *mr;
+	struct drnic_cq *cq;
+	uint8_t *buf;
+
+	CHECK(drnic_query_port(dev, 1, &port) == 0 && port.state == DRNIC_PORT_ACTIVE,
+	      "port 1 active");
+	pd = drnic_alloc_pd(dev);
+	CHECK(pd != NULL, "PD");
+	buf = drnic_alloc(BUF_LEN, 64, -1);
+	CHECK(buf != NULL, "buffer of %u bytes", BUF_LEN);
+	if (pd == NULL || buf == NULL)
+		return 1;
+	mr = drnic_reg_mr(pd, buf, BUF_LEN, DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_WRITE |
+			  DRNIC_ACCESS_REMOTE_READ);
+	CHECK(mr != NULL && drnic_mr_lkey(mr) != 0, "MR over the buffer, lkey %#x",
+	      mr ? drnic_mr_lkey(mr) : 0);
+	CHECK(drnic_reg_mr(pd, buf, BUF_LEN + 4096, DRNIC_ACCESS_LOCAL_WRITE) == NULL &&
+	      rte_errno == EFAULT, "MR past the buffer's end refused: %s", strerror(rte_errno));
+	CHECK(drnic_reg_mr(pd, (void *)dev, 4096, DRNIC_ACCESS_LOCAL_WRITE) == NULL &&
+	      rte_errno == EFAULT, "MR over the daemon's own memory refused: %s",
+	      strerror(rte_errno));
+	pd2 = drnic_alloc_pd(dev);
+	CHECK(pd2 != NULL && drnic_dealloc_pd(pd2) == 0 && drnic_dealloc_pd(pd2) == -EINVAL,
+	      "a second dealloc of a PD is EINVAL");
+	CHECK(drnic_create_srq(pd, &sa) == NULL && rte_errno == ENOTSUP,
+	      "SRQ: not offered to attached processes yet (%s)", strerror(rte_errno));
+	CHECK(drnic_device_close(dev) == -EBUSY, "device close with objects: EBUSY");
+	cq = drnic_cq_create(&ca);
+	CHECK(cq != NULL, "CQ of 64");
+	if (cq != NULL && mr != NULL)
+		probe_traffic(dev, pd, cq, buf, mr);
+	CHECK(drnic_cq_destroy(cq) == 0 && drnic_dereg_mr(mr) == 0 && drnic_dealloc_pd(pd) == 0,
+	      "CQ, MR, PD destroyed");
+	drnic_free(buf);
+	CHECK(drnic_device_close(dev) == 0, "device closed");
+	drnic_env_fini();
+	printf("%s\n", failures ? "probe: FAILED" : "probe: all ok");
+	return failures ? 1 : 0;
+}
+
+static int
+mode_hold(const char *file)
+{
+	struct drnic_device *dev = probe_open();
+	struct drnic_cq_attr ca = { .cqe = 16 };
+	struct drnic_pd *pd = drnic_alloc_pd(dev);
+	struct drnic_cq *cq = drnic_cq_create(&ca);
+	void *buf = drnic_alloc(BUF_LEN, 64, -1);
+	struct drnic_mr *mr = pd && buf ? drnic_reg_mr(pd, buf, BUF_LEN, DRNIC_ACCESS_LOCAL_WRITE)
+				      : NULL;
+	char tmp[4096];
+	FILE *f;
+
+	if (pd == NULL || cq == NULL || mr == NULL)
+		return 1;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
+	f = fopen(tmp, "w");
+	if (f == NULL)
+		return 1;
+	fprintf(f, "%p %p %p %p\n", (void *)pd, (void *)cq, buf, (void *)mr);
+	fclose(f);
+	rename(tmp, file);
+	printf("hold: pd %p cq %p buffer %p mr %p\n", (void *)pd, (void *)cq, buf, (void *)mr);
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+/* One raw request; the reply's rc. */
+static int
+raw(enum rpc_op op, uint64_t obj0, uint64_t a0, uint64_t a1)
+{
+	struct rpc_msg m;
+
+	rpc_msg_init(&m, op);
+	m.obj[0] = obj0;
+	m.arg[0] = a0;
+	m.arg[1] = a1;
+	m.arg[2] = a0;
+	m.arg[3] = DRNIC_ACCESS_LOCAL_WRITE;
+	return rpc_call(&m);
+}
+
+static int
+mode_foreign(const char *file)
+{
+	struct drnic_device *dev = probe_open();
+	struct drnic_pd *pd = drnic_alloc_pd(dev);
+	struct drnic_cq_attr ca = { .cqe = 16 };
+	struct drnic_cq *cq = drnic_cq_create(&ca);
+	void *fpd, *fcq, *fbuf, *fmr;
+	struct drnic_qp_init_attr ia = { .qp_type = DRNIC_QPT_RC,
+					 .cap = { .max_send_wr = 1, .max_recv_wr = 1 } };
+	struct rpc_msg m;
+	FILE *f = fopen(file, "r");
+
+	if (f == NULL || fscanf(f, "%p %p %p %p", &fpd, &fcq, &fbuf, &fmr) != 4 || pd == NULL ||
+	    cq == NULL) {
+		fprintf(stderr, "drnicd_probe: %s unreadable or no objects\n", file);
+		return 1;
+	}
+	fclose(f);
+	CHECK(raw(RPC_PD_FREE, (uintptr_t)fpd, 0, 0) == -EINVAL, "freeing another's PD: EINVAL");
+	CHECK(raw(RPC_CQ_DESTROY, (uintptr_t)fcq, 0, 0) == -EINVAL,
+	      "destroying another's CQ: EINVAL");
+	CHECK(raw(RPC_MR_DEREG, (uintptr_t)fmr, 0, 0) == -EINVAL,
+	      "deregistering another's MR: EINVAL");
+	CHECK(raw(RPC_MEM_FREE, (uintptr_t)fbuf, 0, 0) == -EINVAL,
+	      "freeing another's buffer: EINVAL");
+	CHECK(raw(RPC_MR_REG, (uintptr_t)fpd, (uintptr_t)fbuf, 4096) == -EINVAL,
+	      "registering on another's PD: EINVAL");
+	CHECK(raw(RPC_MR_REG, (uintptr_t)pd, (uintptr_t)fbuf, 4096) == -EFAULT,
+	      "registering another's buffer on its own PD: EFAULT");
+	CHECK(raw(RPC_PD_ALLOC, (uintptr_t)fpd, 0, 0) == -EINVAL,
+	      "a PD on something that is not its device: EINVAL");
+	ia.send_cq = fcq;
+	ia.recv_cq = cq;
+	rpc_msg_init(&m, RPC_QP_CREATE);
+	m.obj[0] = (uintptr_t)pd;
+	memcpy(m.blob, &ia, sizeof(ia));
+	m.blob_len = sizeof(ia);
+	CHECK(rpc_call(&m) == -EINVAL, "a QP on another's CQ: EINVAL");
+	rpc_msg_init(&m, RPC_QP_CREATE);
+	m.obj[0] = (uintptr_t)fpd;
+	ia.send_cq = cq;
+	memcpy(m.blob, &ia, sizeof(ia));
+	m.blob_len = sizeof(ia);
+	CHECK(rpc_call(&m) == -EINVAL, "a QP on another's PD: EINVAL");
+	rpc_msg_init(&m, RPC_QP_CREATE);
+	m.obj[0] = (uintptr_t)pd;
+	m.blob_len = 3;
+	CHECK(rpc_call(&m) == -EINVAL, "a QP request of the wrong size: EINVAL");
+	rpc_msg_init(&m, (enum rpc_op)999);
+	CHECK(rpc_call(&m) == -EOPNOTSUPP, "an unknown request: EOPNOTSUPP");
+	printf("%s\n", failures ? "probe: FAILED" : "probe: all ok");
+	/* Exits with its objects: the daemon frees them. */
+	return failures ? 1 : 0;
+}
+
+static int
+mode_orphan(const char *file)
+{
+	struct drnic_device *dev = probe_open();
+	struct drnic_pd *pd = drnic_alloc_pd(dev);
+	struct drnic_pd *pd2;
+	struct drnic_async_queue *q = drnic_device_async_queue(dev);
+	FILE *f;
+	int i;
+
+	if (pd == NULL || q == NULL)
+		return 1;
+	f = fopen(file, "w");
+	if (f == NULL)
+		return 1;
+	fclose(f);
+	printf("orphan: attached, waiting for the daemon to go\n");
+	fflush(stdout);
+	/* Until the daemon goes, a PD comes and goes; after, EPIPE. */
+	for (i = 0; i < 600; i++) {
+		pd2 = drnic_alloc_pd(dev);
+		if (pd2 == NULL)
+			break;
+		(void)drnic_dealloc_pd(pd2);
+		(void)poll(NULL, 0, 50);
+	}
+	CHECK(i < 600 && rte_errno == EPIPE, "a PD after the daemon went: %s",
+	      strerror(rte_errno));
+	CHECK(drnic_dealloc_pd(pd) == 0, "dealloc after the daemon went: nothing left to do");
+	printf("%s\n", failures ? "probe: FAILED" : "probe: all ok");
+	return failures ? 1 : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 2 && strcmp(argv[1], "objects") == 0)
+		return mode_objects();
+	if (argc == 3 && strcmp(argv[1], "hold") == 0)
+		return mode_hold(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "foreign") == 0)
+		return mode_foreign(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "orphan") == 0)
+		return mode_orphan(argv[2]);
+	fprintf(stderr, "usage: %s objects | hold FILE | foreign FILE | orphan FILE\n", argv[0]);
+	return 2;
+}
