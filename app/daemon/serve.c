@@ -26,6 +26,7 @@
 
 #include "drnic_engine.h"
 #include "drnicd.h"
+#include "verbs_daemon.h"
 #include "verbs_objects.h"
 
 static const char *const dobj_names[DOBJ_KIND_MAX] = {
@@ -362,8 +363,18 @@ serve_qp_modify(struct dclient *c, struct rpc_msg *m)
 static int
 serve_mr_reg(struct dclient *c, struct rpc_msg *m)
 {
-	if (client_find(c, m->obj[0], DOBJ_PD) < 0 || m->arg[3] > UINT32_MAX)
+	if (client_find(c, m->obj[0], DOBJ_PD) < 0 || m->arg[3] > UINT32_MAX ||
+	    m->arg[4] > RPC_MR_OWN)
 		return -EINVAL;
+	if (m->arg[4] == RPC_MR_OWN) {
+		/* The program's own pages, mapped again from its process:
+		 * what it has mapped and nothing else. */
+		rte_errno = 0;
+		return serve_adopt(c, verbs_reg_mr_of((struct drnic_pd *)m->obj[0], c->pid,
+						      (void *)(uintptr_t)m->arg[0], m->arg[1],
+						      m->arg[2], (unsigned int)m->arg[3]),
+				   DOBJ_MR, 0, m);
+	}
 	/* Only memory this process was given: not the daemon's, not another's. */
 	if (m->arg[1] != 0 && !client_owns_range(c, m->arg[0], m->arg[1]))
 		return -EFAULT;

@@ -49,7 +49,8 @@ enum rpc_op {
 	RPC_PD_FREE,       /* obj[0] PD */
 	RPC_MEM_ALLOC,     /* arg[0] size, arg[1] align, arg[2] socket -> obj[0] buffer */
 	RPC_MEM_FREE,      /* obj[0] buffer */
-	RPC_MR_REG,        /* obj[0] PD, arg[0] addr, arg[1] length, arg[2] iova, arg[3] access -> obj[0] MR */
+	RPC_MR_REG,        /* obj[0] PD, arg[0] addr, arg[1] length, arg[2] iova, arg[3] access,
+			    * arg[4] 0 (a buffer from RPC_MEM_ALLOC) or RPC_MR_OWN -> obj[0] MR */
 	RPC_MR_DEREG,      /* obj[0] MR */
 	RPC_CQ_CREATE,     /* blob: struct drnic_cq_attr -> obj[0] CQ */
 	RPC_CQ_DESTROY,    /* obj[0] CQ */
@@ -60,6 +61,10 @@ enum rpc_op {
 	RPC_CTL_STATS,     /* blob: device name or "" -> text: the device's counters */
 	RPC_OP_MAX,
 };
+
+/* RPC_MR_REG's arg[4]: the range is the program's own memory (not DPDK's),
+ * in shared mappings; the daemon maps it again through /proc/PID/map_files. */
+#define RPC_MR_OWN 1
 
 struct rpc_msg {
 	uint32_t op;               /* enum rpc_op; the reply keeps it */

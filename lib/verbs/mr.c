@@ -19,6 +19,7 @@
 #include "mr_pin.h"
 #include "verbs_objects.h"
 #include "verbs_remote.h"
+#include "verbs_daemon.h"
 
 #define MR_ACCESS_KNOWN (DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_WRITE | \
 			 DRNIC_ACCESS_REMOTE_READ | DRNIC_ACCESS_REMOTE_ATOMIC | \
@@ -209,9 +210,11 @@ mr_pin(const struct drnic_device *dev, struct drnic_mr *mr, void *addr, size_t l
 }
 
 /* drnic_reg_mr() and drnic_reg_mr_iova(): @p iova is what keys name the
- * first byte by. */
+ * first byte by. @p pid not 0 (drnicd, verbs_reg_mr_of()): @p addr is
+ * that process's, and the window onto it is the engines' way there. */
 static struct drnic_mr *
-mr_reg(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova, unsigned int access)
+mr_reg(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova, unsigned int access,
+       pid_t pid)
 {
 	struct drnic_device *dev;
 	struct verbs_mr_slot *s;
@@ -227,7 +230,7 @@ mr_reg(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova, unsigned i
 	}
 	if (verbs_remote())
 		return remote_reg_mr(pd, addr, length, iova, access);
-	if (length != 0) {
+	if (length != 0 && pid == 0) {
 		int rc = mr_probe_range((uintptr_t)addr, length, (access & MR_ACCESS_WRITES) != 0);
 
 		if (rc < 0) {
@@ -241,7 +244,18 @@ mr_reg(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova, unsigned i
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	mr_pin(dev, mr, addr, length, access);
+	if (pid != 0) {
+		int rc = mr_pin_get_pid(pid, addr, length, (access & MR_ACCESS_WRITES) != 0,
+					&mr->pin);
+
+		if (rc < 0) {
+			rte_free(mr);
+			rte_errno = -rc;
+			return NULL;
+		}
+	} else {
+		mr_pin(dev, mr, addr, length, access);
+	}
 	pthread_mutex_lock(&dev->lock);
 	idx = dev->mr_free;
 	if (idx == 0 || handle_add(mr, HANDLE_MR) < 0) {
@@ -282,14 +296,25 @@ mr_reg(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova, unsigned i
 struct drnic_mr *
 drnic_reg_mr(struct drnic_pd *pd, void *addr, size_t length, unsigned int access)
 {
-	return mr_reg(pd, addr, length, (uintptr_t)addr, access);
+	return mr_reg(pd, addr, length, (uintptr_t)addr, access, 0);
+}
+
+struct drnic_mr *
+verbs_reg_mr_of(struct drnic_pd *pd, pid_t pid, void *addr, size_t length, uint64_t iova,
+		unsigned int access)
+{
+	if (pid <= 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	return mr_reg(pd, addr, length, iova, access, pid);
 }
 
 struct drnic_mr *
 drnic_reg_mr_iova(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova,
 		  unsigned int access)
 {
-	return mr_reg(pd, addr, length, iova, access);
+	return mr_reg(pd, addr, length, iova, access, 0);
 }
 
 int

@@ -43,6 +43,7 @@
  * (the program's, a window). Control path only, under one mutex.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -105,17 +106,22 @@ struct pin_vma {
 	char path[64];
 };
 
-/* The mappings over [start, end), in order, into @p v (at most @p max);
- * their number, or -1 when the range has a hole or is too fragmented. */
+/* The mappings of process @p pid (0: this one) over [start, end), in
+ * order, into @p v (at most @p max); their number, or -1 when the range
+ * has a hole or is too fragmented. */
 static int
-pin_vmas(uintptr_t start, uintptr_t end, struct pin_vma *v, int max)
+pin_vmas_of(pid_t pid, uintptr_t start, uintptr_t end, struct pin_vma *v, int max)
 {
-	char line[512];
+	char line[512], path[64];
 	FILE *f;
 	int n = 0;
 	uintptr_t cur = start;
 
-	f = fopen("/proc/self/maps", "re");
+	if (pid == 0)
+		snprintf(path, sizeof(path), "/proc/self/maps");
+	else
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
 	if (f == NULL)
 		return -1;
 	while (cur < end && fgets(line, sizeof(line), f) != NULL) {
@@ -139,6 +145,12 @@ pin_vmas(uintptr_t start, uintptr_t end, struct pin_vma *v, int max)
 	}
 	fclose(f);
 	return cur >= end ? n : -1;
+}
+
+static int
+pin_vmas(uintptr_t start, uintptr_t end, struct pin_vma *v, int max)
+{
+	return pin_vmas_of(0, start, end, v, max);
 }
 
 static int
@@ -276,6 +288,91 @@ unpinned:
 	pthread_mutex_unlock(&pin_lock);
 	memset(m, 0, sizeof(*m));
 	m->host = a;
+	return 0;
+}
+
+int
+mr_pin_share(void *addr, size_t len)
+{
+	uintptr_t a = (uintptr_t)addr, pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t s = RTE_ALIGN_FLOOR(a, pg), e = RTE_ALIGN_CEIL(a + len, pg);
+	struct pin_vma v[PIN_MAX_VMAS];
+	int n, i, rc = 0;
+
+	if (len == 0)
+		return 0;
+	pthread_mutex_lock(&pin_lock);
+	n = pin_vmas(s, e, v, PIN_MAX_VMAS);
+	if (n <= 0)
+		rc = -EFAULT;
+	for (i = 0; rc == 0 && i < n; i++)
+		if (v[i].perm[3] != 's' && !pin_movable(&v[i]))
+			rc = -EFAULT;
+	for (i = 0; rc == 0 && i < n; i++)
+		if (v[i].perm[3] != 's' &&
+		    pin_move(RTE_MAX(v[i].start, s), RTE_MIN(v[i].end, e), &v[i]) < 0)
+			rc = -ENOMEM;
+	pthread_mutex_unlock(&pin_lock);
+	return rc;
+}
+
+int
+mr_pin_get_pid(pid_t pid, void *addr, size_t len, bool write, struct mr_pin_map *m)
+{
+	uintptr_t a = (uintptr_t)addr, pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t s = RTE_ALIGN_FLOOR(a, pg), e = RTE_ALIGN_CEIL(a + len, pg);
+	struct pin_vma v[PIN_MAX_VMAS];
+	uint8_t *win;
+	int n, i, rc = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (len == 0 || a + len < a) {
+		m->host = a;
+		return len == 0 ? 0 : -EINVAL;
+	}
+	pthread_mutex_lock(&pin_lock);
+	n = pin_vmas_of(pid, s, e, v, PIN_MAX_VMAS);
+	if (n <= 0)
+		rc = -EFAULT;   /* a hole in its memory */
+	for (i = 0; rc == 0 && i < n; i++)
+		if (v[i].perm[3] != 's' || v[i].perm[0] != 'r' || (write && v[i].perm[1] != 'w'))
+			rc = -EFAULT;   /* private, unreadable, or read-only asked to be written */
+	win = rc == 0 ? pin_mmap(NULL, e - s, PROT_NONE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) : MAP_FAILED;
+	if (rc == 0 && win == MAP_FAILED)
+		rc = -ENOMEM;
+	for (i = 0; rc == 0 && i < n; i++) {
+		uintptr_t ps = RTE_MAX(v[i].start, s), pe = RTE_MIN(v[i].end, e);
+		char path[96];
+		int fd;
+
+		/* Its own file (a memfd, a file, hugetlbfs, a System V
+		 * segment), opened through the process's view of it. */
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIxPTR "-%" PRIxPTR, (int)pid,
+			 v[i].start, v[i].end);
+		fd = open(path, (v[i].perm[1] == 'w' ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+		if (fd < 0) {
+			rc = -errno;
+			break;
+		}
+		if (pin_mmap(win + (ps - s), pe - ps, pin_prot(v[i].perm) & (PROT_READ | PROT_WRITE),
+			     MAP_SHARED | MAP_FIXED, fd, (off_t)(v[i].off + (ps - v[i].start))) ==
+		    MAP_FAILED)
+			rc = -errno;
+		close(fd);
+	}
+	if (rc < 0) {
+		if (win != MAP_FAILED)
+			pin_munmap(win, e - s);
+		pthread_mutex_unlock(&pin_lock);
+		return rc;
+	}
+	pin_dontfork(win, e - s);
+	m->window = win;
+	m->window_len = e - s;
+	m->host = (uintptr_t)win + (a - s);
+	pin_stats.windows++;
+	pthread_mutex_unlock(&pin_lock);
 	return 0;
 }
 

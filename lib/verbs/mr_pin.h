@@ -7,8 +7,10 @@
  * registration's pages (moved onto a memfd first when private) that the
  * engines use. Control path only.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "verbs_objects.h"
 
@@ -19,6 +21,25 @@
  * program's mapping serves, as before. Either way m->host is where the
  * engines reach addr. */
 int mr_pin_get(void *addr, size_t len, bool move, struct mr_pin_map *m);
+
+/*
+ * An attached process, before drnicd registers [addr, addr + len): every
+ * page of it shared afterwards, private pages moved onto memfds, whole
+ * pages even when they hold other data too (the daemon can reach nothing
+ * else; a store by another thread into such a page while it is copied is
+ * lost). 0, or -EFAULT (a hole, the stack, huge pages, unreadable) or
+ * -ENOMEM.
+ */
+int mr_pin_share(void *addr, size_t len);
+
+/*
+ * drnicd: a window onto [addr, addr + len) of process @p pid, whose pages
+ * must all be in shared mappings (mr_pin_share() made them so), readable,
+ * and writable when @p write: each piece's file, opened through
+ * /proc/PID/map_files, mapped again here. 0 or a negative errno (-EFAULT:
+ * a hole, a private or unreadable page, or a read-only page to write).
+ */
+int mr_pin_get_pid(pid_t pid, void *addr, size_t len, bool write, struct mr_pin_map *m);
 
 /* Unmap @p m's window (after the engines' fence). */
 void mr_pin_put(struct mr_pin_map *m);

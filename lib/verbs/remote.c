@@ -10,8 +10,10 @@
 
 #include <rte_common.h>
 #include <rte_errno.h>
+#include <rte_memory.h>
 
 #include "handle.h"
+#include "mr_pin.h"
 #include "verbs_objects.h"
 #include "verbs_remote.h"
 
@@ -218,6 +220,17 @@ remote_reg_mr(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova,
 	m.arg[1] = length;
 	m.arg[2] = iova;
 	m.arg[3] = access;
+	if (length != 0 && rte_mem_virt2memseg_list(addr) == NULL) {
+		/* The program's own memory (malloc, mmap): shared from now on,
+		 * so that the daemon can map it (RPC_MR_OWN). */
+		int rc = mr_pin_share(addr, length);
+
+		if (rc < 0) {
+			rte_errno = -rc;
+			return NULL;
+		}
+		m.arg[4] = RPC_MR_OWN;
+	}
 	if (remote_call(&m) < 0)
 		return NULL;
 	return remote_adopt((void *)(uintptr_t)m.obj[0], HANDLE_MR, RPC_MR_DEREG);

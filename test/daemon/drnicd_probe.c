@@ -5,12 +5,14 @@
  * all of it held, 1 otherwise.
  *
  *   drnicd_probe objects       the native API through the daemon: port and
- *                              GID, buffers, MRs (and the ranges refused),
+ *                              GID, buffers, MRs (of hugepage buffers and
+ *                              of malloc()ed memory; the ranges refused),
  *                              a double destroy, what is not offered yet;
  *                              two RC QPs of this process connected through
  *                              the daemon's engine: a WRITE, a SEND with
- *                              immediate and a READ, every byte and CQE
- *                              field checked
+ *                              immediate and a READ, between hugepage and
+ *                              malloc()ed memory, every byte and CQE field
+ *                              checked
  *   drnicd_probe hold FILE     make a PD, a CQ, a buffer and an MR, write
  *                              their addresses to FILE, then wait to be
  *                              killed
@@ -28,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include <rte_errno.h>
 
@@ -140,9 +143,16 @@ probe_wait(struct drnic_cq *cq, struct drnic_wc *wc)
 	return 0;
 }
 
+/*
+ * Two RC QPs of this process, connected to each other through the daemon's
+ * engine: a WRITE of src[0, 4K) into dst[0, 4K), a SEND with immediate of
+ * src[0, 1000) into dst[4K, 8K), a READ of dst[0, 4K) back into
+ * src[4K, 8K); every byte and CQE field checked.
+ */
 static void
 probe_traffic(struct drnic_device *dev, struct drnic_pd *pd, struct drnic_cq *cq,
-	      uint8_t *buf, struct drnic_mr *mr)
+	      uint8_t *src, struct drnic_mr *smr, uint8_t *dst, struct drnic_mr *dmr,
+	      const char *what)
 {
 	struct drnic_qp *a = probe_qp(pd, cq), *b = probe_qp(pd, cq);
 	struct drnic_sge sge;
@@ -150,41 +160,39 @@ probe_traffic(struct drnic_device *dev, struct drnic_pd *pd, struct drnic_cq *cq
 	struct drnic_recv_wr rwr, *rbad;
 	struct drnic_wc wc;
 	unsigned int i;
-	bool same;
 
+	printf("-- %s\n", what);
 	CHECK(a != NULL && b != NULL && drnic_qp_num(a) != drnic_qp_num(b),
 	      "two RC QPs: %u and %u", a ? drnic_qp_num(a) : 0, b ? drnic_qp_num(b) : 0);
 	if (a == NULL || b == NULL)
 		return;
 	CHECK(probe_connect(dev, a, drnic_qp_num(b)) == 0 &&
 	      probe_connect(dev, b, drnic_qp_num(a)) == 0, "connected to each other (same GID)");
-	/* [0, 4K) source, [4K, 8K) WRITE target, [8K, 12K) SEND target,
-	 * [12K, 16K) READ target. */
 	for (i = 0; i < 4096; i++)
-		buf[i] = (uint8_t)(i * 7 + 3);
-	memset(buf + 4096, 0, 3 * 4096);
+		src[i] = (uint8_t)(i * 7 + 3);
+	memset(src + 4096, 0, 4096);
+	memset(dst, 0, 2 * 4096);
 
-	sge = (struct drnic_sge){ .addr = (uintptr_t)buf, .length = 4096,
-				  .lkey = drnic_mr_lkey(mr) };
+	sge = (struct drnic_sge){ .addr = (uintptr_t)src, .length = 4096,
+				  .lkey = drnic_mr_lkey(smr) };
 	swr = (struct drnic_send_wr){ .wr_id = 11, .sg_list = &sge, .num_sge = 1,
 				      .opcode = DRNIC_WR_RDMA_WRITE,
 				      .send_flags = DRNIC_SEND_SIGNALED };
-	swr.wr.rdma.remote_addr = (uintptr_t)buf + 4096;
-	swr.wr.rdma.rkey = drnic_mr_rkey(mr);
+	swr.wr.rdma.remote_addr = (uintptr_t)dst;
+	swr.wr.rdma.rkey = drnic_mr_rkey(dmr);
 	CHECK(drnic_post_send(a, &swr, &bad) == 0, "post WRITE");
 	CHECK(probe_wait(cq, &wc) == 1 && wc.status == DRNIC_WC_SUCCESS && wc.wr_id == 11 &&
 	      wc.opcode == DRNIC_WC_RDMA_WRITE && wc.qp_num == drnic_qp_num(a),
 	      "WRITE completion: status %d wr_id %" PRIu64 " opcode %d qp %u", wc.status,
 	      wc.wr_id, wc.opcode, wc.qp_num);
-	same = memcmp(buf, buf + 4096, 4096) == 0;
-	CHECK(same, "WRITE: 4096 bytes arrived");
+	CHECK(memcmp(src, dst, 4096) == 0, "WRITE: 4096 bytes arrived");
 
-	sge = (struct drnic_sge){ .addr = (uintptr_t)buf + 8192, .length = 4096,
-				  .lkey = drnic_mr_lkey(mr) };
+	sge = (struct drnic_sge){ .addr = (uintptr_t)dst + 4096, .length = 4096,
+				  .lkey = drnic_mr_lkey(dmr) };
 	rwr = (struct drnic_recv_wr){ .wr_id = 21, .sg_list = &sge, .num_sge = 1 };
 	CHECK(drnic_post_recv(b, &rwr, &rbad) == 0, "post receive");
-	sge = (struct drnic_sge){ .addr = (uintptr_t)buf, .length = 1000,
-				  .lkey = drnic_mr_lkey(mr) };
+	sge = (struct drnic_sge){ .addr = (uintptr_t)src, .length = 1000,
+				  .lkey = drnic_mr_lkey(smr) };
 	swr = (struct drnic_send_wr){ .wr_id = 12, .sg_list = &sge, .num_sge = 1,
 				      .opcode = DRNIC_WR_SEND_WITH_IMM, .imm_data = 0x12345678,
 				      .send_flags = DRNIC_SEND_SIGNALED };
@@ -199,22 +207,22 @@ probe_traffic(struct drnic_device *dev, struct drnic_pd *pd, struct drnic_cq *cq
 			      "receive CQE: opcode %d byte_len %u qp %u imm %#x", wc.opcode,
 			      wc.byte_len, wc.qp_num, wc.imm_data);
 	}
-	CHECK(memcmp(buf, buf + 8192, 1000) == 0 && buf[8192 + 1000] == 0,
+	CHECK(memcmp(src, dst + 4096, 1000) == 0 && dst[4096 + 1000] == 0,
 	      "SEND: 1000 bytes arrived, nothing past them");
 
-	sge = (struct drnic_sge){ .addr = (uintptr_t)buf + 12288, .length = 4096,
-				  .lkey = drnic_mr_lkey(mr) };
+	sge = (struct drnic_sge){ .addr = (uintptr_t)src + 4096, .length = 4096,
+				  .lkey = drnic_mr_lkey(smr) };
 	swr = (struct drnic_send_wr){ .wr_id = 13, .sg_list = &sge, .num_sge = 1,
 				      .opcode = DRNIC_WR_RDMA_READ,
 				      .send_flags = DRNIC_SEND_SIGNALED };
-	swr.wr.rdma.remote_addr = (uintptr_t)buf;
-	swr.wr.rdma.rkey = drnic_mr_rkey(mr);
+	swr.wr.rdma.remote_addr = (uintptr_t)dst;
+	swr.wr.rdma.rkey = drnic_mr_rkey(dmr);
 	CHECK(drnic_post_send(b, &swr, &bad) == 0, "post READ");
 	CHECK(probe_wait(cq, &wc) == 1 && wc.status == DRNIC_WC_SUCCESS && wc.wr_id == 13 &&
 	      wc.opcode == DRNIC_WC_RDMA_READ && wc.byte_len == 4096,
 	      "READ completion: status %d opcode %d byte_len %u", wc.status, wc.opcode,
 	      wc.byte_len);
-	CHECK(memcmp(buf, buf + 12288, 4096) == 0, "READ: 4096 bytes came back");
+	CHECK(memcmp(src, src + 4096, 4096) == 0, "READ: 4096 bytes came back");
 	CHECK(drnic_destroy_qp(a) == 0 && drnic_destroy_qp(b) == 0, "QPs destroyed");
 }
 
@@ -227,8 +235,10 @@ mode_objects(void)
 	struct drnic_port_attr port;
 	struct drnic_pd *pd, *pd2;
 	struct drnic_mr *mr;
+	struct drnic_mr *hmr;
 	struct drnic_cq *cq;
-	uint8_t *buf;
+	uint8_t *buf, *heap;
+	void *gone, *ro;
 
 	CHECK(drnic_query_port(dev, 1, &port) == 0 && port.state == DRNIC_PORT_ACTIVE,
 	      "port 1 active");
@@ -255,8 +265,40 @@ mode_objects(void)
 	CHECK(drnic_device_close(dev) == -EBUSY, "device close with objects: EBUSY");
 	cq = drnic_cq_create(&ca);
 	CHECK(cq != NULL, "CQ of 64");
-	if (cq != NULL && mr != NULL)
-		probe_traffic(dev, pd, cq, buf, mr);
+	/* The program's own memory: malloc()ed, not page-aligned, and a
+	 * range it unmapped. */
+	heap = malloc(3 * 4096 + 100);
+	hmr = heap != NULL ? drnic_reg_mr(pd, heap + 50, 2 * 4096,
+					  DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_WRITE |
+					  DRNIC_ACCESS_REMOTE_READ) : NULL;
+	CHECK(hmr != NULL, "MR over malloc()ed memory: %s", hmr ? "ok" : strerror(rte_errno));
+	gone = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (gone != MAP_FAILED)
+		munmap(gone, 8192);
+	CHECK(gone != MAP_FAILED && drnic_reg_mr(pd, gone, 8192, DRNIC_ACCESS_LOCAL_WRITE) == NULL &&
+	      rte_errno == EFAULT, "MR over unmapped memory refused: %s", strerror(rte_errno));
+	ro = mmap(NULL, 4096, PROT_READ, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(ro != MAP_FAILED && drnic_reg_mr(pd, ro, 4096, DRNIC_ACCESS_LOCAL_WRITE) == NULL &&
+	      rte_errno == EFAULT, "a writable MR over read-only memory refused: %s",
+	      strerror(rte_errno));
+	if (ro != MAP_FAILED)
+		munmap(ro, 4096);
+	if (cq != NULL && mr != NULL) {
+		probe_traffic(dev, pd, cq, buf, mr, buf + 8192, mr, "hugepage buffer to itself");
+		if (hmr != NULL) {
+			probe_traffic(dev, pd, cq, buf, mr, heap + 50, hmr,
+				      "hugepage buffer to malloc()ed memory");
+			probe_traffic(dev, pd, cq, heap + 50, hmr, buf, mr,
+				      "malloc()ed memory to a hugepage buffer");
+		}
+	}
+	CHECK(hmr == NULL || drnic_dereg_mr(hmr) == 0, "malloc()ed memory's MR deregistered");
+	/* The program still owns its memory, as it was. */
+	if (heap != NULL) {
+		heap[0] = 1;
+		heap[3 * 4096 + 99] = 2;
+		free(heap);
+	}
 	CHECK(drnic_cq_destroy(cq) == 0 && drnic_dereg_mr(mr) == 0 && drnic_dealloc_pd(pd) == 0,
 	      "CQ, MR, PD destroyed");
 	drnic_free(buf);
