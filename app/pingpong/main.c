@@ -347,6 +347,7 @@ static int
 pp_open_device(struct pp_ctx *ctx)
 {
 	const struct pp_opts *o = ctx->o;
+	struct drnic_device_attr attr;
 	struct drnic_config cfg;
 	unsigned int i;
 	int rc;
@@ -372,7 +373,11 @@ pp_open_device(struct pp_ctx *ctx)
 		fprintf(stderr, "Couldn't open device %s: %s\n", cfg.name, rte_strerror(rte_errno));
 		return -rte_errno;
 	}
-	ctx->inline_mode = cfg.progress == DRNIC_PROGRESS_INLINE;
+	/* The device's own mode: a daemon's device (DRNIC_DAEMON) runs its
+	 * engines on the daemon's lcores, whatever this process's defaults. */
+	if (drnic_query_device(ctx->dev, &attr) < 0)
+		return -EINVAL;
+	ctx->inline_mode = attr.progress == DRNIC_PROGRESS_INLINE;
 	return 0;
 }
 
