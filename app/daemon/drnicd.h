@@ -28,6 +28,8 @@ enum dobj_kind {
 	DOBJ_MR,
 	DOBJ_CQ,
 	DOBJ_QP,
+	DOBJ_ASYNC,      /* an async event queue (its eventfd went to the process) */
+	DOBJ_CHANNEL,    /* a completion channel (likewise) */
 	DOBJ_KIND_MAX,
 };
 
@@ -43,7 +45,7 @@ struct dclient {
 	char comm[32];
 	bool attached;           /* greeted (RPC_HELLO): a program, not drnic-ctl */
 	uint64_t requests;
-	struct drnic_async_queue *async;   /* its QPs' and CQs' events */
+	struct drnic_async_queue *async;   /* its QPs' and CQs' events by default */
 	struct dobj *objs;
 	unsigned int nb_objs, cap_objs;
 	struct dclient *next;

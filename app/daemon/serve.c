@@ -32,6 +32,7 @@
 static const char *const dobj_names[DOBJ_KIND_MAX] = {
 	[DOBJ_DEV] = "device", [DOBJ_PD] = "pd", [DOBJ_MEM] = "buffer",
 	[DOBJ_MR] = "mr", [DOBJ_CQ] = "cq", [DOBJ_QP] = "qp",
+	[DOBJ_ASYNC] = "event queue", [DOBJ_CHANNEL] = "channel",
 };
 
 /* ---- the connection's objects ------------------------------------------- */
@@ -144,10 +145,22 @@ client_free_obj(struct dclient *c, const struct dobj *o)
 	case DOBJ_MEM:
 		drnic_free((void *)o->p);
 		return 0;
-	case DOBJ_DEV:
-		if (c->async != NULL)
-			(void)drnic_device_async_unsubscribe((struct drnic_device *)o->p, c->async);
+	case DOBJ_DEV: {
+		unsigned int i;
+
+		/* Its queues hear no more of this device. */
+		for (i = 0; i < c->nb_objs; i++)
+			if (c->objs[i].kind == DOBJ_ASYNC)
+				(void)drnic_device_async_unsubscribe((struct drnic_device *)o->p,
+						(struct drnic_async_queue *)c->objs[i].p);
 		return 0;
+	}
+	case DOBJ_ASYNC:
+		if ((struct drnic_async_queue *)o->p == c->async)
+			c->async = NULL;
+		return drnic_async_queue_destroy((struct drnic_async_queue *)o->p);
+	case DOBJ_CHANNEL:
+		return drnic_destroy_comp_channel((struct drnic_comp_channel *)o->p);
 	default:
 		return -EINVAL;
 	}
@@ -157,13 +170,13 @@ void
 drnicd_client_drop(struct drnicd *d, struct dclient *c)
 {
 	static const enum dobj_kind order[] = { DOBJ_QP, DOBJ_MR, DOBJ_CQ, DOBJ_PD, DOBJ_MEM,
-						DOBJ_DEV };
+						DOBJ_CHANNEL, DOBJ_DEV, DOBJ_ASYNC };
 	unsigned int n[DOBJ_KIND_MAX] = { 0 }, k, i, left = 0;
 	bool owned = false;
 	struct dclient **pp;
 
 	for (i = 0; i < c->nb_objs; i++)
-		owned |= c->objs[i].kind != DOBJ_DEV;
+		owned |= c->objs[i].kind != DOBJ_DEV && c->objs[i].kind != DOBJ_ASYNC;
 	for (k = 0; k < RTE_DIM(order); k++) {
 		for (i = 0; i < c->nb_objs; i++) {
 			int rc;
@@ -183,8 +196,6 @@ drnicd_client_drop(struct drnicd *d, struct dclient *c)
 				d->reclaimed[order[k]]++;
 		}
 	}
-	if (c->async != NULL && drnic_async_queue_destroy(c->async) < 0)
-		left++;
 	if (owned) {
 		d->reclaimed_clients++;
 		fprintf(stderr, "drnicd: pid %d (%s) gone: freed %u qp, %u mr, %u cq, %u pd, "
@@ -241,20 +252,21 @@ serve_dev_get(struct drnicd *d, struct dclient *c, struct rpc_msg *m)
 		return -ENODEV;
 	if (client_find(c, (uintptr_t)dev, DOBJ_DEV) >= 0)
 		return -EEXIST;
-	if (c->async == NULL) {
-		c->async = drnic_async_queue_create(0);
-		if (c->async == NULL)
-			return -rte_errno;
-	}
-	rc = client_add(c, dev, DOBJ_DEV, 0);
-	if (rc < 0)
+	/* The process's queue for this device (RPC_ASYNC_CREATE'd): its
+	 * objects' events by default, and the port's. */
+	if (client_find(c, m->obj[1], DOBJ_ASYNC) < 0)
+		return -EINVAL;
+	rc = drnic_device_async_subscribe(dev, (struct drnic_async_queue *)m->obj[1]);
+	if (rc < 0 && rc != -EEXIST)
 		return rc;
-	/* Port events reach every process that opened the device. */
-	if (drnic_device_async_subscribe(dev, c->async) < 0)
-		fprintf(stderr, "drnicd: pid %d gets no port events of %s\n",
-			(int)c->pid, name);
+	rc = client_add(c, dev, DOBJ_DEV, 0);
+	if (rc < 0) {
+		(void)drnic_device_async_unsubscribe(dev, (struct drnic_async_queue *)m->obj[1]);
+		return rc;
+	}
+	if (c->async == NULL)
+		c->async = (struct drnic_async_queue *)m->obj[1];
 	m->obj[0] = (uintptr_t)dev;
-	m->obj[1] = (uintptr_t)c->async;
 	return 0;
 }
 
@@ -315,9 +327,8 @@ serve_cq_create(struct dclient *c, struct rpc_msg *m)
 	if (m->blob_len != sizeof(a))
 		return -EINVAL;
 	memcpy(&a, m->blob, sizeof(a));
-	if (a.channel != NULL)
-		return -ENOTSUP;      /* completion channels: not yet */
-	if (a.async_queue != NULL && a.async_queue != c->async)
+	if ((a.channel != NULL && client_find(c, (uintptr_t)a.channel, DOBJ_CHANNEL) < 0) ||
+	    (a.async_queue != NULL && client_find(c, (uintptr_t)a.async_queue, DOBJ_ASYNC) < 0))
 		return -EINVAL;
 	rte_errno = 0;
 	return serve_adopt(c, drnic_cq_create(&a), DOBJ_CQ, 0, m);
@@ -340,7 +351,7 @@ serve_qp_create(struct dclient *c, struct rpc_msg *m)
 		return -EINVAL;
 	if (a.async_queue == NULL)
 		a.async_queue = c->async;   /* the process's events, nobody else's */
-	else if (a.async_queue != c->async)
+	else if (client_find(c, (uintptr_t)a.async_queue, DOBJ_ASYNC) < 0)
 		return -EINVAL;
 	rte_errno = 0;
 	rc = serve_adopt(c, drnic_create_qp((struct drnic_pd *)m->obj[0], &a), DOBJ_QP, 0, m);
@@ -449,8 +460,10 @@ serve_stats(struct drnicd *d, const struct rpc_msg *m, FILE *f)
 
 /* ---- one request ------------------------------------------------------- */
 
+/* One request; *fd: a descriptor the reply is to carry (the daemon keeps
+ * its own), or -1. */
 static int
-serve_one(struct drnicd *d, struct dclient *c, struct rpc_msg *m, FILE *text)
+serve_one(struct drnicd *d, struct dclient *c, struct rpc_msg *m, FILE *text, int *fd)
 {
 	switch (m->op) {
 	case RPC_HELLO:
@@ -497,6 +510,42 @@ serve_one(struct drnicd *d, struct dclient *c, struct rpc_msg *m, FILE *text)
 		return serve_qp_modify(c, m);
 	case RPC_QP_DESTROY:
 		return serve_destroy(c, m, DOBJ_QP);
+	case RPC_DEV_LIST:
+		if (m->arg[0] >= d->nb_dev)
+			return -ENOENT;
+		RTE_BUILD_BUG_ON(sizeof(struct drnic_config) > RPC_BLOB_MAX);
+		memcpy(m->blob, &d->dev[m->arg[0]]->cfg, sizeof(struct drnic_config));
+		m->blob_len = sizeof(struct drnic_config);
+		return 0;
+	case RPC_ASYNC_CREATE: {
+		struct drnic_async_queue *q;
+
+		if (m->arg[0] > UINT32_MAX)
+			return -EINVAL;
+		q = drnic_async_queue_create((uint32_t)m->arg[0]);
+		*fd = q != NULL ? drnic_async_queue_fd(q) : -1;
+		return serve_adopt(c, q, DOBJ_ASYNC, 0, m);
+	}
+	case RPC_ASYNC_DESTROY:
+		return serve_destroy(c, m, DOBJ_ASYNC);
+	case RPC_ASYNC_SUBSCRIBE:
+	case RPC_ASYNC_UNSUBSCRIBE:
+		if (client_find(c, m->obj[0], DOBJ_DEV) < 0 ||
+		    client_find(c, m->obj[1], DOBJ_ASYNC) < 0)
+			return -EINVAL;
+		return m->op == RPC_ASYNC_SUBSCRIBE ?
+			drnic_device_async_subscribe((struct drnic_device *)m->obj[0],
+						     (struct drnic_async_queue *)m->obj[1]) :
+			drnic_device_async_unsubscribe((struct drnic_device *)m->obj[0],
+						       (struct drnic_async_queue *)m->obj[1]);
+	case RPC_CHANNEL_CREATE: {
+		struct drnic_comp_channel *ch = drnic_create_comp_channel();
+
+		*fd = ch != NULL ? drnic_comp_channel_fd(ch) : -1;
+		return serve_adopt(c, ch, DOBJ_CHANNEL, 0, m);
+	}
+	case RPC_CHANNEL_DESTROY:
+		return serve_destroy(c, m, DOBJ_CHANNEL);
 	case RPC_CTL_LIST:
 		serve_list(d, text);
 		return 0;
@@ -515,8 +564,13 @@ drnicd_client_serve(struct drnicd *d, struct dclient *c)
 	size_t text_len = 0;
 	struct iovec iov[2];
 	struct msghdr mh = { .msg_iov = iov };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
 	FILE *f;
 	ssize_t n;
+	int pass = -1;
 
 	do {
 		n = recv(c->fd, &m, sizeof(m), MSG_TRUNC);
@@ -533,10 +587,10 @@ drnicd_client_serve(struct drnicd *d, struct dclient *c)
 	if (f == NULL)
 		m.rc = -ENOMEM;
 	else
-		m.rc = serve_one(d, c, &m, f);
+		m.rc = serve_one(d, c, &m, f, &pass);
 	if (f != NULL)
 		fclose(f);
-	if (m.rc < 0)
+	if (m.rc < 0 && !(m.op == RPC_DEV_LIST && m.rc == -ENOENT))   /* the list's end */
 		d->refused++;
 	if (text_len > RPC_PACKET_MAX - sizeof(m))
 		text_len = RPC_PACKET_MAX - sizeof(m);
@@ -544,6 +598,19 @@ drnicd_client_serve(struct drnicd *d, struct dclient *c)
 	iov[0] = (struct iovec){ .iov_base = &m, .iov_len = sizeof(m) };
 	iov[1] = (struct iovec){ .iov_base = text, .iov_len = text_len };
 	mh.msg_iovlen = text_len > 0 ? 2 : 1;
+	if (m.rc == 0 && pass >= 0) {
+		/* The eventfd, under the process's own number at its end. */
+		struct cmsghdr *cm;
+
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &pass, sizeof(int));
+	}
 	do {
 		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
 	} while (n < 0 && errno == EINTR);

@@ -213,10 +213,9 @@ drnic_create_comp_channel(void)
 	struct drnic_comp_channel *ch;
 	int err;
 
-	if (rpc_attached()) {
-		rte_errno = ENOTSUP;   /* not offered to attached processes yet */
-		return NULL;
-	}
+	if (rpc_attached())
+		return cq_remote_create(RPC_CHANNEL_CREATE, RPC_CHANNEL_DESTROY, 0,
+					HANDLE_COMP_CHANNEL);
 	ch = rte_zmalloc_socket("drnic_comp_channel", sizeof(*ch), RTE_CACHE_LINE_SIZE,
 			SOCKET_ID_ANY);
 	if (ch == NULL) {
@@ -247,12 +246,14 @@ drnic_create_comp_channel(void)
 int
 drnic_comp_channel_fd(const struct drnic_comp_channel *ch)
 {
-	return ch == NULL ? -EINVAL : ch->fd;
+	return ch == NULL ? -EINVAL : cq_remote_fd(ch, ch->fd);
 }
 
 int
 drnic_destroy_comp_channel(struct drnic_comp_channel *ch)
 {
+	if (rpc_attached())
+		return cq_remote_destroy(ch, RPC_CHANNEL_DESTROY, HANDLE_COMP_CHANNEL);
 	/* Not live (NULL, destroyed already): nothing behind it is read. */
 	if (handle_take(ch, HANDLE_COMP_CHANNEL) < 0)
 		return -EINVAL;
@@ -349,7 +350,7 @@ drnic_try_get_cq_event(struct drnic_comp_channel *ch, struct drnic_cq **cq,
 	pthread_mutex_lock(&ch->lock);
 	/* Clear the fd first, then look: an event queued after this read
 	 * writes the fd again, so readiness is never lost. */
-	eventfd_read(ch->fd, &v);
+	eventfd_read(cq_remote_fd(ch, ch->fd), &v);
 	channel_collect(ch);
 	c = ch->ready_head;
 	if (c == NULL) {
@@ -365,7 +366,7 @@ drnic_try_get_cq_event(struct drnic_comp_channel *ch, struct drnic_cq **cq,
 	/* More waiting: keep the fd readable for epoll users. */
 	if (ch->ready_head != NULL ||
 	    atomic_load_explicit(&ch->stack, memory_order_relaxed) != NULL)
-		eventfd_write(ch->fd, 1);
+		eventfd_write(cq_remote_fd(ch, ch->fd), 1);
 	pthread_mutex_unlock(&ch->lock);
 	*cq = c;
 	if (cq_context != NULL)
@@ -384,7 +385,7 @@ drnic_get_cq_event(struct drnic_comp_channel *ch, struct drnic_cq **cq,
 		rc = drnic_try_get_cq_event(ch, cq, cq_context);
 		if (rc != -EAGAIN)
 			return rc;
-		pfd.fd = ch->fd;
+		pfd.fd = cq_remote_fd(ch, ch->fd);
 		pfd.events = POLLIN;
 		pfd.revents = 0;
 		if (poll(&pfd, 1, -1) < 0 && errno == EINTR)
@@ -431,7 +432,7 @@ cq_ring_free_chain(struct cq_ring *r)
 
 /* An attached process's CQ: the daemon creates it, in the memory both map. */
 static struct drnic_cq *
-cq_remote_create(const struct drnic_cq_attr *attr)
+cq_remote_new(const struct drnic_cq_attr *attr)
 {
 	struct drnic_cq *cq;
 	struct rpc_msg m;
@@ -458,7 +459,7 @@ cq_remote_create(const struct drnic_cq_attr *attr)
 }
 
 static int
-cq_remote_destroy(struct drnic_cq *cq)
+cq_remote_free(struct drnic_cq *cq)
 {
 	struct rpc_msg m;
 	int rc;
@@ -490,7 +491,7 @@ drnic_cq_create(const struct drnic_cq_attr *attr)
 		return NULL;
 	}
 	if (rpc_attached())
-		return cq_remote_create(attr);
+		return cq_remote_new(attr);
 	cq = rte_zmalloc_socket("drnic_cq", sizeof(*cq), RTE_CACHE_LINE_SIZE,
 			attr->socket_id);
 	if (cq == NULL) {
@@ -544,7 +545,7 @@ int
 drnic_cq_destroy(struct drnic_cq *cq)
 {
 	if (rpc_attached())
-		return cq_remote_destroy(cq);
+		return cq_remote_free(cq);
 	/* Not live (NULL, destroyed already): nothing behind it is read. */
 	if (handle_take(cq, HANDLE_CQ) < 0)
 		return -EINVAL;

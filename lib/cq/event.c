@@ -137,10 +137,9 @@ drnic_async_queue_create(uint32_t size)
 	uint32_t i;
 	int err;
 
-	if (rpc_attached()) {
-		rte_errno = ENOTSUP;   /* not offered to attached processes yet */
-		return NULL;
-	}
+	if (rpc_attached())
+		return cq_remote_create(RPC_ASYNC_CREATE, RPC_ASYNC_DESTROY, size,
+					HANDLE_ASYNC_QUEUE);
 	if (size == 0)
 		size = DRNIC_ASYNC_QUEUE_DEFAULT_SIZE;
 	if (size > DRNIC_ASYNC_QUEUE_MAX_SIZE) {
@@ -187,6 +186,8 @@ drnic_async_queue_destroy(struct drnic_async_queue *q)
 {
 	uint32_t zero = 0;
 
+	if (rpc_attached())
+		return cq_remote_destroy(q, RPC_ASYNC_DESTROY, HANDLE_ASYNC_QUEUE);
 	/* Not live (NULL, destroyed already): nothing behind it is read. */
 	if (handle_take(q, HANDLE_ASYNC_QUEUE) < 0)
 		return -EINVAL;
@@ -204,7 +205,7 @@ drnic_async_queue_destroy(struct drnic_async_queue *q)
 int
 drnic_async_queue_fd(const struct drnic_async_queue *q)
 {
-	return q == NULL ? -EINVAL : q->fd;
+	return q == NULL ? -EINVAL : cq_remote_fd(q, q->fd);
 }
 
 int
@@ -316,7 +317,7 @@ drnic_try_get_async_event(struct drnic_async_queue *q, struct drnic_async_event 
 		return -EINVAL;
 	pthread_mutex_lock(&q->lock);
 	/* Clear first, then look: a later raise writes the fd again. */
-	eventfd_read(q->fd, &v);
+	eventfd_read(cq_remote_fd(q, q->fd), &v);
 	for (;;) {
 		cell = &q->cells[q->head & q->mask];
 		if (atomic_load_explicit(&cell->seq, memory_order_acquire) != q->head + 1) {
@@ -339,7 +340,7 @@ drnic_try_get_async_event(struct drnic_async_queue *q, struct drnic_async_event 
 	async_delivered(ev);
 	/* More waiting (or being written): keep the fd readable. */
 	if (atomic_load_explicit(&q->tail, memory_order_relaxed) != q->head)
-		eventfd_write(q->fd, 1);
+		eventfd_write(cq_remote_fd(q, q->fd), 1);
 out:
 	pthread_mutex_unlock(&q->lock);
 	return rc;
@@ -355,7 +356,7 @@ drnic_get_async_event(struct drnic_async_queue *q, struct drnic_async_event *ev)
 		rc = drnic_try_get_async_event(q, ev);
 		if (rc != -EAGAIN)
 			return rc;
-		pfd.fd = q->fd;
+		pfd.fd = cq_remote_fd(q, q->fd);
 		pfd.events = POLLIN;
 		pfd.revents = 0;
 		if (poll(&pfd, 1, -1) < 0 && errno == EINTR)

@@ -25,11 +25,21 @@ rpc_attached(void)
 	return __atomic_load_n(&rpc_fd, __ATOMIC_ACQUIRE) >= 0;
 }
 
-/* One exchange on @p fd; 0 or a negative errno (-EPIPE: the daemon went). */
+/* One exchange on @p fd; 0 or a negative errno (-EPIPE: the daemon went).
+ * A descriptor in the reply goes to *passed (NULL: closed). */
 static int
-rpc_exchange(int fd, struct rpc_msg *m)
+rpc_exchange(int fd, struct rpc_msg *m, int *passed)
 {
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
 	struct rpc_msg rep;
+	struct iovec iov = { .iov_base = &rep, .iov_len = sizeof(rep) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *cm;
+	int got = -1;
 	ssize_t n;
 
 	do {
@@ -38,36 +48,61 @@ rpc_exchange(int fd, struct rpc_msg *m)
 	if (n < 0)
 		return errno == ECONNRESET ? -EPIPE : -errno;
 	do {
-		n = recv(fd, &rep, sizeof(rep), 0);
+		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
 	} while (n < 0 && errno == EINTR);
 	if (n == 0 || (n < 0 && errno == ECONNRESET))
 		return -EPIPE;
 	if (n < 0)
 		return -errno;
+	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&got, CMSG_DATA(cm), sizeof(int));
+	if (passed != NULL)
+		*passed = got;
+	else if (got >= 0)
+		close(got);
 	/* Text after the header is a control tool's; a library never asks. */
 	if ((size_t)n < offsetof(struct rpc_msg, blob) || rep.op != m->op ||
-	    rep.blob_len > RPC_BLOB_MAX)
+	    rep.blob_len > RPC_BLOB_MAX) {
+		if (passed != NULL && got >= 0)
+			close(got);
+		if (passed != NULL)
+			*passed = -1;
 		return -EPROTO;
+	}
 	*m = rep;
 	return 0;
 }
 
 int
-rpc_call(struct rpc_msg *m)
+rpc_call_fd(struct rpc_msg *m, int *fd)
 {
 	int rc;
 
+	if (fd != NULL)
+		*fd = -1;
 	pthread_mutex_lock(&rpc_lock);
 	if (rpc_fd < 0)
 		rc = -ENOTCONN;
 	else if (rpc_dead)
 		rc = -EPIPE;
 	else
-		rc = rpc_exchange(rpc_fd, m);
+		rc = rpc_exchange(rpc_fd, m, fd);
 	if (rc == -EPIPE)
 		rpc_dead = true;
 	pthread_mutex_unlock(&rpc_lock);
+	if (rc == 0 && m->rc < 0 && fd != NULL && *fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
 	return rc < 0 ? rc : m->rc;
+}
+
+int
+rpc_call(struct rpc_msg *m)
+{
+	return rpc_call_fd(m, NULL);
 }
 
 int
@@ -93,7 +128,7 @@ env_rpc_connect(const char *path, char *prefix, size_t prefix_len)
 	rpc_msg_init(&m, RPC_HELLO);
 	m.arg[0] = RPC_VERSION;
 	m.arg[1] = (uint64_t)getpid();
-	rc = rpc_exchange(fd, &m);
+	rc = rpc_exchange(fd, &m, NULL);
 	if (rc == 0)
 		rc = m.rc;
 	if (rc == 0 && (m.blob_len == 0 || m.blob_len >= prefix_len ||

@@ -37,13 +37,15 @@ extern "C" {
 /* drnicd's control socket when neither the caller nor $DRNIC_DAEMON names one. */
 #define RPC_DEFAULT_SOCKET "/run/drnic/drnicd.sock"
 /* Largest opaque argument (a verbs structure copied as bytes). */
-#define RPC_BLOB_MAX 768
+#define RPC_BLOB_MAX 1024
 /* Largest packet: a reply header and a control tool's text. */
 #define RPC_PACKET_MAX (64 * 1024)
 
 enum rpc_op {
 	RPC_HELLO = 1,     /* arg[0] RPC_VERSION -> blob: EAL file prefix; arg[0] daemon pid */
-	RPC_DEV_GET,       /* blob: device name -> obj[0] device, obj[1] the client's async queue */
+	RPC_DEV_GET,       /* blob: device name, obj[1] the process's event queue for it
+			    * (RPC_ASYNC_CREATE'd; its QPs' and CQs' by default, and
+			    * the port's) -> obj[0] device */
 	RPC_DEV_PUT,       /* obj[0] device */
 	RPC_PD_ALLOC,      /* obj[0] device -> obj[0] PD */
 	RPC_PD_FREE,       /* obj[0] PD */
@@ -57,6 +59,14 @@ enum rpc_op {
 	RPC_QP_CREATE,     /* obj[0] PD, blob: struct drnic_qp_init_attr -> obj[0] QP, blob: its attr back */
 	RPC_QP_MODIFY,     /* obj[0] QP, arg[0] mask, blob: struct drnic_qp_attr */
 	RPC_QP_DESTROY,    /* obj[0] QP */
+	RPC_DEV_LIST,      /* arg[0] index -> blob: that device's struct drnic_config;
+			    * -ENOENT past the last */
+	RPC_ASYNC_CREATE,  /* arg[0] size -> obj[0] async queue, and its eventfd */
+	RPC_ASYNC_DESTROY, /* obj[0] async queue */
+	RPC_ASYNC_SUBSCRIBE,   /* obj[0] device, obj[1] async queue */
+	RPC_ASYNC_UNSUBSCRIBE, /* obj[0] device, obj[1] async queue */
+	RPC_CHANNEL_CREATE,    /* -> obj[0] completion channel, and its eventfd */
+	RPC_CHANNEL_DESTROY,   /* obj[0] completion channel */
 	RPC_CTL_LIST,      /* -> text: devices, attached processes and their objects */
 	RPC_CTL_STATS,     /* blob: device name or "" -> text: the device's counters */
 	RPC_OP_MAX,
@@ -83,9 +93,14 @@ bool rpc_attached(void);
  * Send @p m and replace it with the daemon's reply; one call at a time in
  * the process (a mutex). Returns the reply's rc, or a negative errno of the
  * channel: -ENOTCONN when not attached, -EPIPE when the daemon has gone
- * (then every later call fails the same way).
+ * (then every later call fails the same way). A descriptor the reply
+ * carries is closed.
  */
 int rpc_call(struct rpc_msg *m);
+
+/* rpc_call() of a request whose reply carries a descriptor (an eventfd the
+ * daemon's engines write): *fd gets it on success, -1 otherwise. */
+int rpc_call_fd(struct rpc_msg *m, int *fd);
 
 /* Set *fields of a request: op, the rest zero. */
 static inline void

@@ -145,7 +145,7 @@ drnic_device_async_subscribe(struct drnic_device *dev, struct drnic_async_queue 
 	int rc = 0;
 
 	if (verbs_remote())
-		return -ENOTSUP;       /* not offered to attached processes yet */
+		return remote_device_async_sub(dev, q, true);
 	if (dev == NULL || q == NULL || q == dev->async)
 		return -EINVAL;
 	pthread_mutex_lock(&dev->async_lock);
@@ -168,6 +168,8 @@ drnic_device_async_unsubscribe(struct drnic_device *dev, struct drnic_async_queu
 	unsigned int i;
 	int rc = -ENOENT;
 
+	if (verbs_remote())
+		return remote_device_async_sub(dev, q, false);
 	if (dev == NULL || q == NULL)
 		return -EINVAL;
 	pthread_mutex_lock(&dev->async_lock);
@@ -358,6 +360,27 @@ drnic_device_close(struct drnic_device *dev)
 	VERBS_DEV_LOG(INFO, dev, "closed");
 	dev_free(dev);
 	return 0;
+}
+
+int
+drnic_device_list(struct drnic_config *cfgs, unsigned int max)
+{
+	unsigned int i, n = 0;
+
+	if (cfgs == NULL && max != 0)
+		return -EINVAL;
+	if (verbs_remote())
+		return remote_device_list(cfgs, max);
+	pthread_mutex_lock(&dev_list_lock);
+	for (i = 0; i < RTE_DIM(dev_list); i++) {
+		if (dev_list[i] == NULL)
+			continue;
+		if (n < max)
+			cfgs[n] = dev_list[i]->cfg;
+		n++;
+	}
+	pthread_mutex_unlock(&dev_list_lock);
+	return (int)n;
 }
 
 const char *

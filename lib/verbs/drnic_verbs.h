@@ -434,6 +434,17 @@ struct drnic_device *drnic_device_open(const struct drnic_config *cfg);
  */
 int drnic_device_close(struct drnic_device *dev);
 
+/**
+ * The devices this process may open: with a daemon (drnic_env_opts::daemon),
+ * the daemon's; else the ones this process has open. Their configurations
+ * go to @p cfgs (at most @p max of them).
+ *
+ * @return how many there are (maybe more than @p max), or a negative errno
+ *         (-EINVAL: @p cfgs NULL with @p max not 0; -EPIPE: the daemon has
+ *         gone).
+ */
+int drnic_device_list(struct drnic_config *cfgs, unsigned int max);
+
 /** @return the device's name, or NULL when @p dev is NULL. */
 const char *drnic_device_name(const struct drnic_device *dev);
 

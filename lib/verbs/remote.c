@@ -97,24 +97,32 @@ remote_device_open(const char *name)
 		rte_errno = ENOMEM;
 		return NULL;
 	}
+	/* This process's queue of the device's events (its objects' by
+	 * default, and the port's), the daemon's object with its eventfd. */
+	q = drnic_async_queue_create(0);
+	if (q == NULL) {
+		pthread_mutex_unlock(&remote_lock);
+		return NULL;
+	}
 	rpc_msg_init(&m, RPC_DEV_GET);
 	memcpy(m.blob, name, len + 1);
 	m.blob_len = (uint32_t)len + 1;
+	m.obj[1] = (uintptr_t)q;
 	if (remote_call(&m) < 0) {
+		(void)drnic_async_queue_destroy(q);
 		pthread_mutex_unlock(&remote_lock);
 		return NULL;
 	}
 	dev = (struct drnic_device *)(uintptr_t)m.obj[0];
-	q = (struct drnic_async_queue *)(uintptr_t)m.obj[1];
 	if (handle_add(dev, HANDLE_DEVICE) < 0) {
 		rpc_msg_init(&m, RPC_DEV_PUT);
 		m.obj[0] = (uintptr_t)dev;
 		(void)rpc_call(&m);
+		(void)drnic_async_queue_destroy(q);
 		pthread_mutex_unlock(&remote_lock);
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	(void)handle_add(q, HANDLE_ASYNC_QUEUE);
 	remote_devs[slot].dev = dev;
 	remote_devs[slot].async = q;
 	pthread_mutex_unlock(&remote_lock);
@@ -133,7 +141,7 @@ remote_device_close(struct drnic_device *dev)
 		for (i = 0; i < RTE_DIM(remote_devs); i++) {
 			if (remote_devs[i].dev != dev)
 				continue;
-			(void)handle_take(remote_devs[i].async, HANDLE_ASYNC_QUEUE);
+			(void)drnic_async_queue_destroy(remote_devs[i].async);
 			remote_devs[i].dev = NULL;
 			remote_devs[i].async = NULL;
 		}
@@ -154,6 +162,42 @@ remote_device_async_queue(struct drnic_device *dev)
 			q = remote_devs[i].async;
 	pthread_mutex_unlock(&remote_lock);
 	return q;
+}
+
+int
+remote_device_async_sub(struct drnic_device *dev, struct drnic_async_queue *q, bool on)
+{
+	struct rpc_msg m;
+
+	if (!handle_live(dev, HANDLE_DEVICE) || !handle_live(q, HANDLE_ASYNC_QUEUE))
+		return -EINVAL;
+	rpc_msg_init(&m, on ? RPC_ASYNC_SUBSCRIBE : RPC_ASYNC_UNSUBSCRIBE);
+	m.obj[0] = (uintptr_t)dev;
+	m.obj[1] = (uintptr_t)q;
+	return rpc_call(&m);
+}
+
+int
+remote_device_list(struct drnic_config *cfgs, unsigned int max)
+{
+	struct rpc_msg m;
+	unsigned int n;
+	int rc;
+
+	RTE_BUILD_BUG_ON(sizeof(*cfgs) > RPC_BLOB_MAX);
+	for (n = 0;; n++) {
+		rpc_msg_init(&m, RPC_DEV_LIST);
+		m.arg[0] = n;
+		rc = rpc_call(&m);
+		if (rc == -ENOENT)
+			return (int)n;
+		if (rc < 0)
+			return rc;
+		if (m.blob_len != sizeof(*cfgs))
+			return -EPROTO;
+		if (n < max)
+			memcpy(&cfgs[n], m.blob, sizeof(*cfgs));
+	}
 }
 
 void *

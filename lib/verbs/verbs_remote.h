@@ -25,6 +25,8 @@ verbs_remote(void)
 struct drnic_device *remote_device_open(const char *name);
 int remote_device_close(struct drnic_device *dev);
 struct drnic_async_queue *remote_device_async_queue(struct drnic_device *dev);
+int remote_device_async_sub(struct drnic_device *dev, struct drnic_async_queue *q, bool on);
+int remote_device_list(struct drnic_config *cfgs, unsigned int max);
 void *remote_alloc(size_t size, size_t align, int socket_id);
 void remote_free(void *buf);
 struct drnic_pd *remote_alloc_pd(struct drnic_device *dev);

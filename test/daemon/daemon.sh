@@ -161,6 +161,13 @@ case_pingpong() {
 		say "  pingpong: 200 x 4096 B each way, verified on both sides"
 		grep -q 'GID ::ffff:10.0.0.1' "$W/pp.client" || fail "pingpong: not the daemon's GID"
 	fi
+	# Sleeping on completion events (a channel's eventfd, passed to each
+	# program by the daemon, written by its engine): no spinner on CPU 0.
+	if pair ppe 18613 -n 500 -s 64 -e -c --format drnic; then
+		grep -q 'data check: 500 messages of 64 bytes verified' "$W/ppe.client" ||
+			fail "pingpong -e: did not verify: $(cat "$W/ppe.client")"
+		say "  pingpong -e: 500 x 64 B, $(grep -o 'median [0-9.]* usec/iter' "$W/ppe.client")"
+	fi
 	if pair wbw 18612 -w -n 2000 -s 8192 --window 32; then
 		grep -Eq 'verified|data check' "$W/wbw.server" ||
 			fail "write run: server did not check: $(cat "$W/wbw.server")"

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/cq in a process attached to drnicd: completion channels and async
+ * event queues are the daemon's, made in the memory both processes map; the
+ * eventfd that wakes their consumer comes over the control channel. The
+ * daemon's engines write its copy; this process waits on its own, which is
+ * the same eventfd under another number: cq_remote_fd() says which.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+#include <rte_errno.h>
+
+#include "cq_private.h"
+#include "handle.h"
+#include "rpc.h"
+
+#define CQ_REMOTE_FDS 256
+
+static struct {
+	const void *obj;
+	int fd;
+} cq_fds[CQ_REMOTE_FDS];
+static pthread_mutex_t cq_fds_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int
+cq_remote_fd(const void *obj, int shared_fd)
+{
+	int fd = shared_fd;
+	unsigned int i;
+
+	if (!rpc_attached())
+		return shared_fd;
+	pthread_mutex_lock(&cq_fds_lock);
+	for (i = 0; i < RTE_DIM(cq_fds); i++)
+		if (cq_fds[i].obj == obj && obj != NULL)
+			fd = cq_fds[i].fd;
+	pthread_mutex_unlock(&cq_fds_lock);
+	return fd;
+}
+
+/* Remember @p fd as @p obj's; false when the table is full. */
+static bool
+cq_remote_fd_add(const void *obj, int fd)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&cq_fds_lock);
+	for (i = 0; i < RTE_DIM(cq_fds); i++) {
+		if (cq_fds[i].obj == NULL) {
+			cq_fds[i].obj = obj;
+			cq_fds[i].fd = fd;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cq_fds_lock);
+	return i < RTE_DIM(cq_fds);
+}
+
+static void
+cq_remote_fd_drop(const void *obj)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&cq_fds_lock);
+	for (i = 0; i < RTE_DIM(cq_fds); i++) {
+		if (cq_fds[i].obj == obj) {
+			close(cq_fds[i].fd);
+			cq_fds[i].obj = NULL;
+		}
+	}
+	pthread_mutex_unlock(&cq_fds_lock);
+}
+
+void *
+cq_remote_create(enum rpc_op op, enum rpc_op undo, uint64_t arg0, int kind)
+{
+	struct rpc_msg m;
+	void *obj;
+	int rc, fd;
+
+	rpc_msg_init(&m, op);
+	m.arg[0] = arg0;
+	rc = rpc_call_fd(&m, &fd);
+	if (rc == 0 && fd < 0)
+		rc = -EPROTO;
+	if (rc < 0) {
+		rte_errno = -rc;
+		return NULL;
+	}
+	obj = (void *)(uintptr_t)m.obj[0];
+	if (!cq_remote_fd_add(obj, fd) || handle_add(obj, (enum handle_kind)kind) < 0) {
+		cq_remote_fd_drop(obj);
+		close(fd);
+		rpc_msg_init(&m, undo);
+		m.obj[0] = (uintptr_t)obj;
+		(void)rpc_call(&m);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	return obj;
+}
+
+int
+cq_remote_destroy(void *obj, enum rpc_op op, int kind)
+{
+	struct rpc_msg m;
+	int rc;
+
+	if (handle_take(obj, (enum handle_kind)kind) < 0)
+		return -EINVAL;
+	rpc_msg_init(&m, op);
+	m.obj[0] = (uintptr_t)obj;
+	rc = rpc_call(&m);
+	if (rc < 0 && rc != -EPIPE) {
+		(void)handle_add(obj, (enum handle_kind)kind);  /* cannot fail: its slot is free */
+		return rc;
+	}
+	cq_remote_fd_drop(obj);
+	return 0;
+}
