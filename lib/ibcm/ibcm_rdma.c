@@ -40,6 +40,7 @@
 
 #include "drnic_progress.h"
 #include "ibcm_rdma.h"
+#include "rpc.h"
 #include "verbs_objects.h"
 
 RTE_LOG_REGISTER_SUFFIX(ibcm_rdma_logtype, ibcm.rdma, NOTICE);
@@ -430,6 +431,10 @@ drnic_ibcm_add_device(struct drnic_device *dev)
 
 	if (dev == NULL)
 		return -EINVAL;
+	/* QP 1 of a daemon's device is the daemon's to run: not offered to
+	 * attached processes yet. */
+	if (rpc_attached())
+		return -ENOTSUP;
 	if (drnic_query_device(dev, &da) < 0 || drnic_query_port(dev, 1, &pa) < 0)
 		return -EINVAL;
 	pthread_mutex_lock(&ibcm.lock);

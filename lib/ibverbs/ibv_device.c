@@ -22,6 +22,12 @@
  *                                    as [device]'s: drnic_config_set()
  *
  * Environment overrides: DRNIC_VENDOR_ID, DRNIC_VENDOR_PART_ID.
+ *
+ * drnicd: with DRNIC_DAEMON=SOCKET, or without DRNIC_DAEMON and DRNIC_CONFIG
+ * when a daemon's socket is at /run/drnic/drnicd.sock, the process attaches
+ * to that daemon (a DPDK secondary of its EAL): the device list is the
+ * daemon's devices, their engines run in the daemon, and [device] and [eal]
+ * are not read. DRNIC_DAEMON= (empty) keeps the process on its own.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +54,7 @@
 #include "drnic_env.h"
 #include "drnic_progress.h"
 #include "ibv_priv.h"
+#include "rpc.h"
 
 #undef ibv_query_port
 
@@ -59,8 +66,10 @@
 static pthread_mutex_t dibv_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool dibv_started;
 static int dibv_start_err;
-static struct dibv_device *dibv_devs[1];
+#define DIBV_MAX_DEVS 8
+static struct dibv_device *dibv_devs[DIBV_MAX_DEVS];
 static int dibv_nb_devs;
+static bool dibv_attached;   /* to drnicd: its devices, its engines */
 
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                  */
@@ -518,11 +527,14 @@ dibv_start(void)
 	struct drnic_env_opts eo = { .name = "drnic-ibverbs" };
 	const char *extra[64];
 	char argbuf[1024];
-	struct drnic_config cfg;
+	struct drnic_env_info info;
+	struct drnic_config cfg, dcfg[DIBV_MAX_DEVS];
 	const char *path = getenv("DRNIC_CONFIG");
+	const char *daemon = getenv("DRNIC_DAEMON");
+	bool guessed = false;
 	cpu_set_t aff;
 	bool have_aff;
-	int rc, n = 0;
+	int rc, n = 0, i;
 
 	drnic_config_init(&cfg);
 	/* Without a file: inline progress, no engine lcore. */
@@ -542,6 +554,14 @@ dibv_start(void)
 	dibv_env_u32("DRNIC_VENDOR_ID", &s.vendor_id);
 	dibv_env_u32("DRNIC_VENDOR_PART_ID", &s.vendor_part_id);
 
+	/* A daemon at its usual place serves a program that names no
+	 * configuration of its own. */
+	if (daemon == NULL && (path == NULL || *path == '\0') &&
+	    access(RPC_DEFAULT_SOCKET, F_OK) == 0) {
+		daemon = RPC_DEFAULT_SOCKET;
+		guessed = true;
+	}
+	eo.daemon = daemon != NULL ? daemon : "";
 	eo.lcores = e.lcores[0] ? e.lcores : NULL;
 	eo.file_prefix = e.file_prefix[0] ? e.file_prefix : NULL;
 	eo.mem_mb = e.mem_mb;
@@ -562,18 +582,42 @@ dibv_start(void)
 	/* rte_eal_init() pins the calling thread to the main lcore's CPU; the
 	 * application's thread keeps the affinity it had. */
 	have_aff = sched_getaffinity(0, sizeof(aff), &aff) == 0;
-	rc = drnic_env_init(&eo, NULL);
+	rc = drnic_env_init(&eo, &info);
+	if (guessed && (rc == -ECONNREFUSED || rc == -ENOENT)) {
+		/* A dead daemon's socket: this process runs its own device. */
+		eo.daemon = "";
+		rc = drnic_env_init(&eo, &info);
+	}
 	if (have_aff)
 		sched_setaffinity(0, sizeof(aff), &aff);
 	if (rc < 0 && rc != -EALREADY) {
-		fprintf(stderr, "drnic ibverbs: EAL start failed: %s\n", strerror(-rc));
+		if (daemon != NULL && !guessed)
+			fprintf(stderr, "drnic ibverbs: cannot attach to drnicd at %s: %s\n", daemon,
+				strerror(-rc));
+		else
+			fprintf(stderr, "drnic ibverbs: EAL start failed: %s\n", strerror(-rc));
 		return rc;
 	}
-
-	dibv_devs[0] = dibv_device_new(&cfg, &s);
-	if (dibv_devs[0] == NULL)
-		return -ENOMEM;
-	dibv_nb_devs = 1;
+	dibv_attached = rc == 0 && info.attached;
+	if (!dibv_attached) {
+		dibv_devs[0] = dibv_device_new(&cfg, &s);
+		if (dibv_devs[0] == NULL)
+			return -ENOMEM;
+		dibv_nb_devs = 1;
+		return 0;
+	}
+	/* The daemon's devices, as it configured them. */
+	n = drnic_device_list(dcfg, DIBV_MAX_DEVS);
+	if (n < 0) {
+		fprintf(stderr, "drnic ibverbs: drnicd's devices: %s\n", strerror(-n));
+		return n;
+	}
+	for (i = 0; i < n && i < DIBV_MAX_DEVS; i++) {
+		dibv_devs[i] = dibv_device_new(&dcfg[i], &s);
+		if (dibv_devs[i] == NULL)
+			return -ENOMEM;
+		dibv_nb_devs = i + 1;
+	}
 	return 0;
 }
 
@@ -675,7 +719,9 @@ ibv_open_device(struct ibv_device *device)
 			errno = e;
 			return NULL;
 		}
-		if (d->cfg.progress == DRNIC_PROGRESS_INLINE) {
+		if (dibv_attached) {
+			/* The daemon's lcores run its engines: no helper. */
+		} else if (d->cfg.progress == DRNIC_PROGRESS_INLINE) {
 			atomic_store_explicit(&dibv_progress_dev, d->dev, memory_order_release);
 			if (d->cfg.progress_opts.thread != 0)
 				dibv_helper_start(d->dev, &d->cfg.progress_opts);

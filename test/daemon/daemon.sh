@@ -6,7 +6,8 @@
 #
 #   daemon.sh DRNICD DRNIC_CTL DRNIC_PINGPONG DRNICD_PROBE [CASE...]
 #
-# Cases (all by default):
+# Cases (by default all but dropin and dropkill, which meson runs as
+# drnicd_verbs in suite ibverbs):
 #   ctl       the control tool: devices, counters, an unknown device
 #   objects   the native API through the daemon (drnicd_probe objects): MRs,
 #             refusals, two QPs of one process over the engine's loopback
@@ -20,6 +21,12 @@
 #             calls fail with EPIPE, it does not hang
 #   term      SIGTERM with a program attached: its objects freed, exit 0,
 #             the socket and the hugepage files gone
+#   dropin    unmodified verbs programs through drnic's drop-in libibverbs
+#             ($DROPIN, a build's lib/ibverbs), no DRNIC_CONFIG: ibv_devices,
+#             ibv_rc_pingpong -e -c, perftest's ib_write_bw, ib_read_lat,
+#             ib_send_lat -e, ib_atomic_bw, four ib_write_bw pairs at once
+#   dropkill  an ib_write_bw client killed with SIGKILL mid-run while an
+#             ibv_rc_pingpong -c pair runs to the end
 #
 # Needs root and free hugepages (devtools/setup.sh hugepages); fails, never
 # skips, without them. The engine runs on lcore 1 (the default
@@ -34,6 +41,7 @@ PP=$(realpath "$3")
 PROBE=$(realpath "$4")
 shift 4
 CASES=${*:-ctl objects pingpong foreign kill death term}
+DROPIN=${DROPIN:-}
 
 W=$(mktemp -d /tmp/drnicd-test.XXXXXX)
 PREFIX=drnicdtest$$
@@ -174,6 +182,116 @@ case_pingpong() {
 		say "  write run: $(grep -E 'verified|data check' "$W/wbw.server" | head -1)"
 	fi
 	wait_for ctl_idle || fail "pingpong: the daemon still holds something: $("$CTL" -s "$SOCK" list)"
+}
+
+# vpair NAME PORT PROG ARGS...: an unmodified verbs program as server and
+# client (-p PORT; the client names 127.0.0.1), both attached through the
+# drop-in libibverbs, no configuration file.
+vpair() {
+	local name=$1 port=$2
+	shift 2
+	env -u DRNIC_CONFIG LD_LIBRARY_PATH="$DROPIN" DRNIC_DAEMON="$SOCK" taskset -c 0 \
+		timeout 120 "$@" -p "$port" >"$W/$name.server" 2>&1 &
+	local spid=$!
+	PIDS+=("$spid")
+	wait_for listening "$port" || fail "$name: the server does not listen"
+	env -u DRNIC_CONFIG LD_LIBRARY_PATH="$DROPIN" DRNIC_DAEMON="$SOCK" taskset -c 0 \
+		timeout 120 "$@" -p "$port" 127.0.0.1 >"$W/$name.client" 2>&1
+	local crc=$?
+	wait "$spid"
+	local src=$?
+	if [ $crc != 0 ] || [ $src != 0 ]; then
+		fail "$name ($*): client exit $crc, server exit $src"
+		sed 's/^/  server| /' "$W/$name.server"
+		sed 's/^/  client| /' "$W/$name.client"
+		return 1
+	fi
+}
+
+# perftest's result line (the one after its "#bytes" header).
+pt_result() { grep -A1 '#bytes' "$1" | tail -1 | tr -s ' \t' ' '; }
+
+need_dropin() {
+	if [ -z "$DROPIN" ] || [ ! -e "$DROPIN/libibverbs.so.1" ]; then
+		fail "no drop-in libibverbs (DROPIN=$DROPIN)"
+		return 1
+	fi
+	local p
+	for p in ibv_devices ibv_rc_pingpong ib_write_bw ib_read_lat ib_send_lat ib_atomic_bw; do
+		command -v "$p" >/dev/null || { fail "$p is not installed (ibverbs-utils, perftest)"; return 1; }
+	done
+}
+
+case_dropin() {
+	local out i
+	need_dropin || return
+	out=$(env -u DRNIC_CONFIG LD_LIBRARY_PATH="$DROPIN" DRNIC_DAEMON="$SOCK" ibv_devices 2>&1)
+	grep -q 'drnic0' <<<"$out" || fail "ibv_devices does not list the daemon's drnic0: $out"
+	if vpair rcpp 18631 ibv_rc_pingpong -g 0 -n 500 -e -c; then
+		grep -q '500 iters in' "$W/rcpp.client" ||
+			fail "ibv_rc_pingpong: $(cat "$W/rcpp.client")"
+		say "  ibv_rc_pingpong -e -c: $(grep 'iters in' "$W/rcpp.client")"
+	fi
+	# perftest: the side that waits sleeps (on TCP or on CQ events), so the
+	# two programs do not both spin on CPU 0.
+	vpair wbw 18632 ib_write_bw -d drnic0 -x 0 -n 2000 &&
+		say "  ib_write_bw 64 KiB: $(pt_result "$W/wbw.client")"
+	vpair rlat 18633 ib_read_lat -d drnic0 -x 0 -n 500 &&
+		say "  ib_read_lat 2 B: $(pt_result "$W/rlat.client")"
+	vpair slat 18634 ib_send_lat -d drnic0 -x 0 -n 300 -e &&
+		say "  ib_send_lat -e 2 B: $(pt_result "$W/slat.client")"
+	vpair abw 18635 ib_atomic_bw -d drnic0 -x 0 -n 1000 &&
+		say "  ib_atomic_bw: $(pt_result "$W/abw.client")"
+	local four=()
+	for i in 1 2 3 4; do
+		vpair "wbw4.$i" $((18640 + i)) ib_write_bw -d drnic0 -x 0 -n 1000 -s 8192 &
+		four+=($!)
+	done
+	wait_for ctl_has 'device drnic0: engines 1, qp 8,' ||
+		say "  (the four pairs were never all connected at once)"
+	wait "${four[@]}"
+	for i in 1 2 3 4; do
+		[ -n "$(pt_result "$W/wbw4.$i.client")" ] || fail "ib_write_bw pair $i: no result"
+	done
+	say "  four ib_write_bw pairs at once: $(for i in 1 2 3 4; do pt_result "$W/wbw4.$i.client" | cut -d' ' -f5; done | tr '\n' ' ')MB/s average each"
+	wait_for ctl_idle || fail "dropin: the daemon still holds something: $("$CTL" -s "$SOCK" list)"
+}
+
+case_dropkill() {
+	local kpid kspid before
+	need_dropin || return
+	before=$(counter 'reclaimed processes')
+	# (No timeout(1) in front: SIGKILL must reach ib_write_bw itself; -D
+	# bounds its run.)
+	env -u DRNIC_CONFIG LD_LIBRARY_PATH="$DROPIN" DRNIC_DAEMON="$SOCK" taskset -c 0 \
+		ib_write_bw -d drnic0 -x 0 -D 60 -p 18651 >"$W/kbw.server" 2>&1 &
+	kspid=$!
+	PIDS+=("$kspid")
+	wait_for listening 18651 || fail "dropkill: ib_write_bw server does not listen"
+	env -u DRNIC_CONFIG LD_LIBRARY_PATH="$DROPIN" DRNIC_DAEMON="$SOCK" taskset -c 0 \
+		ib_write_bw -d drnic0 -x 0 -D 60 -p 18651 127.0.0.1 >"$W/kbw.client" 2>&1 &
+	kpid=$!
+	PIDS+=("$kpid")
+	wait_for ctl_has 'device drnic0: engines 1, qp 2,' || fail "dropkill: ib_write_bw did not connect"
+	(vpair kpp 18652 ibv_rc_pingpong -g 0 -n 300 -e -c && echo ok >"$W/kpp.ok") &
+	local ppid=$!
+	wait_for ctl_has 'device drnic0: engines 1, qp 4,' || fail "dropkill: ibv_rc_pingpong did not connect"
+	kill -9 "$kpid"
+	wait "$kpid" 2>/dev/null
+	kill -9 "$kspid" 2>/dev/null   # (it may have ended with its client)
+	wait "$kspid" 2>/dev/null
+	wait "$ppid"
+	if [ -f "$W/kpp.ok" ] && grep -q '300 iters in' "$W/kpp.client"; then
+		say "  ibv_rc_pingpong -c ran to the end: $(grep 'iters in' "$W/kpp.client")"
+	else
+		fail "dropkill: ibv_rc_pingpong did not finish"
+	fi
+	wait_for ctl_idle || fail "dropkill: the daemon still holds something: $("$CTL" -s "$SOCK" list)"
+	local after
+	after=$(counter 'reclaimed processes')
+	[ "$after" -ge $((before + 2)) ] ||
+		fail "dropkill: reclaimed processes $before -> $after, expected both ib_write_bw"
+	say "  reclaimed processes: $before -> $after"
 }
 
 case_foreign() {
