@@ -385,6 +385,8 @@ drnic_get_cq_event(struct drnic_comp_channel *ch, struct drnic_cq **cq,
 		rc = drnic_try_get_cq_event(ch, cq, cq_context);
 		if (rc != -EAGAIN)
 			return rc;
+		if (rpc_attached() && rpc_daemon_gone())
+			return -EIO;   /* no engine will signal it any more */
 		pfd.fd = cq_remote_fd(ch, ch->fd);
 		pfd.events = POLLIN;
 		pfd.revents = 0;
@@ -817,6 +819,10 @@ cq_poll(struct drnic_cq *cq, int num_entries, struct drnic_wc *wc, uint64_t *tsc
 	}
 	if (n > 0)
 		atomic_store_explicit(&cq->cons, c, memory_order_release);
+	/* Attached, and the daemon (its engines) has gone: nothing will come,
+	 * and a poller must hear so rather than spin for ever. */
+	if (unlikely(n == 0) && unlikely(rpc_attached()) && rpc_daemon_gone())
+		return -EIO;
 	return n;
 }
 

@@ -9,10 +9,12 @@
 #include <errno.h>
 #include <pthread.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 
 #include <rte_common.h>
 #include <rte_errno.h>
 
+#include "cq_engine.h"
 #include "cq_private.h"
 #include "handle.h"
 #include "rpc.h"
@@ -22,6 +24,7 @@
 static struct {
 	const void *obj;
 	int fd;
+	int kind;      /* HANDLE_COMP_CHANNEL or HANDLE_ASYNC_QUEUE */
 } cq_fds[CQ_REMOTE_FDS];
 static pthread_mutex_t cq_fds_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -43,7 +46,7 @@ cq_remote_fd(const void *obj, int shared_fd)
 
 /* Remember @p fd as @p obj's; false when the table is full. */
 static bool
-cq_remote_fd_add(const void *obj, int fd)
+cq_remote_fd_add(const void *obj, int fd, int kind)
 {
 	unsigned int i;
 
@@ -52,6 +55,7 @@ cq_remote_fd_add(const void *obj, int fd)
 		if (cq_fds[i].obj == NULL) {
 			cq_fds[i].obj = obj;
 			cq_fds[i].fd = fd;
+			cq_fds[i].kind = kind;
 			break;
 		}
 	}
@@ -74,6 +78,32 @@ cq_remote_fd_drop(const void *obj)
 	pthread_mutex_unlock(&cq_fds_lock);
 }
 
+/* The daemon has gone (the watcher thread): DEVICE_FATAL on every event
+ * queue of this process, verbs' word for it, and every sleeper on a
+ * completion channel woken (it then finds the daemon gone:
+ * drnic_get_cq_event() returns -EIO, as drnic_cq_poll() of an empty CQ). */
+static void
+cq_remote_gone(void)
+{
+	struct drnic_async_event ev = { .event_type = DRNIC_EVENT_DEVICE_FATAL };
+	const void *queues[CQ_REMOTE_FDS];
+	unsigned int i, n = 0;
+
+	pthread_mutex_lock(&cq_fds_lock);
+	for (i = 0; i < RTE_DIM(cq_fds); i++) {
+		if (cq_fds[i].obj == NULL)
+			continue;
+		if (cq_fds[i].kind == HANDLE_ASYNC_QUEUE)
+			queues[n++] = cq_fds[i].obj;
+		else
+			(void)eventfd_write(cq_fds[i].fd, 1);
+	}
+	pthread_mutex_unlock(&cq_fds_lock);
+	/* Outside the lock: async_raise() looks the queue's descriptor up. */
+	for (i = 0; i < n; i++)
+		(void)async_raise((struct drnic_async_queue *)(uintptr_t)queues[i], &ev);
+}
+
 void *
 cq_remote_create(enum rpc_op op, enum rpc_op undo, uint64_t arg0, int kind)
 {
@@ -81,6 +111,7 @@ cq_remote_create(enum rpc_op op, enum rpc_op undo, uint64_t arg0, int kind)
 	void *obj;
 	int rc, fd;
 
+	rpc_on_daemon_gone(cq_remote_gone);
 	rpc_msg_init(&m, op);
 	m.arg[0] = arg0;
 	rc = rpc_call_fd(&m, &fd);
@@ -91,7 +122,7 @@ cq_remote_create(enum rpc_op op, enum rpc_op undo, uint64_t arg0, int kind)
 		return NULL;
 	}
 	obj = (void *)(uintptr_t)m.obj[0];
-	if (!cq_remote_fd_add(obj, fd) || handle_add(obj, (enum handle_kind)kind) < 0) {
+	if (!cq_remote_fd_add(obj, fd, kind) || handle_add(obj, (enum handle_kind)kind) < 0) {
 		cq_remote_fd_drop(obj);
 		close(fd);
 		rpc_msg_init(&m, undo);

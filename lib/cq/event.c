@@ -286,7 +286,7 @@ async_raise(struct drnic_async_queue *q, const struct drnic_async_event *ev)
 	cell->ev = *ev;
 	atomic_fetch_add_explicit(&q->raised, 1, memory_order_relaxed);
 	atomic_store_explicit(&cell->seq, pos + 1, memory_order_release);
-	eventfd_write(q->fd, 1);
+	eventfd_write(cq_remote_fd(q, q->fd), 1);
 	return 0;
 }
 

@@ -5,10 +5,13 @@
  * one request at a time.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -17,12 +20,79 @@
 
 static pthread_mutex_t rpc_lock = PTHREAD_MUTEX_INITIALIZER;
 static int rpc_fd = -1;
-static bool rpc_dead;   /* the daemon closed the channel */
+static atomic_bool rpc_dead;   /* the daemon closed the channel */
+
+/* The watcher: sleeps until the daemon's end closes (or ours does). */
+#define RPC_MAX_HOOKS 8
+static void (*rpc_hooks[RPC_MAX_HOOKS])(void);
+static unsigned int rpc_nb_hooks;
+static pthread_t rpc_watcher;
+static int rpc_stop_fd = -1;
+static bool rpc_watching;
 
 bool
 rpc_attached(void)
 {
 	return __atomic_load_n(&rpc_fd, __ATOMIC_ACQUIRE) >= 0;
+}
+
+bool
+rpc_daemon_gone(void)
+{
+	return atomic_load_explicit(&rpc_dead, memory_order_acquire);
+}
+
+void
+rpc_on_daemon_gone(void (*fn)(void))
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&rpc_lock);
+	for (i = 0; i < rpc_nb_hooks; i++)
+		if (rpc_hooks[i] == fn)
+			break;
+	if (i == rpc_nb_hooks && rpc_nb_hooks < RPC_MAX_HOOKS)
+		rpc_hooks[rpc_nb_hooks++] = fn;
+	pthread_mutex_unlock(&rpc_lock);
+}
+
+/* The watcher, once: mark the daemon gone and run the hooks. (A call that
+ * finds it gone first only marks it: it may hold locks a hook takes.) */
+static void
+rpc_gone(void)
+{
+	unsigned int i, n;
+
+	atomic_store_explicit(&rpc_dead, true, memory_order_release);
+	pthread_mutex_lock(&rpc_lock);
+	n = rpc_nb_hooks;
+	pthread_mutex_unlock(&rpc_lock);
+	for (i = 0; i < n; i++)
+		rpc_hooks[i]();
+}
+
+/* Waits for a hang-up only (no POLLIN: the replies are the callers'). */
+static void *
+rpc_watch(void *arg)
+{
+	struct pollfd p[2];
+
+	(void)arg;
+	p[0] = (struct pollfd){ .fd = rpc_fd, .events = POLLRDHUP };
+	p[1] = (struct pollfd){ .fd = rpc_stop_fd, .events = POLLIN };
+	for (;;) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return NULL;
+		}
+		if (p[1].revents)
+			return NULL;    /* this process detaches */
+		if (p[0].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
+			rpc_gone();
+			return NULL;
+		}
+	}
 }
 
 /* One exchange on @p fd; 0 or a negative errno (-EPIPE: the daemon went).
@@ -85,12 +155,12 @@ rpc_call_fd(struct rpc_msg *m, int *fd)
 	pthread_mutex_lock(&rpc_lock);
 	if (rpc_fd < 0)
 		rc = -ENOTCONN;
-	else if (rpc_dead)
+	else if (rpc_daemon_gone())
 		rc = -EPIPE;
 	else
 		rc = rpc_exchange(rpc_fd, m, fd);
 	if (rc == -EPIPE)
-		rpc_dead = true;
+		atomic_store_explicit(&rpc_dead, true, memory_order_release);
 	pthread_mutex_unlock(&rpc_lock);
 	if (rc == 0 && m->rc < 0 && fd != NULL && *fd >= 0) {
 		close(*fd);
@@ -139,18 +209,31 @@ env_rpc_connect(const char *path, char *prefix, size_t prefix_len)
 		return rc;
 	}
 	snprintf(prefix, prefix_len, "%s", (const char *)m.blob);
-	rpc_dead = false;
+	atomic_store(&rpc_dead, false);
 	__atomic_store_n(&rpc_fd, fd, __ATOMIC_RELEASE);
+	rpc_stop_fd = eventfd(0, EFD_CLOEXEC);
+	rpc_watching = rpc_stop_fd >= 0 &&
+		       pthread_create(&rpc_watcher, NULL, rpc_watch, NULL) == 0;
+	if (rpc_watching)
+		pthread_setname_np(rpc_watcher, "drnic-rpc-watch");
 	return 0;
 }
 
 void
 env_rpc_close(void)
 {
+	if (rpc_watching) {
+		(void)eventfd_write(rpc_stop_fd, 1);
+		pthread_join(rpc_watcher, NULL);
+		rpc_watching = false;
+	}
+	if (rpc_stop_fd >= 0)
+		close(rpc_stop_fd);
+	rpc_stop_fd = -1;
 	pthread_mutex_lock(&rpc_lock);
 	if (rpc_fd >= 0)
 		close(rpc_fd);
 	__atomic_store_n(&rpc_fd, -1, __ATOMIC_RELEASE);
-	rpc_dead = false;
+	atomic_store(&rpc_dead, false);
 	pthread_mutex_unlock(&rpc_lock);
 }

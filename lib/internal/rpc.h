@@ -102,6 +102,15 @@ int rpc_call(struct rpc_msg *m);
  * daemon's engines write): *fd gets it on success, -1 otherwise. */
 int rpc_call_fd(struct rpc_msg *m, int *fd);
 
+/*
+ * The daemon has gone (its end of the channel closed): from then on every
+ * control call fails with -EPIPE. A watcher thread notices at once, even
+ * when no call is made, and runs the hooks registered here (each library
+ * above lib/env: wake its sleepers, raise DEVICE_FATAL), once, in order.
+ */
+bool rpc_daemon_gone(void);
+void rpc_on_daemon_gone(void (*fn)(void));
+
 /* Set *fields of a request: op, the rest zero. */
 static inline void
 rpc_msg_init(struct rpc_msg *m, enum rpc_op op)

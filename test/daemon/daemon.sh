@@ -17,8 +17,9 @@
 #             both processes' objects freed when they go (one by kill -9)
 #   kill      a pair killed with SIGKILL mid-run while a second pair runs to
 #             the end with its data verified; nothing left in the daemon
-#   death     the daemon killed under an attached program: its control
-#             calls fail with EPIPE, it does not hang
+#   death     the daemon killed under an attached program: DEVICE_FATAL
+#             wakes it, CQ waits and polls fail with EIO, control calls
+#             with EPIPE; nothing hangs
 #   term      SIGTERM with a program attached: its objects freed, exit 0,
 #             the socket and the hugepage files gone
 #   dropin    unmodified verbs programs through drnic's drop-in libibverbs
@@ -364,13 +365,14 @@ case_death() {
 	local s2=$W/d2.sock p2=${PREFIX}b out opid
 	start_daemon "$s2" "$p2" "$W/d2.log" || return
 	local d2=$DPID
-	DRNIC_DAEMON=$s2 taskset -c 0 "$PROBE" orphan "$W/orphan" >"$W/orphan.log" 2>&1 &
+	DRNIC_DAEMON=$s2 taskset -c 0 timeout 60 "$PROBE" orphan "$W/orphan" >"$W/orphan.log" 2>&1 &
 	opid=$!
 	PIDS+=("$opid")
 	wait_for test -e "$W/orphan" || { fail "orphan did not attach: $(cat "$W/orphan.log")"; return; }
 	kill -9 "$d2"
 	wait "$d2" 2>/dev/null
-	# The probe's own loop gives up after 30 s; this waits for its exit.
+	# The probe sleeps until the death wakes it (timeout(1): if it never
+	# does, exit 124 fails the case).
 	wait "$opid"
 	local rc=$?
 	grep -E '^(ok|FAIL):' "$W/orphan.log" | sed 's/^/  /'

@@ -19,13 +19,17 @@
  *   drnicd_probe foreign FILE  name FILE's objects (another process's) in
  *                              requests on the control channel itself, as
  *                              a hostile program could: each must be refused
- *   drnicd_probe orphan FILE   attach, make objects, create FILE, then wait
- *                              for the daemon to go: control calls must
- *                              then fail with EPIPE, not hang
+ *   drnicd_probe orphan FILE   attach, make objects, create FILE, then sleep
+ *                              on the device's events (and a thread on a
+ *                              completion channel) until the daemon goes:
+ *                              DEVICE_FATAL must wake it, the thread's wait
+ *                              and CQ polls fail with EIO, control calls
+ *                              with EPIPE; nothing hangs
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,33 +411,61 @@ mode_foreign(const char *file)
 	return failures ? 1 : 0;
 }
 
+struct orphan_waiter {
+	struct drnic_comp_channel *ch;
+	int rc;
+};
+
+static void *
+orphan_wait_cq(void *arg)
+{
+	struct orphan_waiter *w = arg;
+	struct drnic_cq *cq;
+	void *ctx;
+
+	w->rc = drnic_get_cq_event(w->ch, &cq, &ctx);
+	return NULL;
+}
+
 static int
 mode_orphan(const char *file)
 {
 	struct drnic_device *dev = probe_open();
 	struct drnic_pd *pd = drnic_alloc_pd(dev);
-	struct drnic_pd *pd2;
 	struct drnic_async_queue *q = drnic_device_async_queue(dev);
+	struct orphan_waiter w = { .rc = 1 };
+	struct drnic_cq_attr ca = { .cqe = 16 };
+	struct drnic_async_event ev;
+	struct drnic_wc wc;
+	struct drnic_cq *cq;
+	pthread_t t;
 	FILE *f;
-	int i;
+	int rc;
 
-	if (pd == NULL || q == NULL)
+	w.ch = drnic_create_comp_channel();
+	ca.channel = w.ch;
+	cq = w.ch != NULL ? drnic_cq_create(&ca) : NULL;
+	if (pd == NULL || q == NULL || cq == NULL || drnic_cq_req_notify(cq, 0) != 0 ||
+	    pthread_create(&t, NULL, orphan_wait_cq, &w) != 0)
 		return 1;
 	f = fopen(file, "w");
 	if (f == NULL)
 		return 1;
 	fclose(f);
-	printf("orphan: attached, waiting for the daemon to go\n");
+	printf("orphan: attached, a thread asleep on a completion channel, this one on "
+	       "the device's events\n");
 	fflush(stdout);
-	/* Until the daemon goes, a PD comes and goes; after, EPIPE. */
-	for (i = 0; i < 600; i++) {
-		pd2 = drnic_alloc_pd(dev);
-		if (pd2 == NULL)
-			break;
-		(void)drnic_dealloc_pd(pd2);
-		(void)poll(NULL, 0, 50);
-	}
-	CHECK(i < 600 && rte_errno == EPIPE, "a PD after the daemon went: %s",
+	/* Asleep, making no call: the daemon's death must wake it. */
+	rc = drnic_get_async_event(q, &ev);
+	CHECK(rc == 0 && ev.event_type == DRNIC_EVENT_DEVICE_FATAL,
+	      "the device's events: %s", rc == 0 ? drnic_event_type_str(ev.event_type) :
+	      strerror(-rc));
+	if (rc == 0)
+		drnic_ack_async_event(q, &ev);
+	pthread_join(t, NULL);
+	CHECK(w.rc == -EIO, "the thread asleep on the channel woke: %s", strerror(-w.rc));
+	CHECK(drnic_cq_poll(cq, 1, &wc) == -EIO, "polling the CQ: EIO");
+	CHECK(drnic_alloc_pd(dev) == NULL && rte_errno == EPIPE, "a PD after the daemon went: %s",
 	      strerror(rte_errno));
 	CHECK(drnic_dealloc_pd(pd) == 0, "dealloc after the daemon went: nothing left to do");
 	printf("%s\n", failures ? "probe: FAILED" : "probe: all ok");
