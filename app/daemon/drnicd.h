@@ -30,6 +30,9 @@ enum dobj_kind {
 	DOBJ_QP,
 	DOBJ_ASYNC,      /* an async event queue (its eventfd went to the process) */
 	DOBJ_CHANNEL,    /* a completion channel (likewise) */
+	DOBJ_SRQ,
+	DOBJ_AH,
+	DOBJ_MW,
 	DOBJ_KIND_MAX,
 };
 

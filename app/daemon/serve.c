@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -32,7 +33,8 @@
 static const char *const dobj_names[DOBJ_KIND_MAX] = {
 	[DOBJ_DEV] = "device", [DOBJ_PD] = "pd", [DOBJ_MEM] = "buffer",
 	[DOBJ_MR] = "mr", [DOBJ_CQ] = "cq", [DOBJ_QP] = "qp",
-	[DOBJ_ASYNC] = "event queue", [DOBJ_CHANNEL] = "channel",
+	[DOBJ_ASYNC] = "event queue", [DOBJ_CHANNEL] = "channel", [DOBJ_SRQ] = "srq",
+	[DOBJ_AH] = "ah", [DOBJ_MW] = "mw",
 };
 
 /* ---- the connection's objects ------------------------------------------- */
@@ -161,6 +163,16 @@ client_free_obj(struct dclient *c, const struct dobj *o)
 		return drnic_async_queue_destroy((struct drnic_async_queue *)o->p);
 	case DOBJ_CHANNEL:
 		return drnic_destroy_comp_channel((struct drnic_comp_channel *)o->p);
+	case DOBJ_SRQ: {
+		struct drnic_srq *srq = (struct drnic_srq *)o->p;
+
+		atomic_store_explicit(&srq->events_unacked, 0, memory_order_release);
+		return drnic_destroy_srq(srq);
+	}
+	case DOBJ_AH:
+		return drnic_destroy_ah((struct drnic_ah *)o->p);
+	case DOBJ_MW:
+		return drnic_dealloc_mw((struct drnic_mw *)o->p);
 	default:
 		return -EINVAL;
 	}
@@ -169,11 +181,15 @@ client_free_obj(struct dclient *c, const struct dobj *o)
 void
 drnicd_client_drop(struct drnicd *d, struct dclient *c)
 {
-	static const enum dobj_kind order[] = { DOBJ_QP, DOBJ_MR, DOBJ_CQ, DOBJ_PD, DOBJ_MEM,
-						DOBJ_CHANNEL, DOBJ_DEV, DOBJ_ASYNC };
+	static const enum dobj_kind order[] = { DOBJ_QP, DOBJ_MW, DOBJ_AH, DOBJ_SRQ, DOBJ_MR,
+						DOBJ_CQ, DOBJ_PD, DOBJ_MEM, DOBJ_CHANNEL, DOBJ_DEV,
+						DOBJ_ASYNC };
 	unsigned int n[DOBJ_KIND_MAX] = { 0 }, k, i, left = 0;
 	bool owned = false;
 	struct dclient **pp;
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 
 	for (i = 0; i < c->nb_objs; i++)
 		owned |= c->objs[i].kind != DOBJ_DEV && c->objs[i].kind != DOBJ_ASYNC;
@@ -196,11 +212,14 @@ drnicd_client_drop(struct drnicd *d, struct dclient *c)
 				d->reclaimed[order[k]]++;
 		}
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (owned) {
 		d->reclaimed_clients++;
 		fprintf(stderr, "drnicd: pid %d (%s) gone: freed %u qp, %u mr, %u cq, %u pd, "
-			"%u buffer%s\n", (int)c->pid, c->comm, n[DOBJ_QP], n[DOBJ_MR], n[DOBJ_CQ],
-			n[DOBJ_PD], n[DOBJ_MEM], left ? " (some not freed)" : "");
+			"%u buffer%s in %.2f ms\n", (int)c->pid, c->comm, n[DOBJ_QP], n[DOBJ_MR],
+			n[DOBJ_CQ], n[DOBJ_PD], n[DOBJ_MEM], left ? " (some not freed)" : "",
+			(double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+			(double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 	} else if (c->attached) {
 		d->detached_clean++;
 		fprintf(stderr, "drnicd: pid %d (%s) detached\n", (int)c->pid, c->comm);
@@ -343,9 +362,10 @@ serve_qp_create(struct dclient *c, struct rpc_msg *m)
 	if (m->blob_len != sizeof(a) || client_find(c, m->obj[0], DOBJ_PD) < 0)
 		return -EINVAL;
 	memcpy(&a, m->blob, sizeof(a));
-	if (a.srq != NULL || a.xrcd != NULL || a.qp_type == DRNIC_QPT_XRC_SEND ||
-	    a.qp_type == DRNIC_QPT_XRC_RECV)
-		return -ENOTSUP;      /* SRQ and XRC: not yet */
+	if (a.xrcd != NULL || a.qp_type == DRNIC_QPT_XRC_SEND || a.qp_type == DRNIC_QPT_XRC_RECV)
+		return -ENOTSUP;      /* XRC: not yet */
+	if (a.srq != NULL && client_find(c, (uintptr_t)a.srq, DOBJ_SRQ) < 0)
+		return -EINVAL;
 	if (client_find(c, (uintptr_t)a.send_cq, DOBJ_CQ) < 0 ||
 	    client_find(c, (uintptr_t)a.recv_cq, DOBJ_CQ) < 0)
 		return -EINVAL;
@@ -355,6 +375,28 @@ serve_qp_create(struct dclient *c, struct rpc_msg *m)
 		return -EINVAL;
 	rte_errno = 0;
 	rc = serve_adopt(c, drnic_create_qp((struct drnic_pd *)m->obj[0], &a), DOBJ_QP, 0, m);
+	if (rc == 0)
+		memcpy(m->blob, &a, sizeof(a));   /* the capacities it got */
+	return rc;
+}
+
+static int
+serve_srq_create(struct dclient *c, struct rpc_msg *m)
+{
+	struct drnic_srq_init_attr a;
+	int rc;
+
+	if (m->blob_len != sizeof(a) || client_find(c, m->obj[0], DOBJ_PD) < 0)
+		return -EINVAL;
+	memcpy(&a, m->blob, sizeof(a));
+	if (a.srq_type != DRNIC_SRQT_BASIC || a.xrcd != NULL || a.cq != NULL)
+		return -ENOTSUP;      /* XRC: not yet */
+	if (a.async_queue == NULL)
+		a.async_queue = c->async;
+	else if (client_find(c, (uintptr_t)a.async_queue, DOBJ_ASYNC) < 0)
+		return -EINVAL;
+	rte_errno = 0;
+	rc = serve_adopt(c, drnic_create_srq((struct drnic_pd *)m->obj[0], &a), DOBJ_SRQ, 0, m);
 	if (rc == 0)
 		memcpy(m->blob, &a, sizeof(a));   /* the capacities it got */
 	return rc;
@@ -546,6 +588,47 @@ serve_one(struct drnicd *d, struct dclient *c, struct rpc_msg *m, FILE *text, in
 	}
 	case RPC_CHANNEL_DESTROY:
 		return serve_destroy(c, m, DOBJ_CHANNEL);
+	case RPC_SRQ_CREATE:
+		return serve_srq_create(c, m);
+	case RPC_SRQ_MODIFY: {
+		struct drnic_srq_attr a;
+
+		if (m->blob_len != sizeof(a) || client_find(c, m->obj[0], DOBJ_SRQ) < 0)
+			return -EINVAL;
+		memcpy(&a, m->blob, sizeof(a));
+		return drnic_modify_srq((struct drnic_srq *)m->obj[0], &a, (int)(uint32_t)m->arg[0]);
+	}
+	case RPC_SRQ_DESTROY:
+		return serve_destroy(c, m, DOBJ_SRQ);
+	case RPC_AH_CREATE: {
+		struct drnic_ah_attr a;
+
+		if (m->blob_len != sizeof(a) || client_find(c, m->obj[0], DOBJ_PD) < 0)
+			return -EINVAL;
+		memcpy(&a, m->blob, sizeof(a));
+		rte_errno = 0;
+		return serve_adopt(c, drnic_create_ah((struct drnic_pd *)m->obj[0], &a), DOBJ_AH, 0,
+				   m);
+	}
+	case RPC_AH_DESTROY:
+		return serve_destroy(c, m, DOBJ_AH);
+	case RPC_MW_ALLOC:
+		if (client_find(c, m->obj[0], DOBJ_PD) < 0 || m->arg[0] > INT32_MAX)
+			return -EINVAL;
+		rte_errno = 0;
+		return serve_adopt(c, drnic_alloc_mw((struct drnic_pd *)m->obj[0],
+						     (enum drnic_mw_type)m->arg[0]), DOBJ_MW, 0, m);
+	case RPC_MW_DEALLOC:
+		return serve_destroy(c, m, DOBJ_MW);
+	case RPC_MCAST: {
+		union drnic_gid g;
+
+		if (m->blob_len != sizeof(g) || client_find(c, m->obj[0], DOBJ_QP) < 0)
+			return -EINVAL;
+		memcpy(&g, m->blob, sizeof(g));
+		return m->arg[0] ? drnic_attach_mcast((struct drnic_qp *)m->obj[0], &g, 0) :
+				   drnic_detach_mcast((struct drnic_qp *)m->obj[0], &g, 0);
+	}
 	case RPC_CTL_LIST:
 		serve_list(d, text);
 		return 0;

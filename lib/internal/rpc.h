@@ -67,6 +67,14 @@ enum rpc_op {
 	RPC_ASYNC_UNSUBSCRIBE, /* obj[0] device, obj[1] async queue */
 	RPC_CHANNEL_CREATE,    /* -> obj[0] completion channel, and its eventfd */
 	RPC_CHANNEL_DESTROY,   /* obj[0] completion channel */
+	RPC_SRQ_CREATE,    /* obj[0] PD, blob: struct drnic_srq_init_attr -> obj[0] SRQ, blob back */
+	RPC_SRQ_MODIFY,    /* obj[0] SRQ, arg[0] mask, blob: struct drnic_srq_attr */
+	RPC_SRQ_DESTROY,   /* obj[0] SRQ */
+	RPC_AH_CREATE,     /* obj[0] PD, blob: struct drnic_ah_attr -> obj[0] AH */
+	RPC_AH_DESTROY,    /* obj[0] AH */
+	RPC_MW_ALLOC,      /* obj[0] PD, arg[0] type -> obj[0] window */
+	RPC_MW_DEALLOC,    /* obj[0] window */
+	RPC_MCAST,         /* obj[0] QP, arg[0] 1 attach / 0 detach, blob: the GID */
 	RPC_CTL_LIST,      /* -> text: devices, attached processes and their objects */
 	RPC_CTL_STATS,     /* blob: device name or "" -> text: the device's counters */
 	RPC_OP_MAX,

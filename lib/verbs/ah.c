@@ -105,10 +105,8 @@ drnic_create_ah(struct drnic_pd *pd, struct drnic_ah_attr *attr)
 	uint8_t dmac[6];
 	int rc;
 
-	if (verbs_remote()) {
-		rte_errno = ENOTSUP;   /* not offered to attached processes yet */
-		return NULL;
-	}
+	if (verbs_remote())
+		return remote_create_ah(pd, attr);
 
 	if (pd == NULL || attr == NULL || !handle_live(pd, HANDLE_PD)) {
 		rte_errno = EINVAL;
@@ -171,6 +169,8 @@ drnic_destroy_ah(struct drnic_ah *ah)
 {
 	struct drnic_device *dev;
 
+	if (verbs_remote())
+		return remote_destroy_ah(ah);
 	if (handle_take(ah, HANDLE_AH) < 0)
 		return -EINVAL;
 	/* Acquire: the requester's last read of it comes before. */
@@ -313,7 +313,7 @@ drnic_attach_mcast(struct drnic_qp *qp, const union drnic_gid *gid, uint16_t lid
 {
 	RTE_SET_USED(lid);
 	if (verbs_remote())
-		return -ENOTSUP;       /* not offered to attached processes yet */
+		return remote_mcast(qp, gid, true);
 	return ah_mcast_change(qp, gid, true);
 }
 
@@ -321,5 +321,7 @@ int
 drnic_detach_mcast(struct drnic_qp *qp, const union drnic_gid *gid, uint16_t lid)
 {
 	RTE_SET_USED(lid);
+	if (verbs_remote())
+		return remote_mcast(qp, gid, false);
 	return ah_mcast_change(qp, gid, false);
 }

@@ -87,10 +87,8 @@ drnic_alloc_mw(struct drnic_pd *pd, enum drnic_mw_type type)
 	struct drnic_mw *mw;
 	uint32_t idx, gen;
 
-	if (verbs_remote()) {
-		rte_errno = ENOTSUP;   /* not offered to attached processes yet */
-		return NULL;
-	}
+	if (verbs_remote())
+		return remote_alloc_mw(pd, type);
 	if (!handle_live(pd, HANDLE_PD) || (type != DRNIC_MW_TYPE_1 && type != DRNIC_MW_TYPE_2)) {
 		rte_errno = EINVAL;
 		return NULL;
@@ -139,6 +137,8 @@ drnic_dealloc_mw(struct drnic_mw *mw)
 	struct drnic_device *dev;
 	struct verbs_mw_slot *s;
 
+	if (verbs_remote())
+		return remote_dealloc_mw(mw);
 	/* Not live (NULL, freed already): nothing behind it is read. */
 	if (handle_take(mw, HANDLE_MW) < 0)
 		return -EINVAL;

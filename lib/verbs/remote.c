@@ -286,6 +286,108 @@ remote_dereg_mr(struct drnic_mr *mr)
 	return remote_destroy(mr, HANDLE_MR, RPC_MR_DEREG);
 }
 
+/* A constructor on @p pd with @p blob (@p len bytes); the reply's blob back
+ * into it when @p back. */
+static void *
+remote_create_on(enum rpc_op op, enum rpc_op undo, struct drnic_pd *pd, void *blob, size_t len,
+		 bool back, uint64_t arg0, enum handle_kind kind)
+{
+	struct rpc_msg m;
+
+	if (!handle_live(pd, HANDLE_PD) || len > RPC_BLOB_MAX) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	rpc_msg_init(&m, op);
+	m.obj[0] = (uintptr_t)pd;
+	m.arg[0] = arg0;
+	if (len > 0)
+		memcpy(m.blob, blob, len);
+	m.blob_len = (uint32_t)len;
+	if (remote_call(&m) < 0)
+		return NULL;
+	if (back && m.blob_len == len)
+		memcpy(blob, m.blob, len);
+	return remote_adopt((void *)(uintptr_t)m.obj[0], kind, undo);
+}
+
+/* A modify of @p obj (live as @p kind): @p blob and @p mask. */
+static int
+remote_modify(enum rpc_op op, void *obj, enum handle_kind kind, const void *blob, size_t len,
+	      int mask)
+{
+	struct rpc_msg m;
+
+	if (blob == NULL || !handle_live(obj, kind) || len > RPC_BLOB_MAX)
+		return -EINVAL;
+	rpc_msg_init(&m, op);
+	m.obj[0] = (uintptr_t)obj;
+	m.arg[0] = (uint64_t)(uint32_t)mask;
+	memcpy(m.blob, blob, len);
+	m.blob_len = (uint32_t)len;
+	return rpc_call(&m);
+}
+
+struct drnic_srq *
+remote_create_srq(struct drnic_pd *pd, struct drnic_srq_init_attr *attr)
+{
+	return remote_create_on(RPC_SRQ_CREATE, RPC_SRQ_DESTROY, pd, attr, sizeof(*attr), true, 0,
+				HANDLE_SRQ);
+}
+
+int
+remote_modify_srq(struct drnic_srq *srq, struct drnic_srq_attr *attr, int mask)
+{
+	return remote_modify(RPC_SRQ_MODIFY, srq, HANDLE_SRQ, attr, sizeof(*attr), mask);
+}
+
+int
+remote_destroy_srq(struct drnic_srq *srq)
+{
+	return remote_destroy(srq, HANDLE_SRQ, RPC_SRQ_DESTROY);
+}
+
+struct drnic_ah *
+remote_create_ah(struct drnic_pd *pd, struct drnic_ah_attr *attr)
+{
+	return remote_create_on(RPC_AH_CREATE, RPC_AH_DESTROY, pd, attr, sizeof(*attr), false, 0,
+				HANDLE_AH);
+}
+
+int
+remote_destroy_ah(struct drnic_ah *ah)
+{
+	return remote_destroy(ah, HANDLE_AH, RPC_AH_DESTROY);
+}
+
+struct drnic_mw *
+remote_alloc_mw(struct drnic_pd *pd, enum drnic_mw_type type)
+{
+	return remote_create_on(RPC_MW_ALLOC, RPC_MW_DEALLOC, pd, NULL, 0, false,
+				(uint64_t)type, HANDLE_MW);
+}
+
+int
+remote_dealloc_mw(struct drnic_mw *mw)
+{
+	return remote_destroy(mw, HANDLE_MW, RPC_MW_DEALLOC);
+}
+
+int
+remote_mcast(struct drnic_qp *qp, const union drnic_gid *gid, bool attach)
+{
+	struct rpc_msg m;
+
+	if (gid == NULL || !handle_live(qp, HANDLE_QP))
+		return -EINVAL;
+	rpc_msg_init(&m, RPC_MCAST);
+	m.obj[0] = (uintptr_t)qp;
+	m.arg[0] = attach;
+	memcpy(m.blob, gid, sizeof(*gid));
+	m.blob_len = sizeof(*gid);
+	return rpc_call(&m);
+}
+
 struct drnic_qp *
 remote_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *attr)
 {
@@ -310,17 +412,7 @@ remote_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *attr)
 int
 remote_modify_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int attr_mask)
 {
-	struct rpc_msg m;
-
-	RTE_BUILD_BUG_ON(sizeof(*attr) > RPC_BLOB_MAX);
-	if (attr == NULL || !handle_live(qp, HANDLE_QP))
-		return -EINVAL;
-	rpc_msg_init(&m, RPC_QP_MODIFY);
-	m.obj[0] = (uintptr_t)qp;
-	m.arg[0] = (uint64_t)(uint32_t)attr_mask;
-	memcpy(m.blob, attr, sizeof(*attr));
-	m.blob_len = sizeof(*attr);
-	return rpc_call(&m);
+	return remote_modify(RPC_QP_MODIFY, qp, HANDLE_QP, attr, sizeof(*attr), attr_mask);
 }
 
 int

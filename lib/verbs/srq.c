@@ -56,10 +56,8 @@ drnic_create_srq(struct drnic_pd *pd, struct drnic_srq_init_attr *ia)
 	struct drnic_srq *srq;
 	int rc;
 
-	if (verbs_remote()) {
-		rte_errno = ENOTSUP;   /* not offered to attached processes yet */
-		return NULL;
-	}
+	if (verbs_remote())
+		return remote_create_srq(pd, ia);
 	if (pd == NULL || ia == NULL) {
 		rte_errno = EINVAL;
 		return NULL;
@@ -216,6 +214,8 @@ drnic_modify_srq(struct drnic_srq *srq, struct drnic_srq_attr *attr, int mask)
 	struct verbs_wq *rq;
 	uint32_t max_wr;
 
+	if (verbs_remote())
+		return remote_modify_srq(srq, attr, mask);
 	if (!handle_live(srq, HANDLE_SRQ) || attr == NULL ||
 	    (mask & ~(DRNIC_SRQ_MAX_WR | DRNIC_SRQ_LIMIT)) != 0)
 		return -EINVAL;
@@ -258,6 +258,8 @@ drnic_destroy_srq(struct drnic_srq *srq)
 {
 	struct drnic_device *dev;
 
+	if (verbs_remote())
+		return remote_destroy_srq(srq);
 	if (handle_take(srq, HANDLE_SRQ) < 0)
 		return -EINVAL;
 	dev = srq->dev;

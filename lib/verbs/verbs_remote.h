@@ -34,6 +34,14 @@ int remote_dealloc_pd(struct drnic_pd *pd);
 struct drnic_mr *remote_reg_mr(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova,
 			       unsigned int access);
 int remote_dereg_mr(struct drnic_mr *mr);
+struct drnic_srq *remote_create_srq(struct drnic_pd *pd, struct drnic_srq_init_attr *attr);
+int remote_modify_srq(struct drnic_srq *srq, struct drnic_srq_attr *attr, int mask);
+int remote_destroy_srq(struct drnic_srq *srq);
+struct drnic_ah *remote_create_ah(struct drnic_pd *pd, struct drnic_ah_attr *attr);
+int remote_destroy_ah(struct drnic_ah *ah);
+struct drnic_mw *remote_alloc_mw(struct drnic_pd *pd, enum drnic_mw_type type);
+int remote_dealloc_mw(struct drnic_mw *mw);
+int remote_mcast(struct drnic_qp *qp, const union drnic_gid *gid, bool attach);
 struct drnic_qp *remote_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *attr);
 int remote_modify_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int attr_mask);
 int remote_destroy_qp(struct drnic_qp *qp);

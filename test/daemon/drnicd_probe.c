@@ -7,7 +7,8 @@
  *   drnicd_probe objects       the native API through the daemon: port and
  *                              GID, buffers, MRs (of hugepage buffers and
  *                              of malloc()ed memory; the ranges refused),
- *                              a double destroy, what is not offered yet;
+ *                              an SRQ, a double destroy, what is not
+ *                              offered yet;
  *                              two RC QPs of this process connected through
  *                              the daemon's engine: a WRITE, a SEND with
  *                              immediate and a READ, between hugepage and
@@ -27,6 +28,7 @@
  *                              with EPIPE; nothing hangs
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
@@ -240,6 +242,7 @@ mode_objects(void)
 	struct drnic_pd *pd, *pd2;
 	struct drnic_mr *mr;
 	struct drnic_mr *hmr;
+	struct drnic_srq *srq;
 	struct drnic_cq *cq;
 	uint8_t *buf, *heap;
 	void *gone, *ro;
@@ -264,8 +267,11 @@ mode_objects(void)
 	pd2 = drnic_alloc_pd(dev);
 	CHECK(pd2 != NULL && drnic_dealloc_pd(pd2) == 0 && drnic_dealloc_pd(pd2) == -EINVAL,
 	      "a second dealloc of a PD is EINVAL");
-	CHECK(drnic_create_srq(pd, &sa) == NULL && rte_errno == ENOTSUP,
-	      "SRQ: not offered to attached processes yet (%s)", strerror(rte_errno));
+	srq = drnic_create_srq(pd, &sa);
+	CHECK(srq != NULL && sa.attr.max_wr >= 4 && drnic_destroy_srq(srq) == 0 &&
+	      drnic_destroy_srq(srq) == -EINVAL, "an SRQ of %u, destroyed once", sa.attr.max_wr);
+	CHECK(drnic_open_xrcd(dev, -1, O_CREAT) == NULL && rte_errno == ENOTSUP,
+	      "XRC domains: not offered to attached processes yet (%s)", strerror(rte_errno));
 	CHECK(drnic_device_close(dev) == -EBUSY, "device close with objects: EBUSY");
 	cq = drnic_cq_create(&ca);
 	CHECK(cq != NULL, "CQ of 64");
@@ -484,6 +490,7 @@ main(int argc, char **argv)
 		return mode_foreign(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "orphan") == 0)
 		return mode_orphan(argv[2]);
+
 	fprintf(stderr, "usage: %s objects | hold FILE | foreign FILE | orphan FILE\n", argv[0]);
 	return 2;
 }
