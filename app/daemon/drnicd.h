@@ -10,6 +10,7 @@
  * requests of lib/internal/rpc.h and owns the attached processes' objects.
  */
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,6 +56,9 @@ struct dclient {
 };
 
 struct drnicd {
+	/* The control loop holds it while it changes what follows; the
+	 * telemetry thread while it reads. */
+	pthread_mutex_t lock;
 	const char *socket_path;
 	const char *file_prefix;
 	struct drnic_device *dev[DRNICD_MAX_DEVICES];
@@ -74,5 +78,10 @@ struct dclient *drnicd_client_new(struct drnicd *d, int fd);
 bool drnicd_client_serve(struct drnicd *d, struct dclient *c);
 /* Free everything @p c owns, close its connection and forget it. */
 void drnicd_client_drop(struct drnicd *d, struct dclient *c);
+/* "qp", "mr", ... */
+const char *drnicd_obj_name(unsigned int kind);
+
+/* telemetry.c: /drnicd/processes and /drnicd/counters. */
+void drnicd_telemetry_register(struct drnicd *d);
 
 #endif /* DRNICD_H */

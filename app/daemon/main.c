@@ -270,8 +270,10 @@ serve_loop(struct drnicd *d, int lfd, int sfd)
 			if (pfd[i].revents == 0)
 				continue;
 			/* A request is answered before a hang-up is seen. */
+			pthread_mutex_lock(&d->lock);
 			if (!(pfd[i].revents & POLLIN) || !drnicd_client_serve(d, c))
 				drnicd_client_drop(d, c);
+			pthread_mutex_unlock(&d->lock);
 		}
 		if (pfd[1].revents & POLLIN) {
 			int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -285,8 +287,10 @@ serve_loop(struct drnicd *d, int lfd, int sfd)
 				fprintf(stderr, "drnicd: %u processes attached: refusing another\n", nb);
 				close(cfd);
 			} else if (cfd >= 0) {
+				pthread_mutex_lock(&d->lock);
 				if (drnicd_client_new(d, cfd) == NULL)
 					close(cfd);
+				pthread_mutex_unlock(&d->lock);
 			}
 		}
 	}
@@ -331,6 +335,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "drnicd: EAL start failed: %s\n", strerror(-rc));
 		return 1;
 	}
+	pthread_mutex_init(&d.lock, NULL);
 	d.socket_path = o.socket_path;
 	d.file_prefix = o.file_prefix;
 	for (i = 0; i < (o.nb_names ? o.nb_names : 1); i++) {
@@ -342,11 +347,14 @@ main(int argc, char **argv)
 	lfd = listen_socket(o.socket_path);
 	if (lfd < 0)
 		goto out;
+	drnicd_telemetry_register(&d);
 	fprintf(stderr, "drnicd: serving %u device(s) at %s (EAL prefix %s, pid %d)\n", d.nb_dev,
 		o.socket_path, o.file_prefix, (int)getpid());
 	serve_loop(&d, lfd, sfd);
+	pthread_mutex_lock(&d.lock);
 	while (d.clients != NULL)
 		drnicd_client_drop(&d, d.clients);
+	pthread_mutex_unlock(&d.lock);
 	close(lfd);
 	(void)unlink(o.socket_path);
 	status = 0;

@@ -37,6 +37,12 @@ static const char *const dobj_names[DOBJ_KIND_MAX] = {
 	[DOBJ_AH] = "ah", [DOBJ_MW] = "mw",
 };
 
+const char *
+drnicd_obj_name(unsigned int kind)
+{
+	return kind < DOBJ_KIND_MAX && dobj_names[kind] != NULL ? dobj_names[kind] : "?";
+}
+
 /* ---- the connection's objects ------------------------------------------- */
 
 static int

@@ -129,6 +129,21 @@ case_ctl() {
 	fi
 	grep -q "$W/none.sock: No such file or directory" <<<"$out" ||
 		fail "drnic-ctl without a daemon said: $out"
+	# The same through DPDK telemetry (the daemon's file prefix).
+	out=$(python3 - "/var/run/dpdk/$PREFIX/dpdk_telemetry.v2" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+json.loads(s.recv(16384))
+for cmd in ("/drnicd/counters", "/drnicd/processes"):
+    s.send(cmd.encode())
+    print(json.dumps(json.loads(s.recv(65536))))
+PY
+	) || fail "telemetry: $out"
+	grep -q '"/drnicd/counters": {"attached": [0-9]*, "detached_clean"' <<<"$out" ||
+		fail "telemetry /drnicd/counters: $out"
+	grep -q '"/drnicd/processes": {' <<<"$out" || fail "telemetry /drnicd/processes: $out"
+	say "  telemetry: $(head -1 <<<"$out" | cut -c1-120)..."
 }
 
 case_objects() {
