@@ -29,6 +29,10 @@
 #             ib_send_lat -e, UC ib_write_bw, four ib_write_bw pairs at once
 #   dropkill  an ib_write_bw client killed with SIGKILL mid-run while an
 #             ibv_rc_pingpong -c pair runs to the end
+#   twohosts  two network namespaces joined by a veth pair, one daemon in
+#             each on an af_packet link: ibv_rc_pingpong -e -c and
+#             ib_write_bw between the namespaces' programs (the two daemons'
+#             engines share CPU 1)
 #
 # Needs root and free hugepages (devtools/setup.sh hugepages); fails, never
 # skips, without them. The engine runs on lcore 1 (the default
@@ -63,41 +67,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-say() { printf '%s\n' "$*"; }
-fail() {
-	say "FAIL: $*"
-	FAILS=$((FAILS + 1))
-}
+. "$(dirname "$0")/common.sh"
 
 if [ "$(id -u)" != 0 ]; then
 	say "FAIL: needs root (hugepages shared between processes)"
 	exit 1
 fi
-
-# wait_for CMD...: until it succeeds, 30 s at most (a poll, not a sleep
-# standing in for an event: each try checks the state itself).
-wait_for() {
-	local i
-	for i in $(seq 300); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-listening() { ss -Hltn "sport = :$1" | grep -q .; }
-
-# start_daemon SOCKET PREFIX LOG: a daemon, up when its socket answers.
-start_daemon() {
-	"$DRNICD" -s "$1" --file-prefix "$2" -m 256 >"$3" 2>&1 &
-	DPID=$!
-	PIDS+=("$DPID")
-	if ! wait_for "$CTL" -s "$1" list; then
-		fail "drnicd did not start:"
-		sed 's/^/  | /' "$3"
-		return 1
-	fi
-}
 
 # ctl_has PATTERN: drnic-ctl list of the main daemon matches (grep -E).
 ctl_has() { "$CTL" -s "$SOCK" list | grep -Eq "$1"; }
@@ -165,15 +140,7 @@ pair() {
 	wait_for listening "$port" || fail "$name: the server does not listen"
 	DRNIC_DAEMON=$SOCK taskset -c 0 "$PP" -p "$port" --timeout 120 "$@" 127.0.0.1 \
 		>"$W/$name.client" 2>&1
-	local crc=$?
-	wait "$spid"
-	local src=$?
-	if [ $crc != 0 ] || [ $src != 0 ]; then
-		fail "$name: client exit $crc, server exit $src"
-		sed 's/^/  server| /' "$W/$name.server"
-		sed 's/^/  client| /' "$W/$name.client"
-		return 1
-	fi
+	pair_end "$name" "$name" "$spid" $?
 }
 
 case_pingpong() {
@@ -200,33 +167,6 @@ case_pingpong() {
 	fi
 	wait_for ctl_idle || fail "pingpong: the daemon still holds something: $("$CTL" -s "$SOCK" list)"
 }
-
-# vpair NAME PORT PROG ARGS...: an unmodified verbs program as server and
-# client (-p PORT; the client names 127.0.0.1), both attached through the
-# drop-in libibverbs, no configuration file.
-vpair() {
-	local name=$1 port=$2
-	shift 2
-	env -u DRNIC_CONFIG LD_LIBRARY_PATH="$DROPIN" DRNIC_DAEMON="$SOCK" taskset -c 0 \
-		timeout 120 "$@" -p "$port" >"$W/$name.server" 2>&1 &
-	local spid=$!
-	PIDS+=("$spid")
-	wait_for listening "$port" || fail "$name: the server does not listen"
-	env -u DRNIC_CONFIG LD_LIBRARY_PATH="$DROPIN" DRNIC_DAEMON="$SOCK" taskset -c 0 \
-		timeout 120 "$@" -p "$port" 127.0.0.1 >"$W/$name.client" 2>&1
-	local crc=$?
-	wait "$spid"
-	local src=$?
-	if [ $crc != 0 ] || [ $src != 0 ]; then
-		fail "$name ($*): client exit $crc, server exit $src"
-		sed 's/^/  server| /' "$W/$name.server"
-		sed 's/^/  client| /' "$W/$name.client"
-		return 1
-	fi
-}
-
-# perftest's result line (the one after its "#bytes" header).
-pt_result() { grep -A1 '#bytes' "$1" | tail -1 | tr -s ' \t' ' '; }
 
 need_dropin() {
 	if [ -z "$DROPIN" ] || [ ! -e "$DROPIN/libibverbs.so.1" ]; then
@@ -316,6 +256,52 @@ case_dropkill() {
 	[ "$after" -ge $((before + 2)) ] ||
 		fail "dropkill: reclaimed processes $before -> $after, expected both ib_write_bw"
 	say "  reclaimed processes: $before -> $after"
+}
+
+case_twohosts() {
+	need_dropin || return
+	local NA=drnicdA$$ NB=drnicdB$$ VA=dva$$ VB=dvb$$ s
+	skip() { fail "twohosts: $*"; return 1; }
+	. "$(dirname "$0")/../common/netns.sh"
+	TMP=$W netns_pair "$NA" "$VA" 10.233.0.1 "$NB" "$VB" 10.233.0.2 || return
+	for s in A:$NA:$VA:10.233.0.11:02:00:00:33:00:11 B:$NB:$VB:10.233.0.12:02:00:00:33:00:12; do
+		local side=${s%%:*} rest=${s#*:}
+		local ns=${rest%%:*}; rest=${rest#*:}
+		local ifc=${rest%%:*}; rest=${rest#*:}
+		local ip=${rest%%:*} mac=${rest#*:}
+		ip netns exec "$ns" "$DRNICD" -s "$W/$side.sock" --file-prefix "${PREFIX}$side" -m 256 \
+			--set link=ethdev --set "link_args=dev=net_af_packet0,iface=$ifc,blocksz=65536,framesz=8192" \
+			--set "ipv4=$ip" --set "mac=$mac" --set mtu=9000 >"$W/$side.log" 2>&1 &
+		PIDS+=($!)
+		eval "D$side=$!"
+		wait_for "$CTL" -s "$W/$side.sock" list ||
+			{ fail "twohosts: drnicd $side did not start: $(cat "$W/$side.log")"; return; }
+	done
+	# hpair NAME PORT PROG ARGS...: server in A, client in B (A's address).
+	hpair() {
+		local name=$1 port=$2
+		shift 2
+		ip netns exec "$NA" env -u DRNIC_CONFIG LD_LIBRARY_PATH="$DROPIN" \
+			DRNIC_DAEMON="$W/A.sock" taskset -c 0 timeout 120 "$@" -p "$port" \
+			>"$W/$name.server" 2>&1 &
+		local spid=$!
+		netns_wait_listen "$NA" "$port" || fail "$name: no server"
+		ip netns exec "$NB" env -u DRNIC_CONFIG LD_LIBRARY_PATH="$DROPIN" \
+			DRNIC_DAEMON="$W/B.sock" taskset -c 0 timeout 120 "$@" -p "$port" 10.233.0.1 \
+			>"$W/$name.client" 2>&1
+		pair_end "$name ($*)" "$name" "$spid" $?
+	}
+	hpair hrc 18661 ibv_rc_pingpong -g 0 -n 300 -e -c &&
+		say "  ibv_rc_pingpong -e -c between the namespaces: $(grep 'iters in' "$W/hrc.client")"
+	hpair hbw 18662 ib_write_bw -d drnic0 -x 0 -n 2000 &&
+		say "  ib_write_bw between the namespaces: $(pt_result "$W/hbw.client")"
+	grep -q 'GID ::ffff:10.233.0.11' "$W/hrc.client" || fail "twohosts: not A's GID: $(cat "$W/hrc.client")"
+	"$CTL" -s "$W/A.sock" stats | grep -E 'link' | sed 's/^/  A| /'
+	kill -TERM "$DA" "$DB"
+	wait "$DA" || fail "twohosts: drnicd A exit $?"
+	wait "$DB" || fail "twohosts: drnicd B exit $?"
+	rm -f /dev/hugepages/${PREFIX}Amap_* /dev/hugepages/${PREFIX}Bmap_*
+	netns_teardown "$NA" "$NB" "$VA"
 }
 
 case_foreign() {
