@@ -8,7 +8,8 @@
 #
 # Cases (by default all but dropin and dropkill, which meson runs as
 # drnicd_verbs in suite ibverbs):
-#   ctl       the control tool: devices, counters, an unknown device
+#   ctl       the control tool: devices, counters, an unknown device;
+#             telemetry; malformed requests refused
 #   objects   the native API through the daemon (drnicd_probe objects): MRs,
 #             refusals, two QPs of one process over the engine's loopback
 #   pingpong  two drnic-pingpong processes on one device (same GID, their
@@ -119,6 +120,22 @@ PY
 		fail "telemetry /drnicd/counters: $out"
 	grep -q '"/drnicd/processes": {' <<<"$out" || fail "telemetry /drnicd/processes: $out"
 	say "  telemetry: $(head -1 <<<"$out" | cut -c1-120)..."
+	# Malformed requests: a short packet and an oversized one each close
+	# their connection; the daemon serves on.
+	out=$(python3 - "$SOCK" <<'PY'
+import socket, sys
+for size in (10, 70000):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(sys.argv[1])
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 18)
+    s.send(b"\xff" * size)
+    s.settimeout(10)
+    print("closed" if s.recv(100000) == b"" else "answered")
+PY
+	)
+	[ "$(tr '\n' ' ' <<<"$out")" = "closed closed " ] || fail "malformed requests: $out"
+	grep -q 'malformed request (10 bytes)' "$W/drnicd.log" || fail "no log of the malformed request"
+	"$CTL" -s "$SOCK" list >/dev/null || fail "the daemon stopped serving after malformed requests"
 }
 
 case_objects() {
