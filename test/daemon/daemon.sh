@@ -27,7 +27,8 @@
 #             ($DROPIN, a build's lib/ibverbs), no DRNIC_CONFIG: ibv_devices,
 #             ibv_rc_pingpong -e -c, perftest's ib_write_bw, ib_read_lat,
 #             ib_send_lat -e, ib_atomic_bw, ib_send_bw --use-srq, UD
-#             ib_send_lat -e, UC ib_write_bw, four ib_write_bw pairs at once
+#             ib_send_lat -e, UC ib_write_bw, ucx_perftest over ud_verbs, four
+#             ib_write_bw pairs at once
 #   dropkill  an ib_write_bw client killed with SIGKILL mid-run while an
 #             ibv_rc_pingpong -c pair runs to the end
 #   twohosts  two network namespaces joined by a veth pair, one daemon in
@@ -223,6 +224,13 @@ case_dropin() {
 		say "  ib_send_lat -c UD -e: $(pt_result "$W/ud.client")"
 	vpair uc 18638 ib_write_bw -d drnic0 -x 0 -n 2000 -c UC &&
 		say "  ib_write_bw -c UC: $(pt_result "$W/uc.client")"
+	# UCX over UD (its rc_verbs finds no route: a loopback-link device has
+	# no netdev behind its GID for UCX to ask, daemon or not).
+	if command -v ucx_perftest >/dev/null; then
+		vpair ucx 18639 env UCX_TLS=ud_verbs,self UCX_NET_DEVICES=drnic0:1 \
+			ucx_perftest -t tag_bw -n 2000 -s 4096 &&
+			say "  ucx_perftest tag_bw over ud_verbs: $(grep '^Final:' "$W/ucx.client" | tr -s ' ')"
+	fi
 	local four=()
 	for i in 1 2 3 4; do
 		vpair "wbw4.$i" $((18640 + i)) ib_write_bw -d drnic0 -x 0 -n 1000 -s 8192 &
