@@ -34,7 +34,8 @@
 #   twohosts  two network namespaces joined by a veth pair, one daemon in
 #             each on an af_packet link: ibv_rc_pingpong -e -c and
 #             ib_write_bw between the namespaces' programs (the two daemons'
-#             engines share CPU 1)
+#             engines share CPU 1); two programs on A's daemon (its link's
+#             hairpin: frames to its own MAC)
 #
 # Needs root and free hugepages (devtools/setup.sh hugepages); fails, never
 # skips, without them. The engine runs on lcore 1 (the default
@@ -302,17 +303,20 @@ case_twohosts() {
 		wait_for "$CTL" -s "$W/$side.sock" list ||
 			{ fail "twohosts: drnicd $side did not start: $(cat "$W/$side.log")"; return; }
 	done
-	# hpair NAME PORT PROG ARGS...: server in A, client in B (A's address).
+	# hpair NAME PORT PROG ARGS...: server in A, client in B (A's address);
+	# with CNS=A the client is in A too (A's own address: one daemon,
+	# two programs, on its af_packet link).
 	hpair() {
-		local name=$1 port=$2
+		local name=$1 port=$2 cns=$NB csock=$W/B.sock
+		[ "${CNS:-}" = A ] && cns=$NA csock=$W/A.sock
 		shift 2
 		ip netns exec "$NA" env -u DRNIC_CONFIG LD_LIBRARY_PATH="$DROPIN" \
 			DRNIC_DAEMON="$W/A.sock" taskset -c 0 timeout 120 "$@" -p "$port" \
 			>"$W/$name.server" 2>&1 &
 		local spid=$!
 		netns_wait_listen "$NA" "$port" || fail "$name: no server"
-		ip netns exec "$NB" env -u DRNIC_CONFIG LD_LIBRARY_PATH="$DROPIN" \
-			DRNIC_DAEMON="$W/B.sock" taskset -c 0 timeout 120 "$@" -p "$port" 10.233.0.1 \
+		ip netns exec "$cns" env -u DRNIC_CONFIG LD_LIBRARY_PATH="$DROPIN" \
+			DRNIC_DAEMON="$csock" taskset -c 0 timeout 120 "$@" -p "$port" 10.233.0.1 \
 			>"$W/$name.client" 2>&1
 		pair_end "$name ($*)" "$name" "$spid" $?
 	}
@@ -321,6 +325,18 @@ case_twohosts() {
 	hpair hbw 18662 ib_write_bw -d drnic0 -x 0 -n 2000 &&
 		say "  ib_write_bw between the namespaces: $(pt_result "$W/hbw.client")"
 	grep -q 'GID ::ffff:10.233.0.11' "$W/hrc.client" || fail "twohosts: not A's GID: $(cat "$W/hrc.client")"
+	# Two programs on A's daemon: frames to its own MAC go through the
+	# link's hairpin, not the wire.
+	local before after
+	before=$("$CTL" -s "$W/A.sock" stats | sed -n 's/.* link: tx \([0-9]*\) .*/\1/p')
+	CNS=A hpair hlo 18663 ibv_rc_pingpong -g 0 -n 300 -e -c &&
+		say "  ibv_rc_pingpong -e -c, both on A's daemon: $(grep 'iters in' "$W/hlo.client")"
+	CNS=A hpair hlobw 18664 ib_write_bw -d drnic0 -x 0 -n 2000 &&
+		say "  ib_write_bw, both on A's daemon: $(pt_result "$W/hlobw.client")"
+	grep -q 'remote address: .*GID ::ffff:10.233.0.11' "$W/hlo.client" ||
+		fail "twohosts: A to A not on A's GID: $(cat "$W/hlo.client")"
+	after=$("$CTL" -s "$W/A.sock" stats | sed -n 's/.* link: tx \([0-9]*\) .*/\1/p')
+	[ "$after" -gt $((before + 2600)) ] || fail "twohosts: A's link counted $before -> $after frames"
 	"$CTL" -s "$W/A.sock" stats | grep -E 'link' | sed 's/^/  A| /'
 	kill -TERM "$DA" "$DB"
 	wait "$DA" || fail "twohosts: drnicd A exit $?"

@@ -155,6 +155,17 @@ struct ethl_counters {
 	uint64_t neigh_tx;        /* ARP/ND frames sent */
 };
 
+/*
+ * Frames to our own MAC (two QPs of this device, in one process or in two
+ * processes attached to drnicd) never reach the wire: a port does not hand
+ * a frame it sends back to its sender (af_packet does not; a NIC does not).
+ * As an RNIC's internal loopback, transmit moves them to the hairpin ring
+ * of the queue their destination QP belongs to, and that queue's receive
+ * takes them before the port's frames. The link's counters count them as
+ * sent and received, a capture shows them both ways.
+ */
+#define ETHL_HAIRPIN_RING 1024
+
 /* How queue 0's receive wake-up works (see the top of the file). */
 enum ethl_wait {
 	ETHL_WAIT_NONE = 0,
@@ -174,6 +185,7 @@ struct ethl_port {
 	bool tx_shared;                    /* link queues share hardware tx queues */
 	rte_spinlock_t txq_lock[LINK_MAX_QUEUES];
 	struct rte_ring *disp[LINK_MAX_QUEUES]; /* SP (queue 0) / SC (queue q) */
+	struct rte_ring *hair[LINK_MAX_QUEUES]; /* MP / SC: our own frames, by queue */
 	uint16_t mtu;
 
 	/* Neighbours: under neigh_lock. */
@@ -840,6 +852,15 @@ ethl_create(struct drnic_link *link, const struct rte_kvargs *kv)
 	rc = ethl_wait_open(link, ep, a);
 	if (rc < 0)
 		goto fail;
+	for (i = 0; i < link->nb_queues; i++) {
+		snprintf(rname, sizeof(rname), "drnic_eh%u_%u", ep->port_id, i);
+		ep->hair[i] = rte_ring_create(rname, ETHL_HAIRPIN_RING, link->socket_id,
+					      RING_F_SC_DEQ);
+		if (ep->hair[i] == NULL) {
+			rc = -rte_errno;
+			goto fail;
+		}
+	}
 	for (i = 1; i < link->nb_queues; i++) {
 		snprintf(rname, sizeof(rname), "drnic_ed%u_%u", ep->port_id, i);
 		ep->disp[i] = rte_ring_create(rname, ETHL_DISPATCH_RING, link->socket_id,
@@ -931,6 +952,12 @@ ethl_destroy(struct drnic_link *link)
 	if (ep == NULL)
 		return;
 	for (i = 0; i < LINK_MAX_QUEUES; i++) {
+		if (ep->hair[i] != NULL) {
+			while ((n = rte_ring_dequeue_burst(ep->hair[i], (void **)m, RTE_DIM(m),
+							   NULL)) > 0)
+				rte_pktmbuf_free_bulk(m, n);
+			rte_ring_free(ep->hair[i]);
+		}
 		if (ep->disp[i] == NULL)
 			continue;
 		while ((n = rte_ring_dequeue_burst(ep->disp[i], (void **)m, RTE_DIM(m), NULL)) > 0)
@@ -1159,12 +1186,18 @@ ethl_rx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint1
 {
 	struct ethl_port *ep = link->priv;
 	struct rte_mbuf *neigh[ETHL_BURST];
-	uint16_t got, i, keep = 0, nn = 0;
+	uint16_t got, i, keep, nn = 0;
 
+	/* Our own frames first (the hairpin, above). */
+	keep = (uint16_t)rte_ring_sc_dequeue_burst(ep->hair[q], (void **)pkts, n, NULL);
+	if (keep == n)
+		return keep;
 	if (q != 0)
-		return (uint16_t)rte_ring_sc_dequeue_burst(ep->disp[q], (void **)pkts, n, NULL);
-	got = rte_eth_rx_burst(ep->port_id, 0, pkts, RTE_MIN(n, (uint16_t)ETHL_BURST));
-	for (i = 0; i < got; i++) {
+		return (uint16_t)(keep + rte_ring_sc_dequeue_burst(ep->disp[q],
+				(void **)(pkts + keep), n - keep, NULL));
+	got = (uint16_t)(keep + rte_eth_rx_burst(ep->port_id, 0, pkts + keep,
+			 RTE_MIN((uint16_t)(n - keep), (uint16_t)ETHL_BURST)));
+	for (i = keep; i < got; i++) {
 		struct rte_mbuf *m = pkts[i];
 		enum drnic_link_drop why;
 		uint32_t dqpn = 0;
@@ -1193,10 +1226,50 @@ ethl_rx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint1
 	return keep;
 }
 
+static inline bool
+ethl_to_self(const struct drnic_link *link, const struct rte_mbuf *m)
+{
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	return m->data_len >= 6 && memcmp(d, link->mac, 6) == 0;
+}
+
+/* Transmit, in order: runs of frames to the port, frames to ourselves to
+ * the hairpin (above). Stops where the port or a hairpin ring is full. */
 static uint16_t
 ethl_tx_burst(struct drnic_link *link, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
 {
-	return ethl_hw_tx(link->priv, q, pkts, n);
+	struct ethl_port *ep = link->priv;
+	uint16_t i, done = 0, sent;
+
+	for (i = 0; i < n && !ethl_to_self(link, pkts[i]); i++)
+		;
+	if (likely(i == n))
+		return ethl_hw_tx(ep, q, pkts, n);
+	while (done < n) {
+		for (i = done; i < n && !ethl_to_self(link, pkts[i]); i++)
+			;
+		if (i > done) {
+			sent = ethl_hw_tx(ep, q, pkts + done, (uint16_t)(i - done));
+			done = (uint16_t)(done + sent);
+			if (done < i)
+				return done;
+		}
+		for (; done < n && ethl_to_self(link, pkts[done]); done++) {
+			struct rte_mbuf *m = pkts[done];
+			enum drnic_link_drop why;
+			uint32_t dqpn = 0;
+
+			if (ethl_classify(m, &dqpn, &why) != ETHL_ROCE) {
+				link_drop(link, q, why, &m, 1);
+				continue;
+			}
+			if (rte_ring_mp_enqueue(ep->hair[drnic_link_qpn_queue(dqpn, link->nb_queues)],
+						m) != 0)
+				return done;
+		}
+	}
+	return done;
 }
 
 /*
