@@ -34,6 +34,7 @@ enum dobj_kind {
 	DOBJ_SRQ,
 	DOBJ_AH,
 	DOBJ_MW,
+	DOBJ_XRCD,       /* an open of an XRC domain (shared by file with others) */
 	DOBJ_KIND_MAX,
 };
 

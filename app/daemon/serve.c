@@ -14,6 +14,7 @@
  * its memory), then MRs, CQs, PDs, buffers and device opens.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@ static const char *const dobj_names[DOBJ_KIND_MAX] = {
 	[DOBJ_DEV] = "device", [DOBJ_PD] = "pd", [DOBJ_MEM] = "buffer",
 	[DOBJ_MR] = "mr", [DOBJ_CQ] = "cq", [DOBJ_QP] = "qp",
 	[DOBJ_ASYNC] = "event queue", [DOBJ_CHANNEL] = "channel", [DOBJ_SRQ] = "srq",
-	[DOBJ_AH] = "ah", [DOBJ_MW] = "mw",
+	[DOBJ_AH] = "ah", [DOBJ_MW] = "mw", [DOBJ_XRCD] = "xrcd",
 };
 
 const char *
@@ -179,6 +180,8 @@ client_free_obj(struct dclient *c, const struct dobj *o)
 		return drnic_destroy_ah((struct drnic_ah *)o->p);
 	case DOBJ_MW:
 		return drnic_dealloc_mw((struct drnic_mw *)o->p);
+	case DOBJ_XRCD:
+		return drnic_close_xrcd((struct drnic_xrcd *)o->p);
 	default:
 		return -EINVAL;
 	}
@@ -187,9 +190,9 @@ client_free_obj(struct dclient *c, const struct dobj *o)
 void
 drnicd_client_drop(struct drnicd *d, struct dclient *c)
 {
-	static const enum dobj_kind order[] = { DOBJ_QP, DOBJ_MW, DOBJ_AH, DOBJ_SRQ, DOBJ_MR,
-						DOBJ_CQ, DOBJ_PD, DOBJ_MEM, DOBJ_CHANNEL, DOBJ_DEV,
-						DOBJ_ASYNC };
+	static const enum dobj_kind order[] = { DOBJ_QP, DOBJ_MW, DOBJ_AH, DOBJ_SRQ, DOBJ_XRCD,
+						DOBJ_MR, DOBJ_CQ, DOBJ_PD, DOBJ_MEM, DOBJ_CHANNEL,
+						DOBJ_DEV, DOBJ_ASYNC };
 	unsigned int n[DOBJ_KIND_MAX] = { 0 }, k, i, left = 0;
 	bool owned = false;
 	struct dclient **pp;
@@ -329,7 +332,9 @@ serve_adopt(struct dclient *c, void *p, enum dobj_kind kind, uint64_t len, struc
 	return 0;
 }
 
-/* A destructor: the process's object, destroyed, forgotten. */
+/* A destructor: the process's object, destroyed, forgotten. arg[0] of the
+ * reply: 1 when this process still holds it (an XRC domain or target QP
+ * it opened more than once). */
 static int
 serve_destroy(struct dclient *c, struct rpc_msg *m, enum dobj_kind kind)
 {
@@ -339,9 +344,36 @@ serve_destroy(struct dclient *c, struct rpc_msg *m, enum dobj_kind kind)
 	if (i < 0)
 		return -EINVAL;
 	rc = client_free_obj(c, &c->objs[i]);
-	if (rc == 0)
+	if (rc == 0) {
 		client_del(c, i);
+		m->arg[0] = client_find(c, m->obj[0], kind) >= 0;
+	}
 	return rc;
+}
+
+/* RPC_XRCD_OPEN: the process's file, seen through /proc (it must hold it). */
+static int
+serve_xrcd_open(struct dclient *c, struct rpc_msg *m)
+{
+	int64_t pfd = (int64_t)m->arg[0];
+	struct drnic_xrcd *x;
+	char path[64];
+	int fd = -1;
+
+	if (client_find(c, m->obj[0], DOBJ_DEV) < 0 || m->arg[1] > INT32_MAX ||
+	    pfd < -1 || pfd > INT32_MAX)
+		return -EINVAL;
+	if (pfd >= 0) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)c->pid, (int)pfd);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -EBADF;
+	}
+	rte_errno = 0;
+	x = drnic_open_xrcd((struct drnic_device *)m->obj[0], fd, (int)m->arg[1]);
+	if (fd >= 0)
+		close(fd);
+	return serve_adopt(c, x, DOBJ_XRCD, 0, m);
 }
 
 static int
@@ -365,15 +397,24 @@ serve_qp_create(struct dclient *c, struct rpc_msg *m)
 	struct drnic_qp_init_attr a;
 	int rc;
 
-	if (m->blob_len != sizeof(a) || client_find(c, m->obj[0], DOBJ_PD) < 0)
+	if (m->blob_len != sizeof(a))
 		return -EINVAL;
 	memcpy(&a, m->blob, sizeof(a));
-	if (a.xrcd != NULL || a.qp_type == DRNIC_QPT_XRC_SEND || a.qp_type == DRNIC_QPT_XRC_RECV)
-		return -ENOTSUP;      /* XRC: not yet */
-	if (a.srq != NULL && client_find(c, (uintptr_t)a.srq, DOBJ_SRQ) < 0)
+	/* Every object it names is this process's; an XRC target QP has a
+	 * domain and no PD (nor CQs: drnic_create_qp() ignores them). */
+	if (a.qp_type == DRNIC_QPT_XRC_RECV ?
+	    client_find(c, (uintptr_t)a.xrcd, DOBJ_XRCD) < 0 :
+	    client_find(c, m->obj[0], DOBJ_PD) < 0)
 		return -EINVAL;
-	if (client_find(c, (uintptr_t)a.send_cq, DOBJ_CQ) < 0 ||
-	    client_find(c, (uintptr_t)a.recv_cq, DOBJ_CQ) < 0)
+	if (a.qp_type == DRNIC_QPT_XRC_RECV) {
+		m->obj[0] = 0;
+		a.send_cq = a.recv_cq = NULL;
+		a.srq = NULL;
+	}
+	if ((a.srq != NULL && client_find(c, (uintptr_t)a.srq, DOBJ_SRQ) < 0) ||
+	    (a.send_cq != NULL && client_find(c, (uintptr_t)a.send_cq, DOBJ_CQ) < 0) ||
+	    (a.recv_cq != NULL && client_find(c, (uintptr_t)a.recv_cq, DOBJ_CQ) < 0) ||
+	    (a.qp_type != DRNIC_QPT_XRC_RECV && a.xrcd != NULL))
 		return -EINVAL;
 	if (a.async_queue == NULL)
 		a.async_queue = c->async;   /* the process's events, nobody else's */
@@ -395,8 +436,9 @@ serve_srq_create(struct dclient *c, struct rpc_msg *m)
 	if (m->blob_len != sizeof(a) || client_find(c, m->obj[0], DOBJ_PD) < 0)
 		return -EINVAL;
 	memcpy(&a, m->blob, sizeof(a));
-	if (a.srq_type != DRNIC_SRQT_BASIC || a.xrcd != NULL || a.cq != NULL)
-		return -ENOTSUP;      /* XRC: not yet */
+	if ((a.xrcd != NULL && client_find(c, (uintptr_t)a.xrcd, DOBJ_XRCD) < 0) ||
+	    (a.cq != NULL && client_find(c, (uintptr_t)a.cq, DOBJ_CQ) < 0))
+		return -EINVAL;
 	if (a.async_queue == NULL)
 		a.async_queue = c->async;
 	else if (client_find(c, (uintptr_t)a.async_queue, DOBJ_ASYNC) < 0)
@@ -635,6 +677,16 @@ serve_one(struct drnicd *d, struct dclient *c, struct rpc_msg *m, FILE *text, in
 		return m->arg[0] ? drnic_attach_mcast((struct drnic_qp *)m->obj[0], &g, 0) :
 				   drnic_detach_mcast((struct drnic_qp *)m->obj[0], &g, 0);
 	}
+	case RPC_XRCD_OPEN:
+		return serve_xrcd_open(c, m);
+	case RPC_XRCD_CLOSE:
+		return serve_destroy(c, m, DOBJ_XRCD);
+	case RPC_QP_OPEN:
+		if (client_find(c, m->obj[0], DOBJ_XRCD) < 0 || m->arg[0] > 0xFFFFFF)
+			return -EINVAL;
+		rte_errno = 0;
+		return serve_adopt(c, drnic_open_qp((struct drnic_xrcd *)m->obj[0],
+						    (uint32_t)m->arg[0]), DOBJ_QP, 0, m);
 	case RPC_CTL_LIST:
 		serve_list(d, text);
 		return 0;

@@ -58,7 +58,8 @@ enum rpc_op {
 	RPC_CQ_DESTROY,    /* obj[0] CQ */
 	RPC_QP_CREATE,     /* obj[0] PD, blob: struct drnic_qp_init_attr -> obj[0] QP, blob: its attr back */
 	RPC_QP_MODIFY,     /* obj[0] QP, arg[0] mask, blob: struct drnic_qp_attr */
-	RPC_QP_DESTROY,    /* obj[0] QP */
+	RPC_QP_DESTROY,    /* obj[0] QP -> arg[0] 1 when it lives on (an XRC target
+			    * QP still opened) */
 	RPC_DEV_LIST,      /* arg[0] index -> blob: that device's struct drnic_config;
 			    * -ENOENT past the last */
 	RPC_ASYNC_CREATE,  /* arg[0] size -> obj[0] async queue, and its eventfd */
@@ -75,6 +76,10 @@ enum rpc_op {
 	RPC_MW_ALLOC,      /* obj[0] PD, arg[0] type -> obj[0] window */
 	RPC_MW_DEALLOC,    /* obj[0] window */
 	RPC_MCAST,         /* obj[0] QP, arg[0] 1 attach / 0 detach, blob: the GID */
+	RPC_XRCD_OPEN,     /* obj[0] device, arg[0] the process's fd or -1, arg[1] oflags
+			    * -> obj[0] XRC domain (one per file, whoever opens it) */
+	RPC_XRCD_CLOSE,    /* obj[0] XRC domain -> arg[0] 1 when still opened */
+	RPC_QP_OPEN,       /* obj[0] XRC domain, arg[0] QPN -> obj[0] the XRC target QP */
 	RPC_CTL_LIST,      /* -> text: devices, attached processes and their objects */
 	RPC_CTL_STATS,     /* blob: device name or "" -> text: the device's counters */
 	RPC_OP_MAX,

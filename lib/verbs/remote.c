@@ -51,7 +51,8 @@ remote_adopt(void *obj, enum handle_kind kind, enum rpc_op undo)
 }
 
 /* A destroy: take the handle (a second destroy reads nothing), ask the
- * daemon, give the handle back if it refused. */
+ * daemon, give the handle back if it refused, or if the object lives on
+ * (an XRC domain or target QP this process opened more than once). */
 static int
 remote_destroy(void *obj, enum handle_kind kind, enum rpc_op op)
 {
@@ -63,9 +64,61 @@ remote_destroy(void *obj, enum handle_kind kind, enum rpc_op op)
 	rpc_msg_init(&m, op);
 	m.obj[0] = (uintptr_t)obj;
 	rc = rpc_call(&m);
-	if (rc < 0 && rc != -EPIPE)
+	if ((rc < 0 && rc != -EPIPE) || (rc == 0 && m.arg[0] == 1))
 		(void)handle_add(obj, kind);  /* cannot fail: its slot is free */
 	return rc == -EPIPE ? 0 : rc;
+}
+
+/* A constructor whose object this process may already hold (a second open
+ * of an XRC domain or target QP): adopted once. */
+static void *
+remote_open(struct rpc_msg *m, enum handle_kind kind, enum rpc_op undo)
+{
+	void *obj;
+
+	if (remote_call(m) < 0)
+		return NULL;
+	obj = (void *)(uintptr_t)m->obj[0];
+	if (handle_live(obj, kind))
+		return obj;
+	return remote_adopt(obj, kind, undo);
+}
+
+struct drnic_xrcd *
+remote_open_xrcd(struct drnic_device *dev, int fd, int oflags)
+{
+	struct rpc_msg m;
+
+	if (!handle_live(dev, HANDLE_DEVICE)) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	rpc_msg_init(&m, RPC_XRCD_OPEN);
+	m.obj[0] = (uintptr_t)dev;
+	m.arg[0] = (uint64_t)(int64_t)fd;   /* the daemon looks at it through /proc */
+	m.arg[1] = (uint64_t)(uint32_t)oflags;
+	return remote_open(&m, HANDLE_XRCD, RPC_XRCD_CLOSE);
+}
+
+int
+remote_close_xrcd(struct drnic_xrcd *x)
+{
+	return remote_destroy(x, HANDLE_XRCD, RPC_XRCD_CLOSE);
+}
+
+struct drnic_qp *
+remote_open_qp(struct drnic_xrcd *x, uint32_t qp_num)
+{
+	struct rpc_msg m;
+
+	if (!handle_live(x, HANDLE_XRCD)) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	rpc_msg_init(&m, RPC_QP_OPEN);
+	m.obj[0] = (uintptr_t)x;
+	m.arg[0] = qp_num;
+	return remote_open(&m, HANDLE_QP, RPC_QP_DESTROY);
 }
 
 struct drnic_device *
@@ -394,7 +447,9 @@ remote_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *attr)
 	struct rpc_msg m;
 
 	RTE_BUILD_BUG_ON(sizeof(*attr) > RPC_BLOB_MAX);
-	if (attr == NULL || !handle_live(pd, HANDLE_PD)) {
+	/* An XRC target QP has a domain and no PD. */
+	if (attr == NULL || (attr->qp_type == DRNIC_QPT_XRC_RECV ?
+			     !handle_live(attr->xrcd, HANDLE_XRCD) : !handle_live(pd, HANDLE_PD))) {
 		rte_errno = EINVAL;
 		return NULL;
 	}

@@ -50,10 +50,8 @@ drnic_open_xrcd(struct drnic_device *dev, int fd, int oflags)
 	struct stat st;
 	int rc;
 
-	if (verbs_remote()) {
-		rte_errno = ENOTSUP;   /* not offered to attached processes yet */
-		return NULL;
-	}
+	if (verbs_remote())
+		return remote_open_xrcd(dev, fd, oflags);
 	if (dev == NULL || (oflags & ~(O_CREAT | O_EXCL)) != 0 ||
 	    (fd == -1 && !(oflags & O_CREAT))) {
 		rte_errno = EINVAL;
@@ -119,6 +117,8 @@ drnic_close_xrcd(struct drnic_xrcd *x)
 	struct drnic_device *dev;
 	struct drnic_xrcd **pp;
 
+	if (verbs_remote())
+		return remote_close_xrcd(x);
 	if (!handle_live(x, HANDLE_XRCD))
 		return -EINVAL;
 	dev = x->dev;
@@ -155,6 +155,8 @@ drnic_open_qp(struct drnic_xrcd *x, uint32_t qp_num)
 	struct drnic_device *dev;
 	struct drnic_qp *qp;
 
+	if (verbs_remote())
+		return remote_open_qp(x, qp_num);
 	if (!handle_live(x, HANDLE_XRCD)) {
 		rte_errno = EINVAL;
 		return NULL;

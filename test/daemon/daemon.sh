@@ -27,7 +27,8 @@
 #             ($DROPIN, a build's lib/ibverbs), no DRNIC_CONFIG: ibv_devices,
 #             ibv_rc_pingpong -e -c, perftest's ib_write_bw, ib_read_lat,
 #             ib_send_lat -e, ib_atomic_bw, ib_send_bw --use-srq, UD
-#             ib_send_lat -e, UC ib_write_bw, ucx_perftest over ud_verbs, four
+#             ib_send_lat -e, UC ib_write_bw, ibv_xsrq_pingpong (XRC),
+#             ucx_perftest over ud_verbs, four
 #             ib_write_bw pairs at once
 #   dropkill  an ib_write_bw client killed with SIGKILL mid-run while an
 #             ibv_rc_pingpong -c pair runs to the end
@@ -193,8 +194,8 @@ need_dropin() {
 		return 1
 	fi
 	local p
-	for p in ibv_devices ibv_rc_pingpong ib_write_bw ib_read_lat ib_send_lat ib_atomic_bw \
-		ib_send_bw; do
+	for p in ibv_devices ibv_rc_pingpong ibv_xsrq_pingpong ib_write_bw ib_read_lat \
+		ib_send_lat ib_atomic_bw ib_send_bw; do
 		command -v "$p" >/dev/null || { fail "$p is not installed (ibverbs-utils, perftest)"; return 1; }
 	done
 }
@@ -225,6 +226,8 @@ case_dropin() {
 		say "  ib_send_lat -c UD -e: $(pt_result "$W/ud.client")"
 	vpair uc 18638 ib_write_bw -d drnic0 -x 0 -n 2000 -c UC &&
 		say "  ib_write_bw -c UC: $(pt_result "$W/uc.client")"
+	vpair xrc 18630 ibv_xsrq_pingpong -g 0 -n 200 &&
+		say "  ibv_xsrq_pingpong: $(grep -c success "$W/xrc.client") x success"
 	# UCX over UD (its rc_verbs finds no route: a loopback-link device has
 	# no netdev behind its GID for UCX to ask, daemon or not).
 	if command -v ucx_perftest >/dev/null; then
@@ -352,7 +355,7 @@ case_foreign() {
 	hpid=$!
 	PIDS+=("$hpid")
 	wait_for test -s "$W/held" || { fail "hold: no objects: $(cat "$W/hold.log")"; return; }
-	ctl_has "^process $hpid \(drnicd_probe\): requests [0-9]+, device 1, pd 1, buffer 1, mr 1, cq 1, qp 0" ||
+	ctl_has "^process $hpid \(drnicd_probe\): requests [0-9]+, device 1, pd 1, buffer 1, mr 1, cq 1, qp 1" ||
 		fail "drnic-ctl does not show the holder's objects: $("$CTL" -s "$SOCK" list)"
 	out=$(DRNIC_DAEMON=$SOCK taskset -c 0 "$PROBE" foreign "$W/held" 2>&1)
 	local rc=$?
@@ -443,7 +446,7 @@ case_term() {
 	wait "$d3"
 	rc=$?
 	[ $rc = 0 ] || fail "term: drnicd exit $rc"
-	grep -q "pid $hpid (drnicd_probe) gone: freed 0 qp, 1 mr, 1 cq, 1 pd, 1 buffer in [0-9.]* ms$" "$W/d3.log" ||
+	grep -q "pid $hpid (drnicd_probe) gone: freed 1 qp, 1 mr, 1 cq, 1 pd, 1 buffer in [0-9.]* ms$" "$W/d3.log" ||
 		fail "term: the holder's objects were not freed: $(cat "$W/d3.log")"
 	[ -e "$s3" ] && fail "term: socket left behind"
 	if ls /dev/hugepages/ 2>/dev/null | grep -q "^${p3}map_"; then

@@ -14,12 +14,15 @@
  *                              immediate and a READ, between hugepage and
  *                              malloc()ed memory, every byte and CQE field
  *                              checked
- *   drnicd_probe hold FILE     make a PD, a CQ, a buffer and an MR, write
- *                              their addresses to FILE, then wait to be
- *                              killed
+ *   drnicd_probe hold FILE     make a PD, a CQ, a buffer and an MR, and an
+ *                              XRC domain on FILE.xrcd with a target QP;
+ *                              write their addresses and the QPN to FILE,
+ *                              then wait to be killed
  *   drnicd_probe foreign FILE  name FILE's objects (another process's) in
  *                              requests on the control channel itself, as
- *                              a hostile program could: each must be refused
+ *                              a hostile program could: each must be
+ *                              refused; open FILE's XRC domain and its
+ *                              target QP, which it may
  *   drnicd_probe orphan FILE   attach, make objects, create FILE, then sleep
  *                              on the device's events (and a thread on a
  *                              completion channel) until the daemon goes:
@@ -247,6 +250,7 @@ mode_objects(void)
 	struct drnic_mr *mr;
 	struct drnic_mr *hmr;
 	struct drnic_srq *srq;
+	struct drnic_xrcd *xd;
 	struct drnic_cq *cq;
 	uint8_t *buf, *heap;
 	void *gone, *ro;
@@ -274,8 +278,9 @@ mode_objects(void)
 	srq = drnic_create_srq(pd, &sa);
 	CHECK(srq != NULL && sa.attr.max_wr >= 4 && drnic_destroy_srq(srq) == 0 &&
 	      drnic_destroy_srq(srq) == -EINVAL, "an SRQ of %u, destroyed once", sa.attr.max_wr);
-	CHECK(drnic_open_xrcd(dev, -1, O_CREAT) == NULL && rte_errno == ENOTSUP,
-	      "XRC domains: not offered to attached processes yet (%s)", strerror(rte_errno));
+	xd = drnic_open_xrcd(dev, -1, O_CREAT);
+	CHECK(xd != NULL && drnic_close_xrcd(xd) == 0 && drnic_close_xrcd(xd) == -EINVAL,
+	      "an XRC domain, closed once");
 	CHECK(drnic_device_close(dev) == -EBUSY, "device close with objects: EBUSY");
 	cq = drnic_cq_create(&ca);
 	CHECK(cq != NULL, "CQ of 64");
@@ -332,16 +337,28 @@ mode_hold(const char *file)
 	void *buf = drnic_alloc(BUF_LEN, 64, -1);
 	struct drnic_mr *mr = pd && buf ? drnic_reg_mr(pd, buf, BUF_LEN, DRNIC_ACCESS_LOCAL_WRITE)
 				      : NULL;
+	struct drnic_qp_init_attr xa = { .qp_type = DRNIC_QPT_XRC_RECV };
+	struct drnic_qp *xq;
 	char tmp[4096];
+	int xfd;
 	FILE *f;
 
 	if (pd == NULL || cq == NULL || mr == NULL)
+		return 1;
+	/* An XRC domain on FILE.xrcd and a target QP in it, for another
+	 * process to open. */
+	snprintf(tmp, sizeof(tmp), "%s.xrcd", file);
+	xfd = open(tmp, O_RDONLY | O_CREAT, 0600);
+	xa.xrcd = xfd >= 0 ? drnic_open_xrcd(dev, xfd, O_CREAT) : NULL;
+	xq = xa.xrcd != NULL ? drnic_create_qp(NULL, &xa) : NULL;
+	if (xq == NULL)
 		return 1;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
 	f = fopen(tmp, "w");
 	if (f == NULL)
 		return 1;
-	fprintf(f, "%p %p %p %p\n", (void *)pd, (void *)cq, buf, (void *)mr);
+	fprintf(f, "%p %p %p %p %u\n", (void *)pd, (void *)cq, buf, (void *)mr,
+		drnic_qp_num(xq));
 	fclose(f);
 	rename(tmp, file);
 	printf("hold: pd %p cq %p buffer %p mr %p\n", (void *)pd, (void *)cq, buf, (void *)mr);
@@ -373,12 +390,18 @@ mode_foreign(const char *file)
 	struct drnic_cq_attr ca = { .cqe = 16 };
 	struct drnic_cq *cq = drnic_cq_create(&ca);
 	void *fpd, *fcq, *fbuf, *fmr;
+	unsigned int fqpn;
+	struct drnic_xrcd *xd;
+	struct drnic_qp *xq;
+	char xpath[4096];
+	int xfd;
 	struct drnic_qp_init_attr ia = { .qp_type = DRNIC_QPT_RC,
 					 .cap = { .max_send_wr = 1, .max_recv_wr = 1 } };
 	struct rpc_msg m;
 	FILE *f = fopen(file, "r");
 
-	if (f == NULL || fscanf(f, "%p %p %p %p", &fpd, &fcq, &fbuf, &fmr) != 4 || pd == NULL ||
+	if (f == NULL || fscanf(f, "%p %p %p %p %u", &fpd, &fcq, &fbuf, &fmr, &fqpn) != 5 ||
+	    pd == NULL ||
 	    cq == NULL) {
 		fprintf(stderr, "drnicd_probe: %s unreadable or no objects\n", file);
 		return 1;
@@ -414,6 +437,17 @@ mode_foreign(const char *file)
 	m.obj[0] = (uintptr_t)pd;
 	m.blob_len = 3;
 	CHECK(rpc_call(&m) == -EINVAL, "a QP request of the wrong size: EINVAL");
+	/* What is shared on purpose: the holder's XRC domain, by its file. */
+	snprintf(xpath, sizeof(xpath), "%s.xrcd", file);
+	xfd = open(xpath, O_RDONLY);
+	xd = xfd >= 0 ? drnic_open_xrcd(dev, xfd, 0) : NULL;
+	xq = xd != NULL ? drnic_open_qp(xd, fqpn) : NULL;
+	CHECK(xq != NULL && drnic_qp_num(xq) == fqpn,
+	      "the holder's XRC domain opened by its file, its target QP %u opened", fqpn);
+	CHECK(xd != NULL && drnic_open_qp(xd, fqpn + 1000) == NULL && rte_errno == ENOENT,
+	      "a QPN the domain does not have: ENOENT");
+	CHECK(xq != NULL && drnic_destroy_qp(xq) == 0 && drnic_close_xrcd(xd) == 0,
+	      "its open of the QP and of the domain closed");
 	rpc_msg_init(&m, (enum rpc_op)999);
 	CHECK(rpc_call(&m) == -EOPNOTSUPP, "an unknown request: EOPNOTSUPP");
 	printf("%s\n", failures ? "probe: FAILED" : "probe: all ok");
