@@ -436,7 +436,6 @@ cq_ring_free_chain(struct cq_ring *r)
 static struct drnic_cq *
 cq_remote_new(const struct drnic_cq_attr *attr)
 {
-	struct drnic_cq *cq;
 	struct rpc_msg m;
 	int rc;
 
@@ -449,31 +448,7 @@ cq_remote_new(const struct drnic_cq_attr *attr)
 		rte_errno = -rc;
 		return NULL;
 	}
-	cq = (struct drnic_cq *)(uintptr_t)m.obj[0];
-	if (handle_add(cq, HANDLE_CQ) < 0) {
-		rpc_msg_init(&m, RPC_CQ_DESTROY);
-		m.obj[0] = (uintptr_t)cq;
-		(void)rpc_call(&m);
-		rte_errno = ENOMEM;
-		return NULL;
-	}
-	return cq;
-}
-
-static int
-cq_remote_free(struct drnic_cq *cq)
-{
-	struct rpc_msg m;
-	int rc;
-
-	if (handle_take(cq, HANDLE_CQ) < 0)
-		return -EINVAL;
-	rpc_msg_init(&m, RPC_CQ_DESTROY);
-	m.obj[0] = (uintptr_t)cq;
-	rc = rpc_call(&m);
-	if (rc < 0 && rc != -EPIPE)
-		(void)handle_add(cq, HANDLE_CQ);  /* cannot fail: its slot is free */
-	return rc == -EPIPE ? 0 : rc;
+	return rpc_adopt((void *)(uintptr_t)m.obj[0], HANDLE_CQ, RPC_CQ_DESTROY);
 }
 
 struct drnic_cq *
@@ -547,7 +522,7 @@ int
 drnic_cq_destroy(struct drnic_cq *cq)
 {
 	if (rpc_attached())
-		return cq_remote_free(cq);
+		return rpc_destroy(cq, HANDLE_CQ, RPC_CQ_DESTROY);
 	/* Not live (NULL, destroyed already): nothing behind it is read. */
 	if (handle_take(cq, HANDLE_CQ) < 0)
 		return -EINVAL;
@@ -821,7 +796,7 @@ cq_poll(struct drnic_cq *cq, int num_entries, struct drnic_wc *wc, uint64_t *tsc
 		atomic_store_explicit(&cq->cons, c, memory_order_release);
 	/* Attached, and the daemon (its engines) has gone: nothing will come,
 	 * and a poller must hear so rather than spin for ever. */
-	if (unlikely(n == 0) && unlikely(rpc_attached()) && rpc_daemon_gone())
+	if (n == 0 && unlikely(rpc_attached()) && rpc_daemon_gone())
 		return -EIO;
 	return n;
 }

@@ -121,13 +121,14 @@ cq_remote_create(enum rpc_op op, enum rpc_op undo, uint64_t arg0, int kind)
 		rte_errno = -rc;
 		return NULL;
 	}
-	obj = (void *)(uintptr_t)m.obj[0];
-	if (!cq_remote_fd_add(obj, fd, kind) || handle_add(obj, (enum handle_kind)kind) < 0) {
-		cq_remote_fd_drop(obj);
+	obj = rpc_adopt((void *)(uintptr_t)m.obj[0], kind, undo);
+	if (obj == NULL) {
 		close(fd);
-		rpc_msg_init(&m, undo);
-		m.obj[0] = (uintptr_t)obj;
-		(void)rpc_call(&m);
+		return NULL;
+	}
+	if (!cq_remote_fd_add(obj, fd, kind)) {
+		(void)rpc_destroy(obj, kind, undo);
+		close(fd);
 		rte_errno = ENOMEM;
 		return NULL;
 	}
@@ -137,18 +138,9 @@ cq_remote_create(enum rpc_op op, enum rpc_op undo, uint64_t arg0, int kind)
 int
 cq_remote_destroy(void *obj, enum rpc_op op, int kind)
 {
-	struct rpc_msg m;
-	int rc;
+	int rc = rpc_destroy(obj, kind, op);
 
-	if (handle_take(obj, (enum handle_kind)kind) < 0)
-		return -EINVAL;
-	rpc_msg_init(&m, op);
-	m.obj[0] = (uintptr_t)obj;
-	rc = rpc_call(&m);
-	if (rc < 0 && rc != -EPIPE) {
-		(void)handle_add(obj, (enum handle_kind)kind);  /* cannot fail: its slot is free */
-		return rc;
-	}
-	cq_remote_fd_drop(obj);
-	return 0;
+	if (rc == 0)
+		cq_remote_fd_drop(obj);
+	return rc;
 }

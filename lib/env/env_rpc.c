@@ -15,7 +15,10 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <rte_errno.h>
+
 #include "env_private.h"
+#include "handle.h"
 #include "rpc.h"
 
 static pthread_mutex_t rpc_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -173,6 +176,36 @@ int
 rpc_call(struct rpc_msg *m)
 {
 	return rpc_call_fd(m, NULL);
+}
+
+void *
+rpc_adopt(void *obj, int kind, enum rpc_op undo)
+{
+	struct rpc_msg m;
+
+	if (handle_add(obj, (enum handle_kind)kind) == 0)
+		return obj;
+	rpc_msg_init(&m, undo);
+	m.obj[0] = (uintptr_t)obj;
+	(void)rpc_call(&m);
+	rte_errno = ENOMEM;
+	return NULL;
+}
+
+int
+rpc_destroy(void *obj, int kind, enum rpc_op op)
+{
+	struct rpc_msg m;
+	int rc;
+
+	if (handle_take(obj, (enum handle_kind)kind) < 0)
+		return -EINVAL;
+	rpc_msg_init(&m, op);
+	m.obj[0] = (uintptr_t)obj;
+	rc = rpc_call(&m);
+	if ((rc < 0 && rc != -EPIPE) || (rc == 0 && m.arg[0] == 1))
+		(void)handle_add(obj, (enum handle_kind)kind);  /* cannot fail: its slot is free */
+	return rc == -EPIPE ? 0 : rc;
 }
 
 int

@@ -124,6 +124,22 @@ int rpc_call_fd(struct rpc_msg *m, int *fd);
 bool rpc_daemon_gone(void);
 void rpc_on_daemon_gone(void (*fn)(void));
 
+/*
+ * The two halves of every remote constructor and destructor (lib/cq,
+ * lib/verbs), with the process's handle registry (lib/internal/handle.h;
+ * @p kind is an enum handle_kind):
+ *  - rpc_adopt(): register the object @p obj the daemon made as live here;
+ *    when that fails, request @p undo of it and return NULL (rte_errno
+ *    ENOMEM).
+ *  - rpc_destroy(): take @p obj's handle (a second destroy reads nothing:
+ *    -EINVAL), request @p op of it, give the handle back when the daemon
+ *    refused, or when the reply's arg[0] is 1 (the process still holds the
+ *    object: an XRC domain or target QP it opened twice). A daemon that
+ *    has gone destroyed everything: 0.
+ */
+void *rpc_adopt(void *obj, int kind, enum rpc_op undo);
+int rpc_destroy(void *obj, int kind, enum rpc_op op);
+
 /* Set *fields of a request: op, the rest zero. */
 static inline void
 rpc_msg_init(struct rpc_msg *m, enum rpc_op op)

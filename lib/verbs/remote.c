@@ -35,40 +35,6 @@ remote_call(struct rpc_msg *m)
 	return rc;
 }
 
-/* Register @p obj as live in this process; on failure undo it at the daemon. */
-static void *
-remote_adopt(void *obj, enum handle_kind kind, enum rpc_op undo)
-{
-	struct rpc_msg m;
-
-	if (handle_add(obj, kind) == 0)
-		return obj;
-	rpc_msg_init(&m, undo);
-	m.obj[0] = (uintptr_t)obj;
-	(void)rpc_call(&m);
-	rte_errno = ENOMEM;
-	return NULL;
-}
-
-/* A destroy: take the handle (a second destroy reads nothing), ask the
- * daemon, give the handle back if it refused, or if the object lives on
- * (an XRC domain or target QP this process opened more than once). */
-static int
-remote_destroy(void *obj, enum handle_kind kind, enum rpc_op op)
-{
-	struct rpc_msg m;
-	int rc;
-
-	if (handle_take(obj, kind) < 0)
-		return -EINVAL;
-	rpc_msg_init(&m, op);
-	m.obj[0] = (uintptr_t)obj;
-	rc = rpc_call(&m);
-	if ((rc < 0 && rc != -EPIPE) || (rc == 0 && m.arg[0] == 1))
-		(void)handle_add(obj, kind);  /* cannot fail: its slot is free */
-	return rc == -EPIPE ? 0 : rc;
-}
-
 /* A constructor whose object this process may already hold (a second open
  * of an XRC domain or target QP): adopted once. */
 static void *
@@ -81,7 +47,7 @@ remote_open(struct rpc_msg *m, enum handle_kind kind, enum rpc_op undo)
 	obj = (void *)(uintptr_t)m->obj[0];
 	if (handle_live(obj, kind))
 		return obj;
-	return remote_adopt(obj, kind, undo);
+	return rpc_adopt(obj, kind, undo);
 }
 
 struct drnic_xrcd *
@@ -103,7 +69,7 @@ remote_open_xrcd(struct drnic_device *dev, int fd, int oflags)
 int
 remote_close_xrcd(struct drnic_xrcd *x)
 {
-	return remote_destroy(x, HANDLE_XRCD, RPC_XRCD_CLOSE);
+	return rpc_destroy(x, HANDLE_XRCD, RPC_XRCD_CLOSE);
 }
 
 struct drnic_qp *
@@ -189,7 +155,7 @@ remote_device_close(struct drnic_device *dev)
 	int rc;
 
 	pthread_mutex_lock(&remote_lock);
-	rc = remote_destroy(dev, HANDLE_DEVICE, RPC_DEV_PUT);
+	rc = rpc_destroy(dev, HANDLE_DEVICE, RPC_DEV_PUT);
 	if (rc == 0) {
 		for (i = 0; i < RTE_DIM(remote_devs); i++) {
 			if (remote_devs[i].dev != dev)
@@ -292,13 +258,13 @@ remote_alloc_pd(struct drnic_device *dev)
 	m.obj[0] = (uintptr_t)dev;
 	if (remote_call(&m) < 0)
 		return NULL;
-	return remote_adopt((void *)(uintptr_t)m.obj[0], HANDLE_PD, RPC_PD_FREE);
+	return rpc_adopt((void *)(uintptr_t)m.obj[0], HANDLE_PD, RPC_PD_FREE);
 }
 
 int
 remote_dealloc_pd(struct drnic_pd *pd)
 {
-	return remote_destroy(pd, HANDLE_PD, RPC_PD_FREE);
+	return rpc_destroy(pd, HANDLE_PD, RPC_PD_FREE);
 }
 
 struct drnic_mr *
@@ -330,13 +296,13 @@ remote_reg_mr(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova,
 	}
 	if (remote_call(&m) < 0)
 		return NULL;
-	return remote_adopt((void *)(uintptr_t)m.obj[0], HANDLE_MR, RPC_MR_DEREG);
+	return rpc_adopt((void *)(uintptr_t)m.obj[0], HANDLE_MR, RPC_MR_DEREG);
 }
 
 int
 remote_dereg_mr(struct drnic_mr *mr)
 {
-	return remote_destroy(mr, HANDLE_MR, RPC_MR_DEREG);
+	return rpc_destroy(mr, HANDLE_MR, RPC_MR_DEREG);
 }
 
 /* A constructor on @p pd with @p blob (@p len bytes); the reply's blob back
@@ -361,7 +327,7 @@ remote_create_on(enum rpc_op op, enum rpc_op undo, struct drnic_pd *pd, void *bl
 		return NULL;
 	if (back && m.blob_len == len)
 		memcpy(blob, m.blob, len);
-	return remote_adopt((void *)(uintptr_t)m.obj[0], kind, undo);
+	return rpc_adopt((void *)(uintptr_t)m.obj[0], kind, undo);
 }
 
 /* A modify of @p obj (live as @p kind): @p blob and @p mask. */
@@ -397,7 +363,7 @@ remote_modify_srq(struct drnic_srq *srq, struct drnic_srq_attr *attr, int mask)
 int
 remote_destroy_srq(struct drnic_srq *srq)
 {
-	return remote_destroy(srq, HANDLE_SRQ, RPC_SRQ_DESTROY);
+	return rpc_destroy(srq, HANDLE_SRQ, RPC_SRQ_DESTROY);
 }
 
 struct drnic_ah *
@@ -410,7 +376,7 @@ remote_create_ah(struct drnic_pd *pd, struct drnic_ah_attr *attr)
 int
 remote_destroy_ah(struct drnic_ah *ah)
 {
-	return remote_destroy(ah, HANDLE_AH, RPC_AH_DESTROY);
+	return rpc_destroy(ah, HANDLE_AH, RPC_AH_DESTROY);
 }
 
 struct drnic_mw *
@@ -423,7 +389,7 @@ remote_alloc_mw(struct drnic_pd *pd, enum drnic_mw_type type)
 int
 remote_dealloc_mw(struct drnic_mw *mw)
 {
-	return remote_destroy(mw, HANDLE_MW, RPC_MW_DEALLOC);
+	return rpc_destroy(mw, HANDLE_MW, RPC_MW_DEALLOC);
 }
 
 int
@@ -461,7 +427,7 @@ remote_create_qp(struct drnic_pd *pd, struct drnic_qp_init_attr *attr)
 		return NULL;
 	if (m.blob_len == sizeof(*attr))
 		attr->cap = ((const struct drnic_qp_init_attr *)m.blob)->cap;
-	return remote_adopt((void *)(uintptr_t)m.obj[0], HANDLE_QP, RPC_QP_DESTROY);
+	return rpc_adopt((void *)(uintptr_t)m.obj[0], HANDLE_QP, RPC_QP_DESTROY);
 }
 
 int
@@ -473,5 +439,5 @@ remote_modify_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int attr_mask)
 int
 remote_destroy_qp(struct drnic_qp *qp)
 {
-	return remote_destroy(qp, HANDLE_QP, RPC_QP_DESTROY);
+	return rpc_destroy(qp, HANDLE_QP, RPC_QP_DESTROY);
 }
