@@ -266,15 +266,17 @@ case_dropkill() {
 	kpid=$!
 	PIDS+=("$kpid")
 	wait_for ctl_has 'device drnic0: engines 1, qp 2,' || fail "dropkill: ib_write_bw did not connect"
-	(vpair kpp 18652 ibv_rc_pingpong -g 0 -n 300 -e -c && echo ok >"$W/kpp.ok") &
+	# Long enough (about 2 s) to be running when the other pair is killed.
+	(vpair kpp 18652 ibv_rc_pingpong -g 0 -n 20000 -e -c && echo ok >"$W/kpp.ok") &
 	local ppid=$!
 	wait_for ctl_has 'device drnic0: engines 1, qp 4,' || fail "dropkill: ibv_rc_pingpong did not connect"
+	[ -e "$W/kpp.ok" ] && fail "dropkill: ibv_rc_pingpong ended before the kill"
 	kill -9 "$kpid"
 	wait "$kpid" 2>/dev/null
 	kill -9 "$kspid" 2>/dev/null   # (it may have ended with its client)
 	wait "$kspid" 2>/dev/null
 	wait "$ppid"
-	if [ -f "$W/kpp.ok" ] && grep -q '300 iters in' "$W/kpp.client"; then
+	if [ -f "$W/kpp.ok" ] && grep -q '20000 iters in' "$W/kpp.client"; then
 		say "  ibv_rc_pingpong -c ran to the end: $(grep 'iters in' "$W/kpp.client")"
 	else
 		fail "dropkill: ibv_rc_pingpong did not finish"
@@ -393,6 +395,7 @@ case_kill() {
 	local bpid=$!
 	wait_for ctl_has 'device drnic0: engines 1, qp 4,' || fail "kill: pair B did not connect"
 	"$CTL" -s "$SOCK" list | grep -E '^(device|process)' | sed 's/^/  ctl| /'
+	[ -e "$W/b.ok" ] && fail "kill: pair B ended before the kill"
 	kill -9 "$apid"
 	t0=$(date +%s%N)
 	wait "$apid" 2>/dev/null
