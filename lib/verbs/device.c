@@ -408,6 +408,11 @@ drnic_device_link(struct drnic_device *dev)
 		rte_errno = EINVAL;
 		return NULL;
 	}
+	if (verbs_remote()) {
+		/* The daemon's link, in the daemon's own memory. */
+		rte_errno = ENOTSUP;
+		return NULL;
+	}
 	return dev->link;
 }
 

@@ -485,7 +485,8 @@ int drnic_device_async_unsubscribe(struct drnic_device *dev, struct drnic_async_
 /**
  * The device's link, for its counters (drnic_link.h).
  *
- * @return the link, or NULL (rte_errno EINVAL) when @p dev is NULL.
+ * @return the link, or NULL: rte_errno EINVAL when @p dev is NULL, ENOTSUP in
+ * a process attached to drnicd (the link is the daemon's: drnic-ctl stats).
  */
 struct drnic_link *drnic_device_link(struct drnic_device *dev);
 
