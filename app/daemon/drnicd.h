@@ -35,6 +35,8 @@ enum dobj_kind {
 	DOBJ_AH,
 	DOBJ_MW,
 	DOBJ_XRCD,       /* an open of an XRC domain (shared by file with others) */
+	DOBJ_CM_ID,      /* a connection manager id (len: the QP attached to it) */
+	DOBJ_CM_CHANNEL, /* a CM event channel (its eventfd went to the process) */
 	DOBJ_KIND_MAX,
 };
 
@@ -79,6 +81,22 @@ struct dclient *drnicd_client_new(struct drnicd *d, int fd);
 bool drnicd_client_serve(struct drnicd *d, struct dclient *c);
 /* Free everything @p c owns, close its connection and forget it. */
 void drnicd_client_drop(struct drnicd *d, struct dclient *c);
+/* The connection's objects (serve.c): the index of @p p as @p kind, or -1;
+ * add one (0 or -ENOMEM); forget the one at @p idx. */
+int dclient_find(const struct dclient *c, uint64_t p, enum dobj_kind kind);
+int dclient_add(struct dclient *c, void *p, enum dobj_kind kind, uint64_t len);
+void dclient_del(struct dclient *c, int idx);
+/* A constructor's result @p p: the process's (m->obj[0]), or undone. */
+int dclient_adopt(struct dclient *c, void *p, enum dobj_kind kind, uint64_t len,
+		  struct rpc_msg *m);
+/* A destructor of m->obj[0] as @p kind. */
+int dclient_destroy(struct dclient *c, struct rpc_msg *m, enum dobj_kind kind);
+
+/* serve_cm.c: the RPC_CM_* requests (*fd as drnicd_client_serve's), and
+ * freeing a CM object the process left. */
+int drnicd_serve_cm(struct dclient *c, struct rpc_msg *m, int *fd);
+int drnicd_cm_free(const struct dobj *o);
+
 /* "qp", "mr", ... */
 const char *drnicd_obj_name(unsigned int kind);
 

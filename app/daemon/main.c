@@ -38,6 +38,7 @@
 #include <rte_log.h>
 
 #include "drnic_env.h"
+#include "drnic_ibcm.h"
 #include "drnicd.h"
 
 #define DRNICD_MAX_SETS 32
@@ -185,6 +186,15 @@ open_device(const struct drnicd_opts *o, const char *name)
 	dev = drnic_device_open(&cfg);
 	if (dev == NULL) {
 		fprintf(stderr, "drnicd: device %s: %s\n", cfg.name, rte_strerror(rte_errno));
+		return NULL;
+	}
+	/* Its GSI agent on QP 1 and the connection manager: the daemon's, for
+	 * every attached process (one port space, as the kernel's rdma_cm). */
+	rc = drnic_ibcm_add_device(dev);
+	if (rc < 0) {
+		fprintf(stderr, "drnicd: device %s: no connection manager: %s\n", cfg.name,
+			strerror(-rc));
+		(void)drnic_device_close(dev);
 		return NULL;
 	}
 	fprintf(stderr, "drnicd: device %s: %u engine(s), link %s %s\n", cfg.name,
@@ -360,6 +370,7 @@ main(int argc, char **argv)
 	status = 0;
 out:
 	for (i = d.nb_dev; i-- > 0;) {
+		(void)drnic_ibcm_remove_device(d.dev[i]);
 		rc = drnic_device_close(d.dev[i]);
 		if (rc < 0) {
 			fprintf(stderr, "drnicd: closing %s: %s\n", drnic_device_name(d.dev[i]),

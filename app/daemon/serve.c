@@ -36,6 +36,7 @@ static const char *const dobj_names[DOBJ_KIND_MAX] = {
 	[DOBJ_MR] = "mr", [DOBJ_CQ] = "cq", [DOBJ_QP] = "qp",
 	[DOBJ_ASYNC] = "event queue", [DOBJ_CHANNEL] = "channel", [DOBJ_SRQ] = "srq",
 	[DOBJ_AH] = "ah", [DOBJ_MW] = "mw", [DOBJ_XRCD] = "xrcd",
+	[DOBJ_CM_ID] = "cm id", [DOBJ_CM_CHANNEL] = "cm channel",
 };
 
 const char *
@@ -46,8 +47,8 @@ drnicd_obj_name(unsigned int kind)
 
 /* ---- the connection's objects ------------------------------------------- */
 
-static int
-client_find(const struct dclient *c, uint64_t p, enum dobj_kind kind)
+int
+dclient_find(const struct dclient *c, uint64_t p, enum dobj_kind kind)
 {
 	unsigned int i;
 
@@ -59,8 +60,8 @@ client_find(const struct dclient *c, uint64_t p, enum dobj_kind kind)
 	return -1;
 }
 
-static int
-client_add(struct dclient *c, void *p, enum dobj_kind kind, uint64_t len)
+int
+dclient_add(struct dclient *c, void *p, enum dobj_kind kind, uint64_t len)
 {
 	if (c->nb_objs == c->cap_objs) {
 		unsigned int cap = c->cap_objs ? c->cap_objs * 2 : 32;
@@ -76,8 +77,8 @@ client_add(struct dclient *c, void *p, enum dobj_kind kind, uint64_t len)
 	return 0;
 }
 
-static void
-client_del(struct dclient *c, int idx)
+void
+dclient_del(struct dclient *c, int idx)
 {
 	c->objs[idx] = c->objs[--c->nb_objs];
 }
@@ -182,6 +183,9 @@ client_free_obj(struct dclient *c, const struct dobj *o)
 		return drnic_dealloc_mw((struct drnic_mw *)o->p);
 	case DOBJ_XRCD:
 		return drnic_close_xrcd((struct drnic_xrcd *)o->p);
+	case DOBJ_CM_ID:
+	case DOBJ_CM_CHANNEL:
+		return drnicd_cm_free(o);
 	default:
 		return -EINVAL;
 	}
@@ -190,9 +194,10 @@ client_free_obj(struct dclient *c, const struct dobj *o)
 void
 drnicd_client_drop(struct drnicd *d, struct dclient *c)
 {
-	static const enum dobj_kind order[] = { DOBJ_QP, DOBJ_MW, DOBJ_AH, DOBJ_SRQ, DOBJ_XRCD,
+	/* CM ids first (a connection is disconnected while its QP lives). */
+	static const enum dobj_kind order[] = { DOBJ_CM_ID, DOBJ_QP, DOBJ_MW, DOBJ_AH, DOBJ_SRQ, DOBJ_XRCD,
 						DOBJ_MR, DOBJ_CQ, DOBJ_PD, DOBJ_MEM, DOBJ_CHANNEL,
-						DOBJ_DEV, DOBJ_ASYNC };
+						DOBJ_CM_CHANNEL, DOBJ_DEV, DOBJ_ASYNC };
 	unsigned int n[DOBJ_KIND_MAX] = { 0 }, k, i, left = 0;
 	bool owned = false;
 	struct dclient **pp;
@@ -225,8 +230,9 @@ drnicd_client_drop(struct drnicd *d, struct dclient *c)
 	if (owned) {
 		d->reclaimed_clients++;
 		fprintf(stderr, "drnicd: pid %d (%s) gone: freed %u qp, %u mr, %u cq, %u pd, "
-			"%u buffer%s in %.2f ms\n", (int)c->pid, c->comm, n[DOBJ_QP], n[DOBJ_MR],
-			n[DOBJ_CQ], n[DOBJ_PD], n[DOBJ_MEM], left ? " (some not freed)" : "",
+			"%u buffer, %u cm id%s in %.2f ms\n", (int)c->pid, c->comm, n[DOBJ_QP],
+			n[DOBJ_MR], n[DOBJ_CQ], n[DOBJ_PD], n[DOBJ_MEM], n[DOBJ_CM_ID],
+			left ? " (some not freed)" : "",
 			(double)(t1.tv_sec - t0.tv_sec) * 1e3 +
 			(double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 	} else if (c->attached) {
@@ -278,16 +284,16 @@ serve_dev_get(struct drnicd *d, struct dclient *c, struct rpc_msg *m)
 		return -EINVAL;
 	if (dev == NULL)
 		return -ENODEV;
-	if (client_find(c, (uintptr_t)dev, DOBJ_DEV) >= 0)
+	if (dclient_find(c, (uintptr_t)dev, DOBJ_DEV) >= 0)
 		return -EEXIST;
 	/* The process's queue for this device (RPC_ASYNC_CREATE'd): its
 	 * objects' events by default, and the port's. */
-	if (client_find(c, m->obj[1], DOBJ_ASYNC) < 0)
+	if (dclient_find(c, m->obj[1], DOBJ_ASYNC) < 0)
 		return -EINVAL;
 	rc = drnic_device_async_subscribe(dev, (struct drnic_async_queue *)m->obj[1]);
 	if (rc < 0 && rc != -EEXIST)
 		return rc;
-	rc = client_add(c, dev, DOBJ_DEV, 0);
+	rc = dclient_add(c, dev, DOBJ_DEV, 0);
 	if (rc < 0) {
 		(void)drnic_device_async_unsubscribe(dev, (struct drnic_async_queue *)m->obj[1]);
 		return rc;
@@ -301,7 +307,7 @@ serve_dev_get(struct drnicd *d, struct dclient *c, struct rpc_msg *m)
 static int
 serve_dev_put(struct dclient *c, struct rpc_msg *m)
 {
-	int i = client_find(c, m->obj[0], DOBJ_DEV);
+	int i = dclient_find(c, m->obj[0], DOBJ_DEV);
 	unsigned int j;
 
 	if (i < 0)
@@ -312,19 +318,19 @@ serve_dev_put(struct dclient *c, struct rpc_msg *m)
 		    c->objs[j].kind == DOBJ_QP)
 			return -EBUSY;
 	(void)client_free_obj(c, &c->objs[i]);
-	client_del(c, i);
+	dclient_del(c, i);
 	return 0;
 }
 
 /* A constructor's result: recorded as the process's, or undone. */
-static int
-serve_adopt(struct dclient *c, void *p, enum dobj_kind kind, uint64_t len, struct rpc_msg *m)
+int
+dclient_adopt(struct dclient *c, void *p, enum dobj_kind kind, uint64_t len, struct rpc_msg *m)
 {
 	struct dobj o = { .p = (uintptr_t)p, .kind = (uint8_t)kind };
 
 	if (p == NULL)
 		return rte_errno ? -rte_errno : -ENOMEM;
-	if (client_add(c, p, kind, len) < 0) {
+	if (dclient_add(c, p, kind, len) < 0) {
 		(void)client_free_obj(c, &o);
 		return -ENOMEM;
 	}
@@ -335,18 +341,18 @@ serve_adopt(struct dclient *c, void *p, enum dobj_kind kind, uint64_t len, struc
 /* A destructor: the process's object, destroyed, forgotten. arg[0] of the
  * reply: 1 when this process still holds it (an XRC domain or target QP
  * it opened more than once). */
-static int
-serve_destroy(struct dclient *c, struct rpc_msg *m, enum dobj_kind kind)
+int
+dclient_destroy(struct dclient *c, struct rpc_msg *m, enum dobj_kind kind)
 {
-	int i = client_find(c, m->obj[0], kind);
+	int i = dclient_find(c, m->obj[0], kind);
 	int rc;
 
 	if (i < 0)
 		return -EINVAL;
 	rc = client_free_obj(c, &c->objs[i]);
 	if (rc == 0) {
-		client_del(c, i);
-		m->arg[0] = client_find(c, m->obj[0], kind) >= 0;
+		dclient_del(c, i);
+		m->arg[0] = dclient_find(c, m->obj[0], kind) >= 0;
 	}
 	return rc;
 }
@@ -360,7 +366,7 @@ serve_xrcd_open(struct dclient *c, struct rpc_msg *m)
 	char path[64];
 	int fd = -1;
 
-	if (client_find(c, m->obj[0], DOBJ_DEV) < 0 || m->arg[1] > INT32_MAX ||
+	if (dclient_find(c, m->obj[0], DOBJ_DEV) < 0 || m->arg[1] > INT32_MAX ||
 	    pfd < -1 || pfd > INT32_MAX)
 		return -EINVAL;
 	if (pfd >= 0) {
@@ -373,7 +379,7 @@ serve_xrcd_open(struct dclient *c, struct rpc_msg *m)
 	x = drnic_open_xrcd((struct drnic_device *)m->obj[0], fd, (int)m->arg[1]);
 	if (fd >= 0)
 		close(fd);
-	return serve_adopt(c, x, DOBJ_XRCD, 0, m);
+	return dclient_adopt(c, x, DOBJ_XRCD, 0, m);
 }
 
 static int
@@ -384,11 +390,11 @@ serve_cq_create(struct dclient *c, struct rpc_msg *m)
 	if (m->blob_len != sizeof(a))
 		return -EINVAL;
 	memcpy(&a, m->blob, sizeof(a));
-	if ((a.channel != NULL && client_find(c, (uintptr_t)a.channel, DOBJ_CHANNEL) < 0) ||
-	    (a.async_queue != NULL && client_find(c, (uintptr_t)a.async_queue, DOBJ_ASYNC) < 0))
+	if ((a.channel != NULL && dclient_find(c, (uintptr_t)a.channel, DOBJ_CHANNEL) < 0) ||
+	    (a.async_queue != NULL && dclient_find(c, (uintptr_t)a.async_queue, DOBJ_ASYNC) < 0))
 		return -EINVAL;
 	rte_errno = 0;
-	return serve_adopt(c, drnic_cq_create(&a), DOBJ_CQ, 0, m);
+	return dclient_adopt(c, drnic_cq_create(&a), DOBJ_CQ, 0, m);
 }
 
 static int
@@ -403,25 +409,25 @@ serve_qp_create(struct dclient *c, struct rpc_msg *m)
 	/* Every object it names is this process's; an XRC target QP has a
 	 * domain and no PD (nor CQs: drnic_create_qp() ignores them). */
 	if (a.qp_type == DRNIC_QPT_XRC_RECV ?
-	    client_find(c, (uintptr_t)a.xrcd, DOBJ_XRCD) < 0 :
-	    client_find(c, m->obj[0], DOBJ_PD) < 0)
+	    dclient_find(c, (uintptr_t)a.xrcd, DOBJ_XRCD) < 0 :
+	    dclient_find(c, m->obj[0], DOBJ_PD) < 0)
 		return -EINVAL;
 	if (a.qp_type == DRNIC_QPT_XRC_RECV) {
 		m->obj[0] = 0;
 		a.send_cq = a.recv_cq = NULL;
 		a.srq = NULL;
 	}
-	if ((a.srq != NULL && client_find(c, (uintptr_t)a.srq, DOBJ_SRQ) < 0) ||
-	    (a.send_cq != NULL && client_find(c, (uintptr_t)a.send_cq, DOBJ_CQ) < 0) ||
-	    (a.recv_cq != NULL && client_find(c, (uintptr_t)a.recv_cq, DOBJ_CQ) < 0) ||
+	if ((a.srq != NULL && dclient_find(c, (uintptr_t)a.srq, DOBJ_SRQ) < 0) ||
+	    (a.send_cq != NULL && dclient_find(c, (uintptr_t)a.send_cq, DOBJ_CQ) < 0) ||
+	    (a.recv_cq != NULL && dclient_find(c, (uintptr_t)a.recv_cq, DOBJ_CQ) < 0) ||
 	    (a.qp_type != DRNIC_QPT_XRC_RECV && a.xrcd != NULL))
 		return -EINVAL;
 	if (a.async_queue == NULL)
 		a.async_queue = c->async;   /* the process's events, nobody else's */
-	else if (client_find(c, (uintptr_t)a.async_queue, DOBJ_ASYNC) < 0)
+	else if (dclient_find(c, (uintptr_t)a.async_queue, DOBJ_ASYNC) < 0)
 		return -EINVAL;
 	rte_errno = 0;
-	rc = serve_adopt(c, drnic_create_qp((struct drnic_pd *)m->obj[0], &a), DOBJ_QP, 0, m);
+	rc = dclient_adopt(c, drnic_create_qp((struct drnic_pd *)m->obj[0], &a), DOBJ_QP, 0, m);
 	if (rc == 0)
 		memcpy(m->blob, &a, sizeof(a));   /* the capacities it got */
 	return rc;
@@ -433,18 +439,18 @@ serve_srq_create(struct dclient *c, struct rpc_msg *m)
 	struct drnic_srq_init_attr a;
 	int rc;
 
-	if (m->blob_len != sizeof(a) || client_find(c, m->obj[0], DOBJ_PD) < 0)
+	if (m->blob_len != sizeof(a) || dclient_find(c, m->obj[0], DOBJ_PD) < 0)
 		return -EINVAL;
 	memcpy(&a, m->blob, sizeof(a));
-	if ((a.xrcd != NULL && client_find(c, (uintptr_t)a.xrcd, DOBJ_XRCD) < 0) ||
-	    (a.cq != NULL && client_find(c, (uintptr_t)a.cq, DOBJ_CQ) < 0))
+	if ((a.xrcd != NULL && dclient_find(c, (uintptr_t)a.xrcd, DOBJ_XRCD) < 0) ||
+	    (a.cq != NULL && dclient_find(c, (uintptr_t)a.cq, DOBJ_CQ) < 0))
 		return -EINVAL;
 	if (a.async_queue == NULL)
 		a.async_queue = c->async;
-	else if (client_find(c, (uintptr_t)a.async_queue, DOBJ_ASYNC) < 0)
+	else if (dclient_find(c, (uintptr_t)a.async_queue, DOBJ_ASYNC) < 0)
 		return -EINVAL;
 	rte_errno = 0;
-	rc = serve_adopt(c, drnic_create_srq((struct drnic_pd *)m->obj[0], &a), DOBJ_SRQ, 0, m);
+	rc = dclient_adopt(c, drnic_create_srq((struct drnic_pd *)m->obj[0], &a), DOBJ_SRQ, 0, m);
 	if (rc == 0)
 		memcpy(m->blob, &a, sizeof(a));   /* the capacities it got */
 	return rc;
@@ -455,7 +461,7 @@ serve_qp_modify(struct dclient *c, struct rpc_msg *m)
 {
 	struct drnic_qp_attr a;
 
-	if (m->blob_len != sizeof(a) || client_find(c, m->obj[0], DOBJ_QP) < 0)
+	if (m->blob_len != sizeof(a) || dclient_find(c, m->obj[0], DOBJ_QP) < 0)
 		return -EINVAL;
 	memcpy(&a, m->blob, sizeof(a));
 	return drnic_modify_qp((struct drnic_qp *)m->obj[0], &a, (int)(uint32_t)m->arg[0]);
@@ -464,14 +470,14 @@ serve_qp_modify(struct dclient *c, struct rpc_msg *m)
 static int
 serve_mr_reg(struct dclient *c, struct rpc_msg *m)
 {
-	if (client_find(c, m->obj[0], DOBJ_PD) < 0 || m->arg[3] > UINT32_MAX ||
+	if (dclient_find(c, m->obj[0], DOBJ_PD) < 0 || m->arg[3] > UINT32_MAX ||
 	    m->arg[4] > RPC_MR_OWN)
 		return -EINVAL;
 	if (m->arg[4] == RPC_MR_OWN) {
 		/* The program's own pages, mapped again from its process:
 		 * what it has mapped and nothing else. */
 		rte_errno = 0;
-		return serve_adopt(c, verbs_reg_mr_of((struct drnic_pd *)m->obj[0], c->pid,
+		return dclient_adopt(c, verbs_reg_mr_of((struct drnic_pd *)m->obj[0], c->pid,
 						      (void *)(uintptr_t)m->arg[0], m->arg[1],
 						      m->arg[2], (unsigned int)m->arg[3]),
 				   DOBJ_MR, 0, m);
@@ -480,7 +486,7 @@ serve_mr_reg(struct dclient *c, struct rpc_msg *m)
 	if (m->arg[1] != 0 && !client_owns_range(c, m->arg[0], m->arg[1]))
 		return -EFAULT;
 	rte_errno = 0;
-	return serve_adopt(c, drnic_reg_mr_iova((struct drnic_pd *)m->obj[0],
+	return dclient_adopt(c, drnic_reg_mr_iova((struct drnic_pd *)m->obj[0],
 						(void *)(uintptr_t)m->arg[0], m->arg[1], m->arg[2],
 						(unsigned int)m->arg[3]), DOBJ_MR, 0, m);
 }
@@ -571,35 +577,42 @@ serve_one(struct drnicd *d, struct dclient *c, struct rpc_msg *m, FILE *text, in
 	case RPC_DEV_PUT:
 		return serve_dev_put(c, m);
 	case RPC_PD_ALLOC:
-		if (client_find(c, m->obj[0], DOBJ_DEV) < 0)
+		if (dclient_find(c, m->obj[0], DOBJ_DEV) < 0)
 			return -EINVAL;
 		rte_errno = 0;
-		return serve_adopt(c, drnic_alloc_pd((struct drnic_device *)m->obj[0]), DOBJ_PD,
+		return dclient_adopt(c, drnic_alloc_pd((struct drnic_device *)m->obj[0]), DOBJ_PD,
 				   0, m);
 	case RPC_PD_FREE:
-		return serve_destroy(c, m, DOBJ_PD);
+		return dclient_destroy(c, m, DOBJ_PD);
 	case RPC_MEM_ALLOC:
 		if (m->arg[0] == 0 || m->arg[0] > ((uint64_t)1 << 40))
 			return -EINVAL;
 		rte_errno = 0;
-		return serve_adopt(c, drnic_alloc(m->arg[0], m->arg[1], (int)(int64_t)m->arg[2]),
+		return dclient_adopt(c, drnic_alloc(m->arg[0], m->arg[1], (int)(int64_t)m->arg[2]),
 				   DOBJ_MEM, m->arg[0], m);
 	case RPC_MEM_FREE:
-		return serve_destroy(c, m, DOBJ_MEM);
+		return dclient_destroy(c, m, DOBJ_MEM);
 	case RPC_MR_REG:
 		return serve_mr_reg(c, m);
 	case RPC_MR_DEREG:
-		return serve_destroy(c, m, DOBJ_MR);
+		return dclient_destroy(c, m, DOBJ_MR);
 	case RPC_CQ_CREATE:
 		return serve_cq_create(c, m);
 	case RPC_CQ_DESTROY:
-		return serve_destroy(c, m, DOBJ_CQ);
+		return dclient_destroy(c, m, DOBJ_CQ);
 	case RPC_QP_CREATE:
 		return serve_qp_create(c, m);
 	case RPC_QP_MODIFY:
 		return serve_qp_modify(c, m);
-	case RPC_QP_DESTROY:
-		return serve_destroy(c, m, DOBJ_QP);
+	case RPC_QP_DESTROY: {
+		unsigned int i;
+
+		/* Not while a CM id of the process drives it. */
+		for (i = 0; i < c->nb_objs; i++)
+			if (c->objs[i].kind == DOBJ_CM_ID && c->objs[i].len == m->obj[0])
+				return -EBUSY;
+		return dclient_destroy(c, m, DOBJ_QP);
+	}
 	case RPC_DEV_LIST:
 		if (m->arg[0] >= d->nb_dev)
 			return -ENOENT;
@@ -614,14 +627,14 @@ serve_one(struct drnicd *d, struct dclient *c, struct rpc_msg *m, FILE *text, in
 			return -EINVAL;
 		q = drnic_async_queue_create((uint32_t)m->arg[0]);
 		*fd = q != NULL ? drnic_async_queue_fd(q) : -1;
-		return serve_adopt(c, q, DOBJ_ASYNC, 0, m);
+		return dclient_adopt(c, q, DOBJ_ASYNC, 0, m);
 	}
 	case RPC_ASYNC_DESTROY:
-		return serve_destroy(c, m, DOBJ_ASYNC);
+		return dclient_destroy(c, m, DOBJ_ASYNC);
 	case RPC_ASYNC_SUBSCRIBE:
 	case RPC_ASYNC_UNSUBSCRIBE:
-		if (client_find(c, m->obj[0], DOBJ_DEV) < 0 ||
-		    client_find(c, m->obj[1], DOBJ_ASYNC) < 0)
+		if (dclient_find(c, m->obj[0], DOBJ_DEV) < 0 ||
+		    dclient_find(c, m->obj[1], DOBJ_ASYNC) < 0)
 			return -EINVAL;
 		return m->op == RPC_ASYNC_SUBSCRIBE ?
 			drnic_device_async_subscribe((struct drnic_device *)m->obj[0],
@@ -632,46 +645,46 @@ serve_one(struct drnicd *d, struct dclient *c, struct rpc_msg *m, FILE *text, in
 		struct drnic_comp_channel *ch = drnic_create_comp_channel();
 
 		*fd = ch != NULL ? drnic_comp_channel_fd(ch) : -1;
-		return serve_adopt(c, ch, DOBJ_CHANNEL, 0, m);
+		return dclient_adopt(c, ch, DOBJ_CHANNEL, 0, m);
 	}
 	case RPC_CHANNEL_DESTROY:
-		return serve_destroy(c, m, DOBJ_CHANNEL);
+		return dclient_destroy(c, m, DOBJ_CHANNEL);
 	case RPC_SRQ_CREATE:
 		return serve_srq_create(c, m);
 	case RPC_SRQ_MODIFY: {
 		struct drnic_srq_attr a;
 
-		if (m->blob_len != sizeof(a) || client_find(c, m->obj[0], DOBJ_SRQ) < 0)
+		if (m->blob_len != sizeof(a) || dclient_find(c, m->obj[0], DOBJ_SRQ) < 0)
 			return -EINVAL;
 		memcpy(&a, m->blob, sizeof(a));
 		return drnic_modify_srq((struct drnic_srq *)m->obj[0], &a, (int)(uint32_t)m->arg[0]);
 	}
 	case RPC_SRQ_DESTROY:
-		return serve_destroy(c, m, DOBJ_SRQ);
+		return dclient_destroy(c, m, DOBJ_SRQ);
 	case RPC_AH_CREATE: {
 		struct drnic_ah_attr a;
 
-		if (m->blob_len != sizeof(a) || client_find(c, m->obj[0], DOBJ_PD) < 0)
+		if (m->blob_len != sizeof(a) || dclient_find(c, m->obj[0], DOBJ_PD) < 0)
 			return -EINVAL;
 		memcpy(&a, m->blob, sizeof(a));
 		rte_errno = 0;
-		return serve_adopt(c, drnic_create_ah((struct drnic_pd *)m->obj[0], &a), DOBJ_AH, 0,
+		return dclient_adopt(c, drnic_create_ah((struct drnic_pd *)m->obj[0], &a), DOBJ_AH, 0,
 				   m);
 	}
 	case RPC_AH_DESTROY:
-		return serve_destroy(c, m, DOBJ_AH);
+		return dclient_destroy(c, m, DOBJ_AH);
 	case RPC_MW_ALLOC:
-		if (client_find(c, m->obj[0], DOBJ_PD) < 0 || m->arg[0] > INT32_MAX)
+		if (dclient_find(c, m->obj[0], DOBJ_PD) < 0 || m->arg[0] > INT32_MAX)
 			return -EINVAL;
 		rte_errno = 0;
-		return serve_adopt(c, drnic_alloc_mw((struct drnic_pd *)m->obj[0],
+		return dclient_adopt(c, drnic_alloc_mw((struct drnic_pd *)m->obj[0],
 						     (enum drnic_mw_type)m->arg[0]), DOBJ_MW, 0, m);
 	case RPC_MW_DEALLOC:
-		return serve_destroy(c, m, DOBJ_MW);
+		return dclient_destroy(c, m, DOBJ_MW);
 	case RPC_MCAST: {
 		union drnic_gid g;
 
-		if (m->blob_len != sizeof(g) || client_find(c, m->obj[0], DOBJ_QP) < 0)
+		if (m->blob_len != sizeof(g) || dclient_find(c, m->obj[0], DOBJ_QP) < 0)
 			return -EINVAL;
 		memcpy(&g, m->blob, sizeof(g));
 		return m->arg[0] ? drnic_attach_mcast((struct drnic_qp *)m->obj[0], &g, 0) :
@@ -680,13 +693,15 @@ serve_one(struct drnicd *d, struct dclient *c, struct rpc_msg *m, FILE *text, in
 	case RPC_XRCD_OPEN:
 		return serve_xrcd_open(c, m);
 	case RPC_XRCD_CLOSE:
-		return serve_destroy(c, m, DOBJ_XRCD);
+		return dclient_destroy(c, m, DOBJ_XRCD);
 	case RPC_QP_OPEN:
-		if (client_find(c, m->obj[0], DOBJ_XRCD) < 0 || m->arg[0] > 0xFFFFFF)
+		if (dclient_find(c, m->obj[0], DOBJ_XRCD) < 0 || m->arg[0] > 0xFFFFFF)
 			return -EINVAL;
 		rte_errno = 0;
-		return serve_adopt(c, drnic_open_qp((struct drnic_xrcd *)m->obj[0],
+		return dclient_adopt(c, drnic_open_qp((struct drnic_xrcd *)m->obj[0],
 						    (uint32_t)m->arg[0]), DOBJ_QP, 0, m);
+	case RPC_CM_CHANNEL_CREATE ... RPC_CM_STATS:
+		return drnicd_serve_cm(c, m, fd);
 	case RPC_CTL_LIST:
 		serve_list(d, text);
 		return 0;

@@ -17,6 +17,7 @@
 #include <rte_random.h>
 
 #include "ibcm_rdma.h"
+#include "rpc.h"
 #include "link_driver.h"
 #include "verbs_objects.h"
 
@@ -264,6 +265,8 @@ drnic_ibcm_bind_addr(struct drnic_ibcm_id *id, const struct sockaddr *addr)
 {
 	int rc;
 
+	if (rpc_attached())
+		return ibcm_r_bind_addr(id, addr);
 	if (id == NULL || addr == NULL)
 		return -EINVAL;
 	pthread_mutex_lock(&ibcm.lock);
@@ -365,6 +368,8 @@ drnic_ibcm_resolve_addr(struct drnic_ibcm_id *id, const struct sockaddr *src,
 	struct ibcm_dev *d;
 	int idx, rc;
 
+	if (rpc_attached())
+		return ibcm_r_resolve_addr(id, src, dst, timeout_ms);
 	if (id == NULL || dst == NULL || !ibcm_sa_gid(dst, &dgid) ||
 	    (src != NULL && src->sa_family != dst->sa_family))
 		return -EINVAL;
@@ -427,6 +432,8 @@ drnic_ibcm_resolve_route(struct drnic_ibcm_id *id, int timeout_ms)
 	struct drnic_port_attr pa;
 	int rc = 0;
 
+	if (rpc_attached())
+		return ibcm_r_simple(RPC_CM_RESOLVE_ROUTE, id, (uint64_t)(int64_t)timeout_ms);
 	RTE_SET_USED(timeout_ms);
 	if (id == NULL)
 		return -EINVAL;

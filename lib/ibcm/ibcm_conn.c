@@ -23,6 +23,7 @@
 #include <rte_random.h>
 
 #include "ibcm_rdma.h"
+#include "rpc.h"
 #include "verbs_objects.h"
 
 #define IBCM_REQ_UDATA_MAX  (DRNIC_MAD_CM_REQ_PDATA_LEN - DRNIC_RDMA_CM_HDR_LEN)      /* 56 */
@@ -183,6 +184,8 @@ drnic_ibcm_init_qp_attr(struct drnic_ibcm_id *id, struct drnic_qp_attr *attr, in
 {
 	int rc;
 
+	if (rpc_attached())
+		return ibcm_r_init_qp_attr(id, attr, mask);
 	if (id == NULL || attr == NULL || mask == NULL)
 		return -EINVAL;
 	pthread_mutex_lock(&ibcm.lock);
@@ -232,6 +235,8 @@ drnic_ibcm_attach_qp(struct drnic_ibcm_id *id, struct drnic_qp *qp)
 	unsigned int i;
 	int rc;
 
+	if (rpc_attached())
+		return ibcm_r_attach_qp(id, qp);
 	if (id == NULL || qp == NULL)
 		return -EINVAL;
 	pthread_mutex_lock(&ibcm.lock);
@@ -312,6 +317,8 @@ drnic_ibcm_listen(struct drnic_ibcm_id *id, int backlog)
 	struct ibcm_dev *d;
 	int rc = 0;
 
+	if (rpc_attached())
+		return ibcm_r_simple(RPC_CM_LISTEN, id, (uint64_t)(int64_t)backlog);
 	if (id == NULL)
 		return -EINVAL;
 	pthread_mutex_lock(&ibcm.lock);
@@ -445,6 +452,8 @@ drnic_ibcm_connect(struct drnic_ibcm_id *id, const struct drnic_ibcm_conn_param 
 {
 	int rc;
 
+	if (rpc_attached())
+		return ibcm_r_conn(RPC_CM_CONNECT, id, param);
 	if (id == NULL)
 		return -EINVAL;
 	pthread_mutex_lock(&ibcm.lock);
@@ -472,6 +481,8 @@ drnic_ibcm_establish(struct drnic_ibcm_id *id)
 {
 	int rc = -EINVAL;
 
+	if (rpc_attached())
+		return ibcm_r_simple(RPC_CM_ESTABLISH, id, 0);
 	if (id == NULL)
 		return -EINVAL;
 	pthread_mutex_lock(&ibcm.lock);
@@ -573,6 +584,8 @@ drnic_ibcm_accept(struct drnic_ibcm_id *id, const struct drnic_ibcm_conn_param *
 {
 	int rc;
 
+	if (rpc_attached())
+		return ibcm_r_conn(RPC_CM_ACCEPT, id, param);
 	if (id == NULL)
 		return -EINVAL;
 	pthread_mutex_lock(&ibcm.lock);
@@ -592,6 +605,8 @@ drnic_ibcm_reject(struct drnic_ibcm_id *id, const void *pdata, uint8_t len)
 {
 	int rc;
 
+	if (rpc_attached())
+		return ibcm_r_reject(id, pdata, len);
 	if (id == NULL || (len > 0 && pdata == NULL))
 		return -EINVAL;
 	pthread_mutex_lock(&ibcm.lock);
@@ -628,9 +643,12 @@ out:
 int
 drnic_ibcm_disconnect(struct drnic_ibcm_id *id)
 {
-	uint64_t now = ibcm_now();
+	uint64_t now;
 	int rc = 0;
 
+	if (rpc_attached())
+		return ibcm_r_simple(RPC_CM_DISCONNECT, id, 0);
+	now = ibcm_now();
 	if (id == NULL)
 		return -EINVAL;
 	pthread_mutex_lock(&ibcm.lock);
@@ -681,6 +699,8 @@ drnic_ibcm_join_multicast(struct drnic_ibcm_id *id, const struct sockaddr *addr,
 	unsigned int i;
 	int rc = 0;
 
+	if (rpc_attached())
+		return ibcm_r_mcast(id, addr, true, context);
 	if (id == NULL || addr == NULL || !ibcm_sa_gid(addr, &gid) || !verbs_gid_is_mcast(&gid))
 		return -EINVAL;
 	pthread_mutex_lock(&ibcm.lock);
@@ -739,6 +759,8 @@ drnic_ibcm_leave_multicast(struct drnic_ibcm_id *id, const struct sockaddr *addr
 	unsigned int i;
 	int rc = -EADDRNOTAVAIL;
 
+	if (rpc_attached())
+		return ibcm_r_mcast(id, addr, false, NULL);
 	if (id == NULL || addr == NULL || !ibcm_sa_gid(addr, &gid))
 		return -EINVAL;
 	pthread_mutex_lock(&ibcm.lock);

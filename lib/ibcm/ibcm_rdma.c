@@ -41,6 +41,7 @@
 #include "drnic_progress.h"
 #include "ibcm_rdma.h"
 #include "rpc.h"
+#include "rpc_cm.h"
 #include "verbs_objects.h"
 
 RTE_LOG_REGISTER_SUFFIX(ibcm_rdma_logtype, ibcm.rdma, NOTICE);
@@ -49,6 +50,7 @@ struct ibcm_global ibcm = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.devs = TAILQ_HEAD_INITIALIZER(ibcm.devs),
 	.ids = TAILQ_HEAD_INITIALIZER(ibcm.ids),
+	.chans = TAILQ_HEAD_INITIALIZER(ibcm.chans),
 };
 
 static const char *const ibcm_id_state_names[IBCM_ID_STATE_COUNT] = {
@@ -90,6 +92,8 @@ ibcm_now(void)
 struct drnic_ibcm_channel *
 drnic_ibcm_create_channel(void)
 {
+	if (rpc_attached())
+		return ibcm_r_create_channel();
 	struct drnic_ibcm_channel *ch = calloc(1, sizeof(*ch));
 
 	if (ch == NULL) {
@@ -112,6 +116,8 @@ drnic_ibcm_destroy_channel(struct drnic_ibcm_channel *ch)
 {
 	struct ibcm_qev *q;
 
+	if (rpc_attached())
+		return ibcm_r_destroy_channel(ch);
 	if (ch == NULL)
 		return -EINVAL;
 	pthread_mutex_lock(&ibcm.lock);
@@ -225,20 +231,43 @@ ibcm_channel_take(struct drnic_ibcm_channel *ch, const struct drnic_ibcm_id *id,
 	pthread_mutex_unlock(&ch->lock);
 }
 
+uint64_t
+ibcm_deadline(int timeout_ms)
+{
+	return timeout_ms > 0 ? ibcm_now() + (uint64_t)timeout_ms * 1000000u : 0;
+}
+
+int
+ibcm_wait_efd(int efd, int timeout_ms, uint64_t deadline)
+{
+	struct pollfd pfd = { .fd = efd, .events = POLLIN };
+	int wait_ms = -1;
+
+	if (timeout_ms == 0)
+		return -EAGAIN;
+	if (timeout_ms > 0) {
+		uint64_t now = ibcm_now();
+
+		if (now >= deadline)
+			return -EAGAIN;
+		wait_ms = (int)((deadline - now + 999999) / 1000000);
+	}
+	(void)poll(&pfd, 1, wait_ms);
+	return 0;
+}
+
 int
 drnic_ibcm_get_event(struct drnic_ibcm_channel *ch, struct drnic_ibcm_event *ev, int timeout_ms)
 {
-	uint64_t deadline = 0;
+	uint64_t deadline;
 	struct ibcm_qev *q;
 
+	if (rpc_attached())
+		return ibcm_r_get_event(ch, ev, timeout_ms);
 	if (ch == NULL || ev == NULL)
 		return -EINVAL;
-	if (timeout_ms > 0)
-		deadline = ibcm_now() + (uint64_t)timeout_ms * 1000000u;
+	deadline = ibcm_deadline(timeout_ms);
 	for (;;) {
-		struct pollfd pfd = { .fd = ch->efd, .events = POLLIN };
-		int wait_ms = -1;
-
 		pthread_mutex_lock(&ch->lock);
 		q = TAILQ_FIRST(&ch->queue);
 		if (q != NULL) {
@@ -248,16 +277,8 @@ drnic_ibcm_get_event(struct drnic_ibcm_channel *ch, struct drnic_ibcm_event *ev,
 		pthread_mutex_unlock(&ch->lock);
 		if (q != NULL)
 			break;
-		if (timeout_ms == 0)
+		if (ibcm_wait_efd(ch->efd, timeout_ms, deadline) < 0)
 			return -EAGAIN;
-		if (timeout_ms > 0) {
-			uint64_t now = ibcm_now();
-
-			if (now >= deadline)
-				return -EAGAIN;
-			wait_ms = (int)((deadline - now + 999999) / 1000000);
-		}
-		(void)poll(&pfd, 1, wait_ms);
 	}
 	*ev = q->ev;
 	if (q->pdata_inline)
@@ -431,10 +452,9 @@ drnic_ibcm_add_device(struct drnic_device *dev)
 
 	if (dev == NULL)
 		return -EINVAL;
-	/* QP 1 of a daemon's device is the daemon's to run: not offered to
-	 * attached processes yet. */
+	/* QP 1 of a daemon's device is the daemon's to run, with its CM. */
 	if (rpc_attached())
-		return -ENOTSUP;
+		return ibcm_r_add_device(dev);
 	if (drnic_query_device(dev, &da) < 0 || drnic_query_port(dev, 1, &pa) < 0)
 		return -EINVAL;
 	pthread_mutex_lock(&ibcm.lock);
@@ -527,6 +547,8 @@ drnic_ibcm_remove_device(struct drnic_device *dev)
 	struct drnic_ibcm_id *id;
 	struct ibcm_dev *d;
 
+	if (rpc_attached())
+		return 0;   /* the daemon's CM stays */
 	if (dev == NULL)
 		return -ENOENT;
 	pthread_mutex_lock(&ibcm.lock);
@@ -567,6 +589,8 @@ drnic_ibcm_stats_get(struct drnic_device *dev, struct drnic_ibcm_stats *st)
 	struct ibcm_gsi_stats gs;
 	struct ibcm_dev *d;
 
+	if (rpc_attached())
+		return ibcm_r_stats(dev, st);
 	if (dev == NULL || st == NULL)
 		return -EINVAL;
 	pthread_mutex_lock(&ibcm.lock);
@@ -636,6 +660,8 @@ drnic_ibcm_create_id(struct drnic_ibcm_channel *ch, void *context, enum drnic_ib
 {
 	struct drnic_ibcm_id *id;
 
+	if (rpc_attached())
+		return ibcm_r_create_id(ch, context, ps, qp_type);
 	if (ch == NULL) {
 		rte_errno = EINVAL;
 		return NULL;
@@ -701,6 +727,8 @@ ibcm_id_destroy_locked(struct drnic_ibcm_id *id)
 int
 drnic_ibcm_destroy_id(struct drnic_ibcm_id *id)
 {
+	if (rpc_attached())
+		return ibcm_r_destroy_id(id);
 	if (id == NULL)
 		return -EINVAL;
 	pthread_mutex_lock(&ibcm.lock);
@@ -727,6 +755,12 @@ drnic_ibcm_id_device(const struct drnic_ibcm_id *id)
 {
 	struct drnic_device *dev;
 
+	if (rpc_attached()) {
+		struct rpc_cm_id_info info;
+
+		return ibcm_r_query(id, &info) == 0 ?
+		       (struct drnic_device *)(uintptr_t)info.dev : NULL;
+	}
 	if (id == NULL)
 		return NULL;
 	pthread_mutex_lock(&ibcm.lock);
@@ -747,14 +781,22 @@ drnic_ibcm_id_qp_type(const struct drnic_ibcm_id *id)
 	return id == NULL ? 0 : id->qp_type;
 }
 
+/* The id's source (@p dst false) or destination address. */
 static int
-ibcm_id_copy_addr(const struct drnic_ibcm_id *id, const struct sockaddr_storage *from,
-		  struct sockaddr_storage *ss)
+ibcm_id_copy_addr(const struct drnic_ibcm_id *id, bool dst, struct sockaddr_storage *ss)
 {
 	if (id == NULL || ss == NULL)
 		return -EINVAL;
+	if (rpc_attached()) {
+		struct rpc_cm_id_info info;
+		int rc = ibcm_r_query(id, &info);
+
+		if (rc == 0)
+			*ss = dst ? info.dst : info.src;
+		return rc;
+	}
 	pthread_mutex_lock(&ibcm.lock);
-	*ss = *from;
+	*ss = dst ? id->dst : id->src;
 	pthread_mutex_unlock(&ibcm.lock);
 	return 0;
 }
@@ -762,13 +804,13 @@ ibcm_id_copy_addr(const struct drnic_ibcm_id *id, const struct sockaddr_storage 
 int
 drnic_ibcm_id_src_addr(const struct drnic_ibcm_id *id, struct sockaddr_storage *ss)
 {
-	return ibcm_id_copy_addr(id, id == NULL ? NULL : &id->src, ss);
+	return ibcm_id_copy_addr(id, false, ss);
 }
 
 int
 drnic_ibcm_id_dst_addr(const struct drnic_ibcm_id *id, struct sockaddr_storage *ss)
 {
-	return ibcm_id_copy_addr(id, id == NULL ? NULL : &id->dst, ss);
+	return ibcm_id_copy_addr(id, true, ss);
 }
 
 int
@@ -776,6 +818,14 @@ drnic_ibcm_id_route(const struct drnic_ibcm_id *id, struct drnic_ibcm_route *rou
 {
 	if (id == NULL || route == NULL)
 		return -EINVAL;
+	if (rpc_attached()) {
+		struct rpc_cm_id_info info;
+		int rc = ibcm_r_query(id, &info);
+
+		if (rc == 0)
+			*route = info.route;
+		return rc;
+	}
 	pthread_mutex_lock(&ibcm.lock);
 	*route = id->route;
 	pthread_mutex_unlock(&ibcm.lock);
@@ -785,6 +835,8 @@ drnic_ibcm_id_route(const struct drnic_ibcm_id *id, struct drnic_ibcm_route *rou
 int
 drnic_ibcm_migrate_id(struct drnic_ibcm_id *id, struct drnic_ibcm_channel *ch)
 {
+	if (rpc_attached())
+		return ibcm_r_migrate_id(id, ch);
 	struct ibcm_qev_list moved = TAILQ_HEAD_INITIALIZER(moved);
 	struct ibcm_qev *q, *t;
 	struct drnic_ibcm_channel *old;
@@ -822,6 +874,8 @@ int
 drnic_ibcm_set_option(struct drnic_ibcm_id *id, enum drnic_ibcm_option opt, const void *val,
 		      size_t len)
 {
+	if (rpc_attached())
+		return ibcm_r_set_option(id, opt, val, len);
 	int rc = 0;
 
 	if (id == NULL || val == NULL)

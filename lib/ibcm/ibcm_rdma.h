@@ -101,6 +101,7 @@ struct drnic_ibcm_channel {
 	struct ibcm_qev_list queue;
 	int efd;                        /* EFD_SEMAPHORE: one count per queued event */
 	unsigned int nb_ids;            /* under ibcm.lock */
+	uint64_t remote;                /* attached: the daemon's channel (ibcm_remote.c) */
 };
 
 struct ibcm_mcast {
@@ -140,6 +141,7 @@ struct drnic_ibcm_id {
 	int backlog, pending;
 	struct drnic_ibcm_id *listener; /* a request not answered yet: its listener */
 	struct ibcm_mcast mcast[IBCM_MAX_MCAST];
+	uint64_t remote;                /* attached: the daemon's id (ibcm_remote.c) */
 };
 
 /* The CM's global state (ibcm_rdma.c). */
@@ -147,11 +149,17 @@ struct ibcm_global {
 	pthread_mutex_t lock;
 	TAILQ_HEAD(, ibcm_dev) devs;
 	TAILQ_HEAD(, drnic_ibcm_id) ids;
+	TAILQ_HEAD(, drnic_ibcm_channel) chans;   /* attached: the stand-ins */
 };
 extern struct ibcm_global ibcm;
 
 /* CLOCK_MONOTONIC in nanoseconds: the protocol's clock. */
 uint64_t ibcm_now(void);
+/* get_event's wait: ibcm_deadline() of its timeout (0: none), then, per
+ * empty try, ibcm_wait_efd(): -EAGAIN once the timeout is spent (at once
+ * for 0), else 0 after a poll of the channel's eventfd until it is due. */
+uint64_t ibcm_deadline(int timeout_ms);
+int ibcm_wait_efd(int efd, int timeout_ms, uint64_t deadline);
 
 /* Queue an event for @p id on its channel (under ibcm.lock). @p pdata of
  * @p len bytes is copied into the event. */
@@ -170,6 +178,37 @@ struct drnic_ibcm_id *ibcm_id_alloc(struct drnic_ibcm_channel *ch, void *context
 void ibcm_id_destroy_locked(struct drnic_ibcm_id *id);
 /* Wake @p d's agent thread (timers or pending work changed). */
 void ibcm_dev_kick(struct ibcm_dev *d);
+
+/* ---- ibcm_remote.c: a process attached to drnicd ---------------------
+ * Each public call goes to the daemon while rpc_attached(); the ids and
+ * channels here are stand-ins (their context, port space, QP type, and
+ * the daemon's object in 'remote'). Same returns as the public calls. */
+struct rpc_cm_id_info;
+int ibcm_r_add_device(struct drnic_device *dev);
+int ibcm_r_stats(struct drnic_device *dev, struct drnic_ibcm_stats *st);
+struct drnic_ibcm_channel *ibcm_r_create_channel(void);
+int ibcm_r_destroy_channel(struct drnic_ibcm_channel *ch);
+int ibcm_r_get_event(struct drnic_ibcm_channel *ch, struct drnic_ibcm_event *ev, int timeout_ms);
+struct drnic_ibcm_id *ibcm_r_create_id(struct drnic_ibcm_channel *ch, void *context,
+				       enum drnic_ibcm_ps ps, enum drnic_qp_type qp_type);
+int ibcm_r_destroy_id(struct drnic_ibcm_id *id);
+int ibcm_r_query(const struct drnic_ibcm_id *id, struct rpc_cm_id_info *info);
+int ibcm_r_migrate_id(struct drnic_ibcm_id *id, struct drnic_ibcm_channel *ch);
+int ibcm_r_bind_addr(struct drnic_ibcm_id *id, const struct sockaddr *addr);
+int ibcm_r_resolve_addr(struct drnic_ibcm_id *id, const struct sockaddr *src,
+			const struct sockaddr *dst, int timeout_ms);
+/* @p op: RPC_CM_CONNECT or RPC_CM_ACCEPT (an enum rpc_op). */
+int ibcm_r_conn(int op, struct drnic_ibcm_id *id, const struct drnic_ibcm_conn_param *param);
+int ibcm_r_reject(struct drnic_ibcm_id *id, const void *pdata, uint8_t len);
+/* A request of @p id alone (RPC_CM_RESOLVE_ROUTE, _LISTEN, _ESTABLISH,
+ * _DISCONNECT) with @p arg0. */
+int ibcm_r_simple(int op, struct drnic_ibcm_id *id, uint64_t arg0);
+int ibcm_r_attach_qp(struct drnic_ibcm_id *id, struct drnic_qp *qp);
+int ibcm_r_init_qp_attr(struct drnic_ibcm_id *id, struct drnic_qp_attr *attr, int *mask);
+int ibcm_r_set_option(struct drnic_ibcm_id *id, enum drnic_ibcm_option opt, const void *val,
+		      size_t len);
+int ibcm_r_mcast(struct drnic_ibcm_id *id, const struct sockaddr *addr, bool join,
+		 void *context);
 
 /* ---- ibcm_conn.c ---------------------------------------------------- */
 

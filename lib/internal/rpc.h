@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change of struct rpc_msg or the ops' meanings. */
-#define RPC_VERSION 1
+#define RPC_VERSION 2
 /* drnicd's control socket when neither the caller nor $DRNIC_DAEMON names one. */
 #define RPC_DEFAULT_SOCKET "/run/drnic/drnicd.sock"
 /* Largest opaque argument (a verbs structure copied as bytes). */
@@ -80,6 +80,38 @@ enum rpc_op {
 			    * -> obj[0] XRC domain (one per file, whoever opens it) */
 	RPC_XRCD_CLOSE,    /* obj[0] XRC domain -> arg[0] 1 when still opened */
 	RPC_QP_OPEN,       /* obj[0] XRC domain, arg[0] QPN -> obj[0] the XRC target QP */
+	/* The connection manager (drnic_ibcm.h), whose GSI agent on QP 1 the
+	 * daemon runs for its devices: ids and event channels are the
+	 * daemon's, named by address as the rest. */
+	RPC_CM_CHANNEL_CREATE,  /* -> obj[0] event channel, and its eventfd */
+	RPC_CM_CHANNEL_DESTROY, /* obj[0] event channel */
+	RPC_CM_GET_EVENT,  /* obj[0] channel -> blob: struct drnic_ibcm_event, obj[1] its
+			    * id, obj[2] its listen_id, arg[0] 1 when its private data is
+			    * in its pdata (else arg[1] the private_data as given, a
+			    * multicast join's context); -EAGAIN: none queued */
+	RPC_CM_ID_CREATE,  /* obj[0] channel, arg[0] port space, arg[1] QP type -> obj[0] id */
+	RPC_CM_ID_DESTROY, /* obj[0] id */
+	RPC_CM_ID_QUERY,   /* obj[0] id -> blob: struct rpc_cm_id_info
+			    * (rpc_cm.h) */
+	RPC_CM_MIGRATE,    /* obj[0] id, obj[1] channel */
+	RPC_CM_BIND,       /* obj[0] id, blob: the sockaddr */
+	RPC_CM_RESOLVE_ADDR,   /* obj[0] id, arg[0] timeout, arg[1] 1 when a source is
+				* given, blob: two struct sockaddr_storage (source, dest) */
+	RPC_CM_RESOLVE_ROUTE,  /* obj[0] id, arg[0] timeout */
+	RPC_CM_ATTACH_QP,  /* obj[0] id, obj[1] QP */
+	RPC_CM_LISTEN,     /* obj[0] id, arg[0] backlog */
+	RPC_CM_CONNECT,    /* obj[0] id, blob: struct rpc_cm_conn */
+	RPC_CM_ACCEPT,     /* obj[0] id, blob: struct rpc_cm_conn */
+	RPC_CM_REJECT,     /* obj[0] id, blob: the private data */
+	RPC_CM_ESTABLISH,  /* obj[0] id */
+	RPC_CM_DISCONNECT, /* obj[0] id */
+	RPC_CM_INIT_QP_ATTR,   /* obj[0] id, blob: struct drnic_qp_attr (qp_state) -> blob
+				* back, arg[0] the mask */
+	RPC_CM_SET_OPTION, /* obj[0] id, arg[0] option, blob: its value */
+	RPC_CM_MCAST,      /* obj[0] id, arg[0] 1 join / 0 leave, arg[1] the join's context,
+			    * blob: the sockaddr */
+	RPC_CM_STATS,      /* obj[0] device -> blob: struct drnic_ibcm_stats; -ENOENT: the
+			    * daemon runs no CM on it */
 	RPC_CTL_LIST,      /* -> text: devices, attached processes and their objects */
 	RPC_CTL_STATS,     /* blob: device name or "" -> text: the device's counters */
 	RPC_OP_MAX,

@@ -6,7 +6,7 @@
 #
 #   daemon.sh DRNICD DRNIC_CTL DRNIC_PINGPONG DRNICD_PROBE [CASE...]
 #
-# Cases (by default all but dropin and dropkill, which meson runs as
+# Cases (by default all but dropin, dropkill, cm and twohosts, which meson runs as
 # drnicd_verbs in suite ibverbs):
 #   ctl       the control tool: devices, counters, an unknown device;
 #             telemetry; malformed requests refused
@@ -14,12 +14,13 @@
 #             refusals, two QPs of one process over the engine's loopback
 #   pingpong  two drnic-pingpong processes on one device (same GID, their
 #             own QPNs): SEND ping-pong and a WRITE run, every byte checked
-#   foreign   one process names another's objects: each request refused;
-#             both processes' objects freed when they go (one by kill -9)
+#   foreign   one process names another's objects (CM ids and channels
+#             too): each request refused; both processes' objects freed
+#             when they go (one by kill -9), its CM port free again
 #   kill      a pair killed with SIGKILL mid-run while a second pair runs to
 #             the end with its data verified; nothing left in the daemon
 #   death     the daemon killed under an attached program: DEVICE_FATAL
-#             wakes it, CQ waits and polls fail with EIO, control calls
+#             wakes it, CQ and CM event waits and CQ polls fail with EIO, control calls
 #             with EPIPE; nothing hangs
 #   term      SIGTERM with a program attached: its objects freed, exit 0,
 #             the socket and the hugepage files gone
@@ -30,6 +31,10 @@
 #             ib_send_lat -e, UC ib_write_bw, ibv_xsrq_pingpong (XRC),
 #             ucx_perftest over ud_verbs, four
 #             ib_write_bw pairs at once
+#   cm        the RDMA CM through the daemon (drop-in librdmacm, $DROPIN):
+#             rping -V, ucmatose (10 connections), udaddy (SIDR),
+#             rdma_server/rdma_client, cmtime, mckey, ib_write_bw -R; both
+#             ends of each pair on the daemon's one device and port space
 #   dropkill  an ib_write_bw client killed with SIGKILL mid-run while an
 #             ibv_rc_pingpong -c pair runs to the end
 #   twohosts  two network namespaces joined by a veth pair, one daemon in
@@ -81,8 +86,10 @@ fi
 # ctl_has PATTERN: drnic-ctl list of the main daemon matches (grep -E).
 ctl_has() { "$CTL" -s "$SOCK" list | grep -Eq "$1"; }
 
+# Idle: no process attached; the device holds only its GSI agent's QP 1,
+# with that QP's PD and MR (the connection manager's, in the daemon).
 ctl_idle() {
-	ctl_has 'device drnic0: engines 1, qp 0, mr 0, pd 0, link up' &&
+	ctl_has 'device drnic0: engines 1, qp 1, mr 1, pd 1, link up' &&
 		! ctl_has '^process '
 }
 
@@ -95,7 +102,7 @@ case_ctl() {
 	out=$("$CTL" -s "$SOCK" list) || fail "drnic-ctl list"
 	grep -q "^drnicd pid $DPID, socket $SOCK, EAL prefix $PREFIX" <<<"$out" ||
 		fail "drnic-ctl list: no daemon line: $out"
-	grep -q 'device drnic0: engines 1, qp 0, mr 0, pd 0, link up' <<<"$out" ||
+	grep -q 'device drnic0: engines 1, qp 1, mr 1, pd 1, link up' <<<"$out" ||
 		fail "drnic-ctl list: no idle drnic0: $out"
 	out=$("$CTL" -s "$SOCK" stats drnic0) || fail "drnic-ctl stats drnic0"
 	grep -q '^stats drnic0 engine 0: loops' <<<"$out" || fail "drnic-ctl stats: $out"
@@ -240,7 +247,7 @@ case_dropin() {
 		vpair "wbw4.$i" $((18640 + i)) ib_write_bw -d drnic0 -x 0 -n 1000 -s 8192 &
 		four+=($!)
 	done
-	wait_for ctl_has 'device drnic0: engines 1, qp 8,' ||
+	wait_for ctl_has 'device drnic0: engines 1, qp 9,' ||
 		say "  (the four pairs were never all connected at once)"
 	wait "${four[@]}"
 	for i in 1 2 3 4; do
@@ -265,11 +272,11 @@ case_dropkill() {
 		ib_write_bw -d drnic0 -x 0 -D 60 -p 18651 127.0.0.1 >"$W/kbw.client" 2>&1 &
 	kpid=$!
 	PIDS+=("$kpid")
-	wait_for ctl_has 'device drnic0: engines 1, qp 2,' || fail "dropkill: ib_write_bw did not connect"
+	wait_for ctl_has 'device drnic0: engines 1, qp 3,' || fail "dropkill: ib_write_bw did not connect"
 	# Long enough (about 2 s) to be running when the other pair is killed.
 	(vpair kpp 18652 ibv_rc_pingpong -g 0 -n 20000 -e -c && echo ok >"$W/kpp.ok") &
 	local ppid=$!
-	wait_for ctl_has 'device drnic0: engines 1, qp 4,' || fail "dropkill: ibv_rc_pingpong did not connect"
+	wait_for ctl_has 'device drnic0: engines 1, qp 5,' || fail "dropkill: ibv_rc_pingpong did not connect"
 	[ -e "$W/kpp.ok" ] && fail "dropkill: ibv_rc_pingpong ended before the kill"
 	kill -9 "$kpid"
 	wait "$kpid" 2>/dev/null
@@ -352,12 +359,14 @@ case_twohosts() {
 
 case_foreign() {
 	local before out hpid
+	local cmid
 	before=$(counter 'reclaimed processes')
+	cmid=$(counter 'reclaimed cm id')
 	DRNIC_DAEMON=$SOCK taskset -c 0 "$PROBE" hold "$W/held" >"$W/hold.log" 2>&1 &
 	hpid=$!
 	PIDS+=("$hpid")
 	wait_for test -s "$W/held" || { fail "hold: no objects: $(cat "$W/hold.log")"; return; }
-	ctl_has "^process $hpid \(drnicd_probe\): requests [0-9]+, device 1, pd 1, buffer 1, mr 1, cq 1, qp 1" ||
+	ctl_has "^process $hpid \(drnicd_probe\): requests [0-9]+, device 1, pd 1, buffer 1, mr 1, cq 1, qp 1, .*, xrcd 1, cm id 1, cm channel 1$" ||
 		fail "drnic-ctl does not show the holder's objects: $("$CTL" -s "$SOCK" list)"
 	out=$(DRNIC_DAEMON=$SOCK taskset -c 0 "$PROBE" foreign "$W/held" 2>&1)
 	local rc=$?
@@ -373,6 +382,87 @@ case_foreign() {
 	[ "$out" -ge $((before + 2)) ] ||
 		fail "reclaimed processes $out, expected at least $((before + 2))"
 	say "  reclaimed processes: $before -> $out"
+	# The holder's listening CM id (and the probe's own) went with them.
+	out=$(counter 'reclaimed cm id')
+	[ "$out" -ge $((cmid + 2)) ] || fail "reclaimed cm id $cmid -> $out, expected +2"
+	say "  reclaimed cm id: $cmid -> $out"
+	# Its port is free again: a second holder listens there.
+	DRNIC_DAEMON=$SOCK taskset -c 0 "$PROBE" hold "$W/held2" >"$W/hold2.log" 2>&1 &
+	hpid=$!
+	PIDS+=("$hpid")
+	wait_for test -s "$W/held2" ||
+		fail "the killed holder's CM port is not free: $(cat "$W/hold2.log")"
+	kill -9 "$hpid"
+	wait "$hpid" 2>/dev/null
+	wait_for ctl_idle || fail "foreign: second holder not reclaimed: $("$CTL" -s "$SOCK" list)"
+}
+
+# cm_pair NAME WAIT "SERVER" "CLIENT": an RDMA CM program's server and
+# client, both attached through the drop-in librdmacm; the client starts
+# once the server's output has a line matching WAIT (default: the drop-in's
+# rdma_listen line, DRNIC_IBV_DEBUG). A server that serves until killed
+# runs under serve_for.sh.
+cm_pair() {
+	local name=$1 wait=${2:-'^drnic rdmacm: rdma_listen '} spid i
+	env -u DRNIC_CONFIG LD_LIBRARY_PATH="$DROPIN" DRNIC_DAEMON="$SOCK" DRNIC_IBV_DEBUG=1 \
+		taskset -c 0 timeout 120 $3 >"$W/$name.server" 2>&1 &
+	spid=$!
+	PIDS+=("$spid")
+	for i in $(seq 300); do
+		grep -qE "$wait" "$W/$name.server" 2>/dev/null && break
+		sleep 0.1
+	done
+	grep -qE "$wait" "$W/$name.server" || fail "$name: the server never printed /$wait/"
+	env -u DRNIC_CONFIG -u DRNIC_IBV_DEBUG LD_LIBRARY_PATH="$DROPIN" DRNIC_DAEMON="$SOCK" \
+		taskset -c 0 timeout 120 $4 >"$W/$name.client" 2>&1
+	pair_end "$name ($4)" "$name" "$spid" $?
+}
+
+# cm_has NAME FILE REGEX WHAT: the pair's FILE (server/client) has REGEX.
+cm_has() {
+	if grep -qE "$3" "$W/$1.$2"; then
+		say "  $1: $4"
+	else
+		fail "$1: no /$3/ in its $2's output"
+		sed 's/^/  | /' "$W/$1.$2" | tail -8
+	fi
+}
+
+case_cm() {
+	local ip=10.0.0.1 n before rbefore
+	need_dropin || return
+	for n in rping ucmatose udaddy rdma_server rdma_client cmtime mckey; do
+		command -v $n >/dev/null || { fail "$n is not installed (rdmacm-utils)"; return; }
+	done
+	before=$(counter 'detached clean')
+	rbefore=$(counter 'reclaimed processes')
+	# Both ends of every pair on the daemon's one device, one address and
+	# one port space: server and client are two processes on drnic0.
+	if cm_pair rping "" "rping -s -a $ip -p 18661 -v -V -C 100" \
+		"rping -c -a $ip -p 18661 -v -V -C 100"; then
+		n=$(grep -c '^ping data: rdma-ping-' "$W/rping.client")
+		[ "$n" = 100 ] && say "  rping: 100 pings, RDMA READ and WRITE, each checked (-V)" ||
+			fail "rping: $n pings of 100 in the client's output"
+	fi
+	cm_pair ucmatose "" "ucmatose -b $ip -p 18662 -c 10 -C 50" \
+		"ucmatose -s $ip -p 18662 -c 10 -C 50" &&
+		cm_has ucmatose client '^test complete' "10 RC connections, 50 SENDs each way"
+	cm_pair udaddy "" "udaddy -b $ip -c 2 -C 10" "udaddy -s $ip -c 2 -C 10" &&
+		cm_has udaddy client '^test complete' "SIDR, UD SENDs both ways on 2 ids"
+	cm_pair rdma_server "" "rdma_server -s $ip -p 18663" "rdma_client -s $ip -p 18663" &&
+		cm_has rdma_server client '^rdma_client: end 0' "synchronous ids (rdma_create_ep)"
+	cm_pair cmtime "" "$(dirname "$0")/../ibverbs/serve_for.sh 20 cmtime -b $ip -p 18664 -c 50" \
+		"cmtime -s $ip -p 18664 -c 50" &&
+		cm_has cmtime client '^connect ' "50 connections: $(grep -E '^connect ' "$W/cmtime.client" | tr -s ' ')"
+	cm_pair mckey '^receiving data transfers' "stdbuf -oL mckey -m 239.1.2.3 -b $ip -C 10" \
+		"mckey -m 239.1.2.3 -s -b $ip -C 10" &&
+		cm_has mckey server '^test complete' "10 multicast datagrams received"
+	cm_pair wbwR "" "ib_write_bw -R -d drnic0 -p 18665 -n 1000" \
+		"ib_write_bw -R -d drnic0 -p 18665 -n 1000 $ip" &&
+		say "  ib_write_bw -R: $(pt_result "$W/wbwR.client")"
+	wait_for ctl_idle || fail "cm: the daemon still holds something: $("$CTL" -s "$SOCK" list)"
+	say "  processes detached clean: $before -> $(counter 'detached clean')," \
+		"reclaimed: $rbefore -> $(counter 'reclaimed processes') (those that exit with ids)"
 }
 
 case_kill() {
@@ -389,11 +479,11 @@ case_kill() {
 	apid=$!
 	PIDS+=("$apid")
 	# (The programs' output is buffered: the daemon says when QPs exist.)
-	wait_for ctl_has 'device drnic0: engines 1, qp 2,' || fail "kill: pair A did not connect"
+	wait_for ctl_has 'device drnic0: engines 1, qp 3,' || fail "kill: pair A did not connect"
 	# Pair B, in the background so that A dies while B runs.
 	(pair b 18622 -n 300 -s 4096 -c --format drnic && echo ok >"$W/b.ok") &
 	local bpid=$!
-	wait_for ctl_has 'device drnic0: engines 1, qp 4,' || fail "kill: pair B did not connect"
+	wait_for ctl_has 'device drnic0: engines 1, qp 5,' || fail "kill: pair B did not connect"
 	"$CTL" -s "$SOCK" list | grep -E '^(device|process)' | sed 's/^/  ctl| /'
 	[ -e "$W/b.ok" ] && fail "kill: pair B ended before the kill"
 	kill -9 "$apid"
@@ -449,7 +539,7 @@ case_term() {
 	wait "$d3"
 	rc=$?
 	[ $rc = 0 ] || fail "term: drnicd exit $rc"
-	grep -q "pid $hpid (drnicd_probe) gone: freed 1 qp, 1 mr, 1 cq, 1 pd, 1 buffer in [0-9.]* ms$" "$W/d3.log" ||
+	grep -q "pid $hpid (drnicd_probe) gone: freed 1 qp, 1 mr, 1 cq, 1 pd, 1 buffer, 1 cm id in [0-9.]* ms$" "$W/d3.log" ||
 		fail "term: the holder's objects were not freed: $(cat "$W/d3.log")"
 	[ -e "$s3" ] && fail "term: socket left behind"
 	if ls /dev/hugepages/ 2>/dev/null | grep -q "^${p3}map_"; then

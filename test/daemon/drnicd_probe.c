@@ -14,25 +14,31 @@
  *                              immediate and a READ, between hugepage and
  *                              malloc()ed memory, every byte and CQE field
  *                              checked
- *   drnicd_probe hold FILE     make a PD, a CQ, a buffer and an MR, and an
- *                              XRC domain on FILE.xrcd with a target QP;
+ *   drnicd_probe hold FILE     make a PD, a CQ, a buffer and an MR, an
+ *                              XRC domain on FILE.xrcd with a target QP,
+ *                              and a CM channel with an id listening on
+ *                              the device's address, port 18690;
  *                              write their addresses and the QPN to FILE,
  *                              then wait to be killed
  *   drnicd_probe foreign FILE  name FILE's objects (another process's) in
  *                              requests on the control channel itself, as
  *                              a hostile program could: each must be
  *                              refused; open FILE's XRC domain and its
- *                              target QP, which it may
+ *                              target QP, which it may; its own CM id on
+ *                              the holder's port finds it taken (one port
+ *                              space for every process)
  *   drnicd_probe orphan FILE   attach, make objects, create FILE, then sleep
  *                              on the device's events (and a thread on a
- *                              completion channel) until the daemon goes:
- *                              DEVICE_FATAL must wake it, the thread's wait
- *                              and CQ polls fail with EIO, control calls
- *                              with EPIPE; nothing hangs
+ *                              completion channel, one on a CM channel)
+ *                              until the daemon goes: DEVICE_FATAL must
+ *                              wake it, the threads' waits and CQ polls
+ *                              fail with EIO, control calls with EPIPE;
+ *                              nothing hangs
  *   drnicd_probe attach        print what attaching costs (EAL, device open)
  *   drnicd_probe reg MIB       print what registering MIB MiB of malloc()ed
  *                              memory costs, the first time and again
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -43,11 +49,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
 
 #include <rte_errno.h>
 
 #include "drnic_env.h"
+#include "drnic_ibcm.h"
 #include "drnic_verbs.h"
 #include "rpc.h"
 
@@ -327,6 +335,52 @@ mode_objects(void)
 	return failures ? 1 : 0;
 }
 
+#define PROBE_CM_PORT 18690
+
+/* A CM channel and an RC id of this process, made by raw requests (their
+ * daemon handles are what another process would name). */
+static int
+probe_cm_id(uint64_t *ch, uint64_t *id)
+{
+	struct rpc_msg m;
+	int fd = -1, rc;
+
+	rpc_msg_init(&m, RPC_CM_CHANNEL_CREATE);
+	rc = rpc_call_fd(&m, &fd);
+	if (rc < 0 || fd < 0)
+		return rc < 0 ? rc : -EPROTO;
+	*ch = m.obj[0];
+	rpc_msg_init(&m, RPC_CM_ID_CREATE);
+	m.obj[0] = *ch;
+	m.arg[0] = DRNIC_IBCM_PS_TCP;
+	m.arg[1] = DRNIC_QPT_RC;
+	rc = rpc_call(&m);
+	*id = m.obj[0];
+	return rc;
+}
+
+/* RPC_CM_BIND of @p id to the device's address (10.0.0.1, the default
+ * configuration's), PROBE_CM_PORT, then RPC_CM_LISTEN: the listen's rc. */
+static int
+probe_cm_listen(uint64_t id)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PROBE_CM_PORT) };
+	struct rpc_msg m;
+	int rc;
+
+	inet_pton(AF_INET, "10.0.0.1", &sin.sin_addr);
+	rpc_msg_init(&m, RPC_CM_BIND);
+	m.obj[0] = id;
+	memcpy(m.blob, &sin, sizeof(sin));
+	m.blob_len = sizeof(sin);
+	rc = rpc_call(&m);
+	if (rc < 0)
+		return rc;
+	rpc_msg_init(&m, RPC_CM_LISTEN);
+	m.obj[0] = id;
+	return rpc_call(&m);
+}
+
 static int
 mode_hold(const char *file)
 {
@@ -339,12 +393,20 @@ mode_hold(const char *file)
 				      : NULL;
 	struct drnic_qp_init_attr xa = { .qp_type = DRNIC_QPT_XRC_RECV };
 	struct drnic_qp *xq;
+	uint64_t cmch = 0, cmid = 0;
 	char tmp[4096];
-	int xfd;
+	int xfd, rc;
 	FILE *f;
 
 	if (pd == NULL || cq == NULL || mr == NULL)
 		return 1;
+	rc = probe_cm_id(&cmch, &cmid);
+	if (rc == 0)
+		rc = probe_cm_listen(cmid);
+	if (rc < 0) {
+		fprintf(stderr, "drnicd_probe: hold: CM id: %s\n", strerror(-rc));
+		return 1;
+	}
 	/* An XRC domain on FILE.xrcd and a target QP in it, for another
 	 * process to open. */
 	snprintf(tmp, sizeof(tmp), "%s.xrcd", file);
@@ -357,8 +419,8 @@ mode_hold(const char *file)
 	f = fopen(tmp, "w");
 	if (f == NULL)
 		return 1;
-	fprintf(f, "%p %p %p %p %u\n", (void *)pd, (void *)cq, buf, (void *)mr,
-		drnic_qp_num(xq));
+	fprintf(f, "%p %p %p %p %u %" PRIx64 " %" PRIx64 "\n", (void *)pd, (void *)cq, buf,
+		(void *)mr, drnic_qp_num(xq), cmch, cmid);
 	fclose(f);
 	rename(tmp, file);
 	printf("hold: pd %p cq %p buffer %p mr %p\n", (void *)pd, (void *)cq, buf, (void *)mr);
@@ -390,7 +452,9 @@ mode_foreign(const char *file)
 	struct drnic_cq_attr ca = { .cqe = 16 };
 	struct drnic_cq *cq = drnic_cq_create(&ca);
 	void *fpd, *fcq, *fbuf, *fmr;
+	uint64_t fch, fid, ch, id;
 	unsigned int fqpn;
+	int rc;
 	struct drnic_xrcd *xd;
 	struct drnic_qp *xq;
 	char xpath[4096];
@@ -400,7 +464,8 @@ mode_foreign(const char *file)
 	struct rpc_msg m;
 	FILE *f = fopen(file, "r");
 
-	if (f == NULL || fscanf(f, "%p %p %p %p %u", &fpd, &fcq, &fbuf, &fmr, &fqpn) != 5 ||
+	if (f == NULL || fscanf(f, "%p %p %p %p %u %" SCNx64 " %" SCNx64, &fpd, &fcq, &fbuf, &fmr,
+			      &fqpn, &fch, &fid) != 7 ||
 	    pd == NULL ||
 	    cq == NULL) {
 		fprintf(stderr, "drnicd_probe: %s unreadable or no objects\n", file);
@@ -448,6 +513,29 @@ mode_foreign(const char *file)
 	      "a QPN the domain does not have: ENOENT");
 	CHECK(xq != NULL && drnic_destroy_qp(xq) == 0 && drnic_close_xrcd(xd) == 0,
 	      "its open of the QP and of the domain closed");
+	/* The connection manager: the holder's CM channel and id. */
+	CHECK(raw(RPC_CM_ID_DESTROY, fid, 0, 0) == -EINVAL, "destroying another's CM id: EINVAL");
+	CHECK(raw(RPC_CM_LISTEN, fid, 0, 0) == -EINVAL, "listening on another's CM id: EINVAL");
+	CHECK(raw(RPC_CM_DISCONNECT, fid, 0, 0) == -EINVAL,
+	      "disconnecting another's CM id: EINVAL");
+	CHECK(raw(RPC_CM_GET_EVENT, fch, 0, 0) == -EINVAL,
+	      "taking an event from another's CM channel: EINVAL");
+	CHECK(raw(RPC_CM_ID_CREATE, fch, DRNIC_IBCM_PS_TCP, DRNIC_QPT_RC) == -EINVAL,
+	      "a CM id on another's CM channel: EINVAL");
+	CHECK(raw(RPC_CM_CHANNEL_DESTROY, fch, 0, 0) == -EINVAL,
+	      "destroying another's CM channel: EINVAL");
+	rc = probe_cm_id(&ch, &id);
+	CHECK(rc == 0, "its own CM channel and id: %s", strerror(-rc));
+	rpc_msg_init(&m, RPC_CM_MIGRATE);
+	m.obj[0] = id;
+	m.obj[1] = fch;
+	CHECK(rc == 0 && rpc_call(&m) == -EINVAL, "moving its id to another's CM channel: EINVAL");
+	rpc_msg_init(&m, RPC_CM_ATTACH_QP);
+	m.obj[0] = id;
+	m.obj[1] = (uintptr_t)fcq;
+	CHECK(rc == 0 && rpc_call(&m) == -EINVAL, "attaching another's object as its QP: EINVAL");
+	CHECK(rc == 0 && (rc = probe_cm_listen(id)) == -EADDRINUSE,
+	      "listening on the holder's address and port: %s", strerror(-rc));
 	rpc_msg_init(&m, (enum rpc_op)999);
 	CHECK(rpc_call(&m) == -EOPNOTSUPP, "an unknown request: EOPNOTSUPP");
 	printf("%s\n", failures ? "probe: FAILED" : "probe: all ok");
@@ -457,8 +545,19 @@ mode_foreign(const char *file)
 
 struct orphan_waiter {
 	struct drnic_comp_channel *ch;
-	int rc;
+	struct drnic_ibcm_channel *cm;
+	int rc, cm_rc;
 };
+
+static void *
+orphan_wait_cm(void *arg)
+{
+	struct orphan_waiter *w = arg;
+	struct drnic_ibcm_event ev;
+
+	w->cm_rc = drnic_ibcm_get_event(w->cm, &ev, -1);
+	return NULL;
+}
 
 static void *
 orphan_wait_cq(void *arg)
@@ -477,27 +576,33 @@ mode_orphan(const char *file)
 	struct drnic_device *dev = probe_open();
 	struct drnic_pd *pd = drnic_alloc_pd(dev);
 	struct drnic_async_queue *q = drnic_device_async_queue(dev);
-	struct orphan_waiter w = { .rc = 1 };
+	struct orphan_waiter w = { .rc = 1, .cm_rc = 1 };
+	struct drnic_ibcm_id *id;
 	struct drnic_cq_attr ca = { .cqe = 16 };
 	struct drnic_async_event ev;
 	struct drnic_wc wc;
 	struct drnic_cq *cq;
-	pthread_t t;
+	pthread_t t, tcm;
 	FILE *f;
 	int rc;
 
 	w.ch = drnic_create_comp_channel();
 	ca.channel = w.ch;
 	cq = w.ch != NULL ? drnic_cq_create(&ca) : NULL;
-	if (pd == NULL || q == NULL || cq == NULL || drnic_cq_req_notify(cq, 0) != 0 ||
-	    pthread_create(&t, NULL, orphan_wait_cq, &w) != 0)
+	w.cm = drnic_ibcm_create_channel();
+	id = w.cm != NULL ? drnic_ibcm_create_id(w.cm, NULL, DRNIC_IBCM_PS_TCP, DRNIC_QPT_RC) :
+	     NULL;
+	if (pd == NULL || q == NULL || cq == NULL || id == NULL ||
+	    drnic_cq_req_notify(cq, 0) != 0 ||
+	    pthread_create(&t, NULL, orphan_wait_cq, &w) != 0 ||
+	    pthread_create(&tcm, NULL, orphan_wait_cm, &w) != 0)
 		return 1;
 	f = fopen(file, "w");
 	if (f == NULL)
 		return 1;
 	fclose(f);
-	printf("orphan: attached, a thread asleep on a completion channel, this one on "
-	       "the device's events\n");
+	printf("orphan: attached, a thread asleep on a completion channel, one on a CM "
+	       "channel, this one on the device's events\n");
 	fflush(stdout);
 	/* Asleep, making no call: the daemon's death must wake it. */
 	rc = drnic_get_async_event(q, &ev);
@@ -508,6 +613,10 @@ mode_orphan(const char *file)
 		drnic_ack_async_event(q, &ev);
 	pthread_join(t, NULL);
 	CHECK(w.rc == -EIO, "the thread asleep on the channel woke: %s", strerror(-w.rc));
+	pthread_join(tcm, NULL);
+	CHECK(w.cm_rc == -EIO, "the thread asleep on the CM channel woke: %s",
+	      strerror(-w.cm_rc));
+	CHECK(drnic_ibcm_listen(id, 1) == -EPIPE, "a CM call after the daemon went: EPIPE");
 	CHECK(drnic_cq_poll(cq, 1, &wc) == -EIO, "polling the CQ: EIO");
 	CHECK(drnic_alloc_pd(dev) == NULL && rte_errno == EPIPE, "a PD after the daemon went: %s",
 	      strerror(rte_errno));

@@ -165,12 +165,12 @@ wait_for listening 18691 || fail "kill: no server"
 env -u DRNIC_CONFIG LD_LIBRARY_PATH="$DROPIN" DRNIC_DAEMON="$SOCK" taskset -c 0 \
 	ib_write_bw -d drnic0 -x 0 -D 30 -p 18691 127.0.0.1 >"$W/k.client" 2>&1 &
 kc=$!
-wait_for sh -c "'$CTL' -s '$SOCK' list | grep -q 'device drnic0: engines 1, qp 2,'"
+wait_for sh -c "'$CTL' -s '$SOCK' list | grep -q 'device drnic0: engines 1, qp 3,'"
 sleep 2   # mid-run: the test has been sending for two seconds
 "$CTL" -s "$SOCK" list | grep -E '^(device|process)'
 kill -9 "$kc" "$ks"
 wait "$kc" "$ks" 2>/dev/null
-wait_for sh -c "'$CTL' -s '$SOCK' list | grep -q 'device drnic0: engines 1, qp 0, mr 0, pd 0'" ||
+wait_for sh -c "'$CTL' -s '$SOCK' list | grep -q 'device drnic0: engines 1, qp 1, mr 1, pd 1'" ||
 	fail "kill: not all released"
 "$CTL" -s "$SOCK" list | grep -E '^(device|counters)'
 stop_daemon
