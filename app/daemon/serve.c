@@ -491,6 +491,26 @@ serve_mr_reg(struct dclient *c, struct rpc_msg *m)
 						(unsigned int)m->arg[3]), DOBJ_MR, 0, m);
 }
 
+/* A rereg: of this process's MR, onto its PD, of memory it may name. */
+static int
+serve_mr_rereg(struct dclient *c, struct rpc_msg *m)
+{
+	unsigned int flags = (unsigned int)m->arg[3];
+	bool own = m->arg[4] == RPC_MR_OWN;
+
+	if (dclient_find(c, m->obj[0], DOBJ_MR) < 0 || m->arg[2] > UINT32_MAX ||
+	    m->arg[3] > UINT32_MAX || m->arg[4] > RPC_MR_OWN ||
+	    ((flags & DRNIC_REREG_MR_CHANGE_PD) && dclient_find(c, m->obj[1], DOBJ_PD) < 0))
+		return -EINVAL;
+	if ((flags & DRNIC_REREG_MR_CHANGE_TRANSLATION) && !own && m->arg[1] != 0 &&
+	    !client_owns_range(c, m->arg[0], m->arg[1]))
+		return -EFAULT;
+	return verbs_rereg_mr_of((struct drnic_mr *)(uintptr_t)m->obj[0], c->pid, flags,
+				 (struct drnic_pd *)(uintptr_t)m->obj[1],
+				 (void *)(uintptr_t)m->arg[0], m->arg[1], (unsigned int)m->arg[2],
+				 own);
+}
+
 /* ---- the control tool's text ------------------------------------------- */
 
 static void
@@ -596,10 +616,16 @@ serve_one(struct drnicd *d, struct dclient *c, struct rpc_msg *m, FILE *text, in
 		return serve_mr_reg(c, m);
 	case RPC_MR_DEREG:
 		return dclient_destroy(c, m, DOBJ_MR);
+	case RPC_MR_REREG:
+		return serve_mr_rereg(c, m);
 	case RPC_CQ_CREATE:
 		return serve_cq_create(c, m);
 	case RPC_CQ_DESTROY:
 		return dclient_destroy(c, m, DOBJ_CQ);
+	case RPC_CQ_RESIZE:
+		if (dclient_find(c, m->obj[0], DOBJ_CQ) < 0 || m->arg[0] > UINT32_MAX)
+			return -EINVAL;
+		return drnic_cq_resize((struct drnic_cq *)(uintptr_t)m->obj[0], (uint32_t)m->arg[0]);
 	case RPC_QP_CREATE:
 		return serve_qp_create(c, m);
 	case RPC_QP_MODIFY:

@@ -902,8 +902,19 @@ drnic_cq_resize(struct drnic_cq *cq, uint32_t cqe)
 		return -EINVAL;
 	if (cqe > DRNIC_CQ_MAX_DEPTH)
 		return -ERANGE;
-	if (rpc_attached())
-		return -ENOTSUP;       /* not offered to attached processes yet */
+	if (rpc_attached()) {
+		struct rpc_msg m;
+
+		/* The daemon allocates the new ring; this process, the
+		 * consumer, follows the link to it and frees the old one, as
+		 * below. */
+		if (!handle_live(cq, HANDLE_CQ))
+			return -EINVAL;
+		rpc_msg_init(&m, RPC_CQ_RESIZE);
+		m.obj[0] = (uintptr_t)cq;
+		m.arg[0] = cqe;
+		return rpc_call(&m);
+	}
 	if (atomic_load_explicit(&cq->error, memory_order_acquire))
 		return -EOVERFLOW;
 	/* The consumer has seen every CQE below cons, so prod_pub >= cons. */

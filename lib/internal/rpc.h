@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change of struct rpc_msg or the ops' meanings. */
-#define RPC_VERSION 2
+#define RPC_VERSION 3
 /* drnicd's control socket when neither the caller nor $DRNIC_DAEMON names one. */
 #define RPC_DEFAULT_SOCKET "/run/drnic/drnicd.sock"
 /* Largest opaque argument (a verbs structure copied as bytes). */
@@ -54,8 +54,11 @@ enum rpc_op {
 	RPC_MR_REG,        /* obj[0] PD, arg[0] addr, arg[1] length, arg[2] iova, arg[3] access,
 			    * arg[4] 0 (a buffer from RPC_MEM_ALLOC) or RPC_MR_OWN -> obj[0] MR */
 	RPC_MR_DEREG,      /* obj[0] MR */
+	RPC_MR_REREG,      /* obj[0] MR, obj[1] PD (CHANGE_PD) or 0, arg[0] addr, arg[1] length,
+			    * arg[2] access, arg[3] flags, arg[4] as RPC_MR_REG's */
 	RPC_CQ_CREATE,     /* blob: struct drnic_cq_attr -> obj[0] CQ */
 	RPC_CQ_DESTROY,    /* obj[0] CQ */
+	RPC_CQ_RESIZE,     /* obj[0] CQ, arg[0] new depth */
 	RPC_QP_CREATE,     /* obj[0] PD, blob: struct drnic_qp_init_attr -> obj[0] QP, blob: its attr back */
 	RPC_QP_MODIFY,     /* obj[0] QP, arg[0] mask, blob: struct drnic_qp_attr */
 	RPC_QP_DESTROY,    /* obj[0] QP -> arg[0] 1 when it lives on (an XRC target

@@ -26,4 +26,15 @@
 struct drnic_mr *verbs_reg_mr_of(struct drnic_pd *pd, pid_t pid, void *addr, size_t length,
 				 uint64_t iova, unsigned int access);
 
+/*
+ * drnic_rereg_mr() of process @p pid's MR: a new translation of the
+ * program's own memory (@p own) is mapped again from that process as
+ * above, DPDK memory is taken as it is (the caller checked it is the
+ * process's), and a window that becomes writable is made again. The window
+ * is made before the MR changes: a failure (-EFAULT, -ENOMEM, open()'s
+ * error) leaves the MR as it was. Otherwise drnic_rereg_mr()'s returns.
+ */
+int verbs_rereg_mr_of(struct drnic_mr *mr, pid_t pid, unsigned int flags, struct drnic_pd *pd,
+		      void *addr, size_t length, unsigned int access, bool own);
+
 #endif /* VERBS_DAEMON_H */

@@ -645,7 +645,9 @@ enum drnic_rereg_mr_flags {
  *         that is not live or of another device, NULL @p addr with a
  *         non-zero length, a range that wraps, bad access as
  *         drnic_reg_mr()), -EFAULT (new range not mapped, not readable, or
- *         not writable for writable access).
+ *         not writable for writable access; attached to drnicd, also DPDK
+ *         memory the process was not given), -ENOMEM (attached: no memory
+ *         to share the new range or map it in the daemon).
  */
 int drnic_rereg_mr(struct drnic_mr *mr, unsigned int flags, struct drnic_pd *pd, void *addr,
 		   size_t length, unsigned int access);

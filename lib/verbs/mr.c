@@ -372,10 +372,11 @@ drnic_dereg_mr(struct drnic_mr *mr)
 }
 
 /* The arguments of drnic_rereg_mr(), as the MR will be: checked before the
- * MR changes at all. 0, -EINVAL or -EFAULT. */
+ * MR changes at all. 0, -EINVAL or -EFAULT. @p pid not 0 (drnicd): the
+ * memory is that process's, which the window (mr_rereg_pin_of()) checks. */
 static int
 mr_rereg_check(const struct drnic_mr *mr, unsigned int flags, const struct drnic_pd *pd,
-	       void *addr, size_t length, unsigned int access)
+	       void *addr, size_t length, unsigned int access, pid_t pid)
 {
 	bool probe = (flags & DRNIC_REREG_MR_CHANGE_TRANSLATION) != 0;
 
@@ -401,33 +402,76 @@ mr_rereg_check(const struct drnic_mr *mr, unsigned int flags, const struct drnic
 	} else {
 		access = mr->access;
 	}
-	if (probe && length != 0)
+	if (probe && length != 0 && pid == 0)
 		return mr_probe_range((uintptr_t)addr, length, (access & MR_ACCESS_WRITES) != 0);
 	return 0;
 }
 
-int
-drnic_rereg_mr(struct drnic_mr *mr, unsigned int flags, struct drnic_pd *pd, void *addr,
-	       size_t length, unsigned int access)
+/*
+ * drnicd: the window a rereg of process @p pid's MR needs, made before the
+ * MR changes (a failure leaves it as it was). 1 and @p pin made: a new
+ * translation of the program's own memory (@p own), or its window made
+ * again writable; 0: none needed (DPDK memory is the same in both
+ * processes); or a negative errno.
+ */
+static int
+mr_rereg_pin_of(const struct drnic_mr *mr, unsigned int flags, void *addr, size_t length,
+		unsigned int access, pid_t pid, bool own, struct mr_pin_map *pin)
 {
+	bool window = mr->pin.window != NULL;
+	int rc;
+
+	if (flags & DRNIC_REREG_MR_CHANGE_TRANSLATION) {
+		window = own && length != 0;
+	} else {
+		addr = mr->addr;
+		length = mr->length;
+		/* Only a window that must now be written is made again. */
+		if (!(flags & DRNIC_REREG_MR_CHANGE_ACCESS) || !(access & MR_ACCESS_WRITES) ||
+		    (mr->access & MR_ACCESS_WRITES))
+			return 0;
+	}
+	if (!(flags & DRNIC_REREG_MR_CHANGE_ACCESS))
+		access = mr->access;
+	if (!window) {
+		memset(pin, 0, sizeof(*pin));
+		pin->host = (uintptr_t)addr;
+		return (flags & DRNIC_REREG_MR_CHANGE_TRANSLATION) ? 1 : 0;
+	}
+	rc = mr_pin_get_pid(pid, addr, length, (access & MR_ACCESS_WRITES) != 0, pin);
+	return rc < 0 ? rc : 1;
+}
+
+/* drnic_rereg_mr(); @p pid not 0: drnicd's, of that process's MR, @p own
+ * when the new translation is the program's own memory. */
+static int
+mr_rereg(struct drnic_mr *mr, unsigned int flags, struct drnic_pd *pd, void *addr,
+	 size_t length, unsigned int access, pid_t pid, bool own)
+{
+	struct mr_pin_map pin_of;
 	struct drnic_device *dev;
 	struct verbs_mr_slot *s;
 	uint32_t idx, key;
-	int rc;
+	int rc, repin = 0;
 
-	if (verbs_remote())
-		return -ENOTSUP;       /* not offered to attached processes yet */
 	if (!handle_live(mr, HANDLE_MR))
 		return -EINVAL;
-	rc = mr_rereg_check(mr, flags, pd, addr, length, access);
+	rc = mr_rereg_check(mr, flags, pd, addr, length, access, pid);
 	if (rc < 0)
 		return rc;
+	if (pid != 0) {
+		repin = mr_rereg_pin_of(mr, flags, addr, length, access, pid, own, &pin_of);
+		if (repin < 0)
+			return repin;
+	}
 	dev = mr->pd->dev;
 	idx = mr->lkey & dev->mr_idx_mask;
 	s = &dev->mr_tab[idx];
 	pthread_mutex_lock(&dev->lock);
 	if (s->mr != mr || atomic_load(&s->key) != mr->lkey) {
 		pthread_mutex_unlock(&dev->lock);
+		if (repin > 0)
+			mr_pin_put(&pin_of);
 		return -EINVAL;
 	}
 	/* The old keys fail from now on ... */
@@ -438,7 +482,10 @@ drnic_rereg_mr(struct drnic_mr *mr, unsigned int flags, struct drnic_pd *pd, voi
 	if (dev->engines_attached)
 		verbs_engine_ops()->dev_fence(dev);
 	/* A new translation gets a window of its own. */
-	if (flags & DRNIC_REREG_MR_CHANGE_TRANSLATION) {
+	if (repin > 0) {
+		mr_pin_put(&mr->pin);
+		mr->pin = pin_of;
+	} else if (pid == 0 && (flags & DRNIC_REREG_MR_CHANGE_TRANSLATION)) {
 		mr_pin_put(&mr->pin);
 		mr_pin(dev, mr, addr, length,
 		       (flags & DRNIC_REREG_MR_CHANGE_ACCESS) ? access : mr->access);
@@ -470,6 +517,24 @@ drnic_rereg_mr(struct drnic_mr *mr, unsigned int flags, struct drnic_pd *pd, voi
 	atomic_store_explicit(&s->key, key, memory_order_release);
 	pthread_mutex_unlock(&dev->lock);
 	return 0;
+}
+
+int
+drnic_rereg_mr(struct drnic_mr *mr, unsigned int flags, struct drnic_pd *pd, void *addr,
+	       size_t length, unsigned int access)
+{
+	if (verbs_remote())
+		return remote_rereg_mr(mr, flags, pd, addr, length, access);
+	return mr_rereg(mr, flags, pd, addr, length, access, 0, false);
+}
+
+int
+verbs_rereg_mr_of(struct drnic_mr *mr, pid_t pid, unsigned int flags, struct drnic_pd *pd,
+		  void *addr, size_t length, unsigned int access, bool own)
+{
+	if (pid <= 0)
+		return -EINVAL;
+	return mr_rereg(mr, flags, pd, addr, length, access, pid, own);
 }
 
 /* Is SGE @p sg inside an ODP MR of @p pd, with @p access? 0 or the

@@ -300,6 +300,35 @@ remote_reg_mr(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova,
 }
 
 int
+remote_rereg_mr(struct drnic_mr *mr, unsigned int flags, struct drnic_pd *pd, void *addr,
+		size_t length, unsigned int access)
+{
+	struct rpc_msg m;
+
+	if (!handle_live(mr, HANDLE_MR) ||
+	    ((flags & DRNIC_REREG_MR_CHANGE_PD) && !handle_live(pd, HANDLE_PD)))
+		return -EINVAL;
+	rpc_msg_init(&m, RPC_MR_REREG);
+	m.obj[0] = (uintptr_t)mr;
+	m.obj[1] = (flags & DRNIC_REREG_MR_CHANGE_PD) ? (uintptr_t)pd : 0;
+	m.arg[0] = (uintptr_t)addr;
+	m.arg[1] = length;
+	m.arg[2] = access;
+	m.arg[3] = flags;
+	if ((flags & DRNIC_REREG_MR_CHANGE_TRANSLATION) && length != 0 && addr != NULL &&
+	    (uintptr_t)addr + length > (uintptr_t)addr &&
+	    rte_mem_virt2memseg_list(addr) == NULL) {
+		/* The program's own memory, shared first (as remote_reg_mr()). */
+		int rc = mr_pin_share(addr, length);
+
+		if (rc < 0)
+			return rc;
+		m.arg[4] = RPC_MR_OWN;
+	}
+	return rpc_call(&m);
+}
+
+int
 remote_dereg_mr(struct drnic_mr *mr)
 {
 	return rpc_destroy(mr, HANDLE_MR, RPC_MR_DEREG);

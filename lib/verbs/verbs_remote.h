@@ -34,6 +34,8 @@ int remote_dealloc_pd(struct drnic_pd *pd);
 struct drnic_mr *remote_reg_mr(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova,
 			       unsigned int access);
 int remote_dereg_mr(struct drnic_mr *mr);
+int remote_rereg_mr(struct drnic_mr *mr, unsigned int flags, struct drnic_pd *pd, void *addr,
+		    size_t length, unsigned int access);
 struct drnic_srq *remote_create_srq(struct drnic_pd *pd, struct drnic_srq_init_attr *attr);
 int remote_modify_srq(struct drnic_srq *srq, struct drnic_srq_attr *attr, int mask);
 int remote_destroy_srq(struct drnic_srq *srq);

@@ -7,8 +7,8 @@
  *   drnicd_probe objects       the native API through the daemon: port and
  *                              GID, buffers, MRs (of hugepage buffers and
  *                              of malloc()ed memory; the ranges refused),
- *                              an SRQ, a double destroy, what is not
- *                              offered yet;
+ *                              an SRQ, a double destroy, a CQ resize,
+ *                              reregs (access, translation, refused);
  *                              two RC QPs of this process connected through
  *                              the daemon's engine: a WRITE, a SEND with
  *                              immediate and a READ, between hugepage and
@@ -247,6 +247,53 @@ probe_traffic(struct drnic_device *dev, struct drnic_pd *pd, struct drnic_cq *cq
 	CHECK(drnic_destroy_qp(a) == 0 && drnic_destroy_qp(b) == 0, "QPs destroyed");
 }
 
+/*
+ * drnic_rereg_mr() through the daemon: a read-only MR of malloc()ed memory
+ * made writable (the daemon's window onto it made again), then moved onto
+ * other malloc()ed memory and onto a hugepage buffer; traffic into each;
+ * a move onto unmapped memory refused with the MR unchanged.
+ */
+static void
+probe_rereg(struct drnic_device *dev, struct drnic_pd *pd, struct drnic_cq *cq, uint8_t *buf,
+	    struct drnic_mr *mr, void *gone)
+{
+	const unsigned int rw = DRNIC_ACCESS_LOCAL_WRITE | DRNIC_ACCESS_REMOTE_WRITE |
+				DRNIC_ACCESS_REMOTE_READ;
+	uint8_t *h1 = malloc(3 * 4096), *h2 = malloc(3 * 4096);
+	struct drnic_mr *m = h1 != NULL ? drnic_reg_mr(pd, h1, 2 * 4096, 0) : NULL;
+	uint32_t key = m != NULL ? drnic_mr_lkey(m) : 0;
+	int rc;
+
+	CHECK(m != NULL && h2 != NULL, "a read-only MR over malloc()ed memory");
+	if (m == NULL || h2 == NULL) {
+		free(h1);
+		free(h2);
+		return;
+	}
+	rc = drnic_rereg_mr(m, DRNIC_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, rw);
+	CHECK(rc == 0 && drnic_mr_lkey(m) != key, "rereg: made writable, new lkey %#x: %s",
+	      drnic_mr_lkey(m), strerror(-rc));
+	probe_traffic(dev, pd, cq, buf, mr, h1, m, "hugepage buffer to the MR made writable");
+	key = drnic_mr_lkey(m);
+	rc = drnic_rereg_mr(m, DRNIC_REREG_MR_CHANGE_TRANSLATION, NULL, h2 + 20, 2 * 4096, 0);
+	CHECK(rc == 0 && drnic_mr_lkey(m) != key, "rereg: moved onto other malloc()ed memory: %s",
+	      strerror(-rc));
+	probe_traffic(dev, pd, cq, buf, mr, h2 + 20, m, "hugepage buffer to the moved MR");
+	key = drnic_mr_lkey(m);
+	rc = drnic_rereg_mr(m, DRNIC_REREG_MR_CHANGE_TRANSLATION, NULL, gone, 8192, 0);
+	CHECK(rc == -EFAULT && drnic_mr_lkey(m) == key,
+	      "rereg onto unmapped memory: %s, the MR unchanged", strerror(-rc));
+	rc = drnic_rereg_mr(m, DRNIC_REREG_MR_CHANGE_TRANSLATION, NULL, buf + 4 * 8192, 2 * 4096,
+			    0);
+	CHECK(rc == 0, "rereg: moved onto a hugepage buffer: %s", strerror(-rc));
+	probe_traffic(dev, pd, cq, buf, mr, buf + 4 * 8192, m, "hugepage buffer to itself, moved MR");
+	CHECK(drnic_rereg_mr(m, 1u << 7, NULL, NULL, 0, 0) == -EINVAL,
+	      "rereg with an unknown flag: EINVAL");
+	CHECK(drnic_dereg_mr(m) == 0, "the re-registered MR deregistered");
+	free(h1);
+	free(h2);
+}
+
 static int
 mode_objects(void)
 {
@@ -311,12 +358,22 @@ mode_objects(void)
 	if (ro != MAP_FAILED)
 		munmap(ro, 4096);
 	if (cq != NULL && mr != NULL) {
+		struct drnic_cq_stats st = { 0 };
+
 		probe_traffic(dev, pd, cq, buf, mr, buf + 8192, mr, "hugepage buffer to itself");
+		/* The daemon makes the new ring; this process, the poller,
+		 * moves to it (and frees the old one) at its next poll: the
+		 * traffic below goes through it. */
+		CHECK(drnic_cq_resize(cq, 256) == 0 && drnic_cq_query_stats(cq, &st) == 0 &&
+		      st.depth == 256, "CQ resized from 64 to 256: depth %u", st.depth);
+		CHECK(drnic_cq_resize(cq, DRNIC_CQ_MAX_DEPTH + 1) == -ERANGE,
+		      "a resize past the largest depth: ERANGE");
 		if (hmr != NULL) {
 			probe_traffic(dev, pd, cq, buf, mr, heap + 50, hmr,
 				      "hugepage buffer to malloc()ed memory");
 			probe_traffic(dev, pd, cq, heap + 50, hmr, buf, mr,
 				      "malloc()ed memory to a hugepage buffer");
+			probe_rereg(dev, pd, cq, buf, mr, gone);
 		}
 	}
 	CHECK(hmr == NULL || drnic_dereg_mr(hmr) == 0, "malloc()ed memory's MR deregistered");
@@ -475,8 +532,15 @@ mode_foreign(const char *file)
 	CHECK(raw(RPC_PD_FREE, (uintptr_t)fpd, 0, 0) == -EINVAL, "freeing another's PD: EINVAL");
 	CHECK(raw(RPC_CQ_DESTROY, (uintptr_t)fcq, 0, 0) == -EINVAL,
 	      "destroying another's CQ: EINVAL");
+	CHECK(raw(RPC_CQ_RESIZE, (uintptr_t)fcq, 64, 0) == -EINVAL,
+	      "resizing another's CQ: EINVAL");
 	CHECK(raw(RPC_MR_DEREG, (uintptr_t)fmr, 0, 0) == -EINVAL,
 	      "deregistering another's MR: EINVAL");
+	rpc_msg_init(&m, RPC_MR_REREG);
+	m.obj[0] = (uintptr_t)fmr;
+	m.arg[2] = DRNIC_ACCESS_LOCAL_WRITE;
+	m.arg[3] = DRNIC_REREG_MR_CHANGE_ACCESS;
+	CHECK(rpc_call(&m) == -EINVAL, "re-registering another's MR: EINVAL");
 	CHECK(raw(RPC_MEM_FREE, (uintptr_t)fbuf, 0, 0) == -EINVAL,
 	      "freeing another's buffer: EINVAL");
 	CHECK(raw(RPC_MR_REG, (uintptr_t)fpd, (uintptr_t)fbuf, 4096) == -EINVAL,
