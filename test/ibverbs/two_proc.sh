@@ -18,11 +18,21 @@
 # librdmacm.so.1 and drnic's connection manager: the server listens on
 # drnic's own address, the client connects to it with CM MADs on QP 1.
 #
-# Usage: two_proc.sh BUILD/lib/ibverbs [quick | cm]   (cm: the CM programs only)
+# With DRNICD (a build's app/drnicd) the same programs attach to a daemon
+# per namespace instead (issue 17): each drnicd owns that side's af_packet
+# port, address and engine (lcore 1: the two daemons' engines share CPU 1),
+# the programs run on CPU 0 with DRNIC_DAEMON and only the [ibverbs] keys of
+# a configuration file (peer_ipv4); at the end each daemon must hold nothing
+# of theirs (drnic-ctl, beside DRNICD) and stop cleanly on SIGTERM.
+#
+# Usage: two_proc.sh BUILD/lib/ibverbs [quick | cm | all] [DRNICD]
+#        (cm: the CM programs only)
 set -u
 . "$(dirname "$0")/common.sh"
 need_pkgs
 QUICK=${2:-}
+DRNICD=${3:+$(realpath "$3")}
+DCTL=${DRNICD:+$(dirname "$DRNICD")/drnic-ctl}
 TMP=$(mktemp -d /tmp/drnic-ibv2.XXXXXX)
 PORT=$((20000 + $$ % 20000))
 PIDS=()
@@ -30,7 +40,8 @@ NSS=dibvS$$ NSC=dibvC$$ VS=dibvs$$ VC=dibvc$$
 cleanup() {
 	netns_teardown "$NSS" "$NSC" "$VS" "${PIDS[@]}"
 	rm -rf "$TMP"
-	rm -rf /var/run/dpdk/dibvS$$ /var/run/dpdk/dibvC$$ 2>/dev/null
+	rm -rf /var/run/dpdk/dibvS$$ /var/run/dpdk/dibvC$$ /var/run/dpdk/dibvD?$$ 2>/dev/null
+	rm -f /dev/hugepages/dibvD?$$map_* 2>/dev/null
 }
 trap cleanup EXIT
 
@@ -61,6 +72,67 @@ EOC
 mkcfg S "$VS" 10.232.0.12 10.232.0.11 02:00:00:32:00:12 fd32::12
 mkcfg C "$VC" 10.232.0.11 10.232.0.12 02:00:00:32:00:11 fd32::11
 
+# side_env SIDE: the environment of a program on that side: its
+# configuration file, and with a daemon, the daemon's socket.
+side_env() {
+	echo "DRNIC_CONFIG=$TMP/$1.ini"
+	[ -n "$DRNICD" ] && echo "DRNIC_DAEMON=$TMP/$1.sock"
+}
+# The programs' CPU: with daemons, CPU 0 (their engines have CPU 1).
+RUN_ON=
+if [ -n "$DRNICD" ]; then
+	RUN_ON="taskset -c 0"
+	declare -A DPIDS
+	# start_drnicd SIDE NS IFACE IP MAC IP6: that side's daemon, with what
+	# the embedded configuration gave the program's own device.
+	start_drnicd() {
+		ip netns exec "$2" "$DRNICD" -s "$TMP/$1.sock" --file-prefix "dibvD$1$$" -m 256 \
+			--set link=ethdev \
+			--set "link_args=dev=net_af_packet0,iface=$3,blocksz=65536,framesz=8192,ipv4=$4,ipv6=$6" \
+			--set "ipv4=$4" --set "ipv6=$6" --set "mac=$5" --set mtu=9000 \
+			>"$TMP/drnicd.$1.log" 2>&1 &
+		DPIDS[$1]=$!
+		PIDS+=($!)
+		for _ in $(seq 300); do
+			"$DCTL" -s "$TMP/$1.sock" list >/dev/null 2>&1 && return 0
+			sleep 0.1
+		done
+		echo "FAIL: drnicd $1 did not start:"; sed 's/^/  | /' "$TMP/drnicd.$1.log"
+		exit 1
+	}
+	start_drnicd S "$NSS" "$VS" 10.232.0.12 02:00:00:32:00:12 fd32::12
+	start_drnicd C "$NSC" "$VC" 10.232.0.11 02:00:00:32:00:11 fd32::11
+	# The programs' files: only what the drop-in itself takes.
+	printf '[ibverbs]\npeer_ipv4 = 10.232.0.11\n' >"$TMP/S.ini"
+	printf '[ibverbs]\npeer_ipv4 = 10.232.0.12\n' >"$TMP/C.ini"
+	echo "drnicd per namespace: $(grep -h 'serving' "$TMP"/drnicd.?.log | tr '\n' ' ')"
+fi
+
+# daemons_end: each daemon holds nothing of the programs any more (its
+# device only QP 1's agent), and stops on SIGTERM with exit 0.
+daemons_end() {
+	local side out
+	for side in S C; do
+		for _ in $(seq 100); do
+			out=$("$DCTL" -s "$TMP/$side.sock" list 2>&1)
+			grep -q 'device drnic0: engines 1, qp 1, mr 1, pd 1, link up' <<<"$out" &&
+				! grep -q '^process ' <<<"$out" && break
+			sleep 0.1
+		done
+		if grep -q 'device drnic0: engines 1, qp 1, mr 1, pd 1, link up' <<<"$out" &&
+		   ! grep -q '^process ' <<<"$out"; then
+			ok "drnicd $side: nothing left of the programs; $(grep '^counters' <<<"$out" |
+				grep -oE 'attached [0-9]+, detached clean [0-9]+, reclaimed processes [0-9]+')"
+		else
+			fail "drnicd $side still holds something:"
+			sed 's/^/  | /' <<<"$out"
+		fi
+		kill -TERM "${DPIDS[$side]}"
+		wait "${DPIDS[$side]}" && ok "drnicd $side: SIGTERM, exit 0" ||
+			fail "drnicd $side: exit $? on SIGTERM"
+	done
+}
+
 # log_tail WHO FILE: the last lines of a program's output, without EAL's
 # and the drop-in's own.
 log_tail() {
@@ -74,8 +146,8 @@ log_tail() {
 # line for an rdma_listen() (DRNIC_IBV_DEBUG is set below).
 pair_run() {
 	local name=$1 wait=$2 scmd=$3 ccmd=$4 rs rc spid
-	ip netns exec "$NSS" env DRNIC_CONFIG="$TMP/S.ini" LD_LIBRARY_PATH="$IBV_LIB" \
-		timeout 90 $scmd >"$TMP/$name.s" 2>&1 &
+	ip netns exec "$NSS" env $(side_env S) LD_LIBRARY_PATH="$IBV_LIB" \
+		$RUN_ON timeout 90 $scmd >"$TMP/$name.s" 2>&1 &
 	spid=$!
 	PIDS+=($spid)
 	[ "$wait" = cm ] && wait="cm:^drnic rdmacm: rdma_listen "
@@ -89,8 +161,8 @@ pair_run() {
 	else
 		netns_wait_listen "$NSS" "$wait" || fail "$name: server not listening on $wait"
 	fi
-	ip netns exec "$NSC" env DRNIC_CONFIG="$TMP/C.ini" LD_LIBRARY_PATH="$IBV_LIB" \
-		timeout 90 $ccmd >"$TMP/$name.c" 2>&1
+	ip netns exec "$NSC" env $(side_env C) LD_LIBRARY_PATH="$IBV_LIB" \
+		$RUN_ON timeout 90 $ccmd >"$TMP/$name.c" 2>&1
 	rc=$?
 	# A server without its client would wait out its timeout; one that
 	# serves until stopped (PAIR_STOP=1) is stopped.
@@ -314,6 +386,7 @@ N=200
 [ "$QUICK" = quick ] && N=50
 if [ "$QUICK" = cm ]; then
 	cm_programs
+	[ -n "$DRNICD" ] && daemons_end
 	[ $FAIL = 0 ] && echo PASS || echo FAILED
 	exit $FAIL
 fi
@@ -339,13 +412,13 @@ pingpong ibv_ud_pingpong ud.events 100 -g 0 -e
 # client's figure must be there.
 qperf_all() {
 	local qp=$((PORT + 500)) t out
-	ip netns exec "$NSS" env DRNIC_CONFIG="$TMP/S.ini" LD_LIBRARY_PATH="$IBV_LIB" \
-		timeout 300 qperf -lp $qp >"$TMP/qperf.s" 2>&1 &
+	ip netns exec "$NSS" env $(side_env S) LD_LIBRARY_PATH="$IBV_LIB" \
+		$RUN_ON timeout 300 qperf -lp $qp >"$TMP/qperf.s" 2>&1 &
 	PIDS+=($!)
 	netns_wait_listen "$NSS" $qp || { fail "qperf: server not listening on $qp"; return; }
 	for t in ud_lat ud_bw uc_lat uc_bw uc_rdma_write_lat uc_rdma_write_bw rc_lat rc_bw; do
-		out=$(ip netns exec "$NSC" env DRNIC_CONFIG="$TMP/C.ini" LD_LIBRARY_PATH="$IBV_LIB" \
-			timeout 90 qperf 10.232.0.2 -lp $qp -to 30 -t 1 $t 2>&1 | grep -v "^EAL\|TELEMETRY\|will not fit")
+		out=$(ip netns exec "$NSC" env $(side_env C) LD_LIBRARY_PATH="$IBV_LIB" \
+			$RUN_ON timeout 90 qperf 10.232.0.2 -lp $qp -to 30 -t 1 $t 2>&1 | grep -v "^EAL\|TELEMETRY\|will not fit")
 		if echo "$out" | grep -qE "(latency|bw) += +[0-9.]+ [a-zA-Z/]+"; then
 			ok "qperf $t:$(echo "$out" | grep -E '(latency|bw) +=' | tr -s ' ' | tr '\n' ';')"
 		else
@@ -363,13 +436,13 @@ ucx_run() { # TLS ARGS...
 	local tl=$1 up out
 	shift
 	up=$((PORT + 600)); PORT=$((PORT + 1))
-	ip netns exec "$NSS" env DRNIC_CONFIG="$TMP/S.ini" LD_LIBRARY_PATH="$IBV_LIB" \
-		UCX_TLS=$tl UCX_NET_DEVICES=drnic0:1 timeout 90 ucx_perftest -p $up \
+	ip netns exec "$NSS" env $(side_env S) LD_LIBRARY_PATH="$IBV_LIB" \
+		UCX_TLS=$tl UCX_NET_DEVICES=drnic0:1 $RUN_ON timeout 90 ucx_perftest -p $up \
 		>"$TMP/ucx.$up.s" 2>&1 &
 	PIDS+=($!)
 	netns_wait_listen "$NSS" $up || { fail "ucx $tl $*: server not listening on $up"; return; }
-	out=$(ip netns exec "$NSC" env DRNIC_CONFIG="$TMP/C.ini" LD_LIBRARY_PATH="$IBV_LIB" \
-		UCX_TLS=$tl UCX_NET_DEVICES=drnic0:1 timeout 90 \
+	out=$(ip netns exec "$NSC" env $(side_env C) LD_LIBRARY_PATH="$IBV_LIB" \
+		UCX_TLS=$tl UCX_NET_DEVICES=drnic0:1 $RUN_ON timeout 90 \
 		ucx_perftest 10.232.0.2 -p $up "$@" -n 2000 2>&1)
 	if echo "$out" | grep -qE "^Final: +2000 +[0-9.]+"; then
 		ok "ucx_perftest $* over $tl: $(echo "$out" | grep '^Final:' | tr -s ' ')"
@@ -404,8 +477,11 @@ for mode in unknown connectx; do
 	for p in ib_write_lat ib_write_bw ib_send_lat ib_send_bw ib_read_lat ib_read_bw \
 		 ib_atomic_lat ib_atomic_bw; do
 		perf "$mode.$p" "$p" -n $N
-		[ $p = ib_write_lat ] && [ -n "${LAST_S:-}" ] && helper_blocks "$mode.$p"
-		[ $p = ib_write_bw ] && [ -n "${LAST_S:-}" ] && helper_spins "$mode.$p"
+		# (Attached programs have no helper: the daemons' engines spin.)
+		[ -z "$DRNICD" ] && [ $p = ib_write_lat ] && [ -n "${LAST_S:-}" ] &&
+			helper_blocks "$mode.$p"
+		[ -z "$DRNICD" ] && [ $p = ib_write_bw ] && [ -n "${LAST_S:-}" ] &&
+			helper_spins "$mode.$p"
 	done
 	[ "$QUICK" = quick ] && continue
 	perf "$mode.write_lat.s" ib_write_lat -n $N -s 4096
@@ -427,6 +503,7 @@ for mode in unknown connectx; do
 done
 
 cm_programs
+[ -n "$DRNICD" ] && daemons_end
 
 [ $FAIL = 0 ] && echo PASS || echo FAILED
 exit $FAIL
