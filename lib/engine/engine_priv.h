@@ -619,6 +619,11 @@ engine_qp_busy(struct engine_qp *eq)
 		       (qp->srq != NULL && !eq->resp.last_wqe_raised);
 	if (eq->resp.ack_pending || eq->resp.rtx_head != eq->resp.rtx_tail)
 		return true;
+	/* Moved to SQD while on the active list (its doorbell found the flag
+	 * set), drained and not told yet: its next step raises SQ_DRAINED. */
+	if (st == DRNIC_QPS_SQD && !eq->sqd_notified && eq->comp.idx == eq->req.idx &&
+	    eq->req.off == 0)
+		return true;
 	if (!eq->req_init || st != DRNIC_QPS_RTS)
 		return false;
 	/* A QP that waits for an ACK, a retransmit timeout or the end of an
