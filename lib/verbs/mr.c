@@ -537,27 +537,48 @@ verbs_rereg_mr_of(struct drnic_mr *mr, pid_t pid, unsigned int flags, struct drn
 	return mr_rereg(mr, flags, pd, addr, length, access, pid, own);
 }
 
-/* Is SGE @p sg inside an ODP MR of @p pd, with @p access? 0 or the
- * drnic_advise_mr() error. Control path, under dev->lock. */
+/*
+ * Is SGE @p sg (an address as posted: the MR's iova space) inside an ODP
+ * MR of @p pd, with @p access? 0 and *@p at the caller's own address of its
+ * first byte (the MR's addr: its window, when pinned, is the engines'), or
+ * the drnic_advise_mr() error. Under dev->lock in embedded mode. A process
+ * attached to drnicd cannot take the daemon's lock: it reads the slot as
+ * the engines do, the key before and after the fields (an MR deregistered
+ * meanwhile by another of its threads is still mapped memory, and the
+ * second key load discards what was read).
+ */
 static int
 mr_advise_check(const struct drnic_device *dev, const struct drnic_pd *pd,
-		const struct drnic_sge *sg, uint32_t access)
+		const struct drnic_sge *sg, uint32_t access, uint64_t *at)
 {
 	uint32_t idx = sg->lkey & dev->mr_idx_mask;
 	const struct verbs_mr_slot *s;
+	uint64_t iova, len, base;
+	const struct drnic_pd *mpd;
+	uint32_t macc;
 
 	if (idx == 0 || idx >= dev->mr_tab_size)
 		return -EFAULT;
 	s = &dev->mr_tab[idx];
-	if (atomic_load((atomic_uint *)&s->key) != sg->lkey)
+	if (atomic_load_explicit(&((struct verbs_mr_slot *)s)->key, memory_order_acquire) !=
+	    sg->lkey)
 		return -EFAULT;
-	if (s->pd != pd || !(s->access & DRNIC_ACCESS_ON_DEMAND))
+	mpd = s->pd;
+	macc = s->access;
+	iova = s->iova;
+	len = s->length;
+	base = (uintptr_t)s->mr->addr;
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&((struct verbs_mr_slot *)s)->key, memory_order_relaxed) !=
+	    sg->lkey)
+		return -EFAULT;
+	if (mpd != pd || !(macc & DRNIC_ACCESS_ON_DEMAND))
 		return -EINVAL;
-	if ((s->access & access) != access)
+	if ((macc & access) != access)
 		return -EPERM;
-	if (sg->addr < s->addr || sg->length > s->length || sg->addr - s->addr > s->length -
-	    sg->length)
+	if (sg->addr < iova || sg->length > len || sg->addr - iova > len - sg->length)
 		return -EFAULT;
+	*at = base + (sg->addr - iova);
 	return 0;
 }
 
@@ -581,6 +602,7 @@ drnic_advise_mr(struct drnic_pd *pd, int advice, uint32_t flags,
 {
 	uint32_t access = advice == DRNIC_ADVISE_MR_PREFETCH_WRITE ? DRNIC_ACCESS_LOCAL_WRITE : 0;
 	struct drnic_device *dev;
+	uint64_t at;
 	uint32_t i;
 	int rc = 0;
 
@@ -590,14 +612,23 @@ drnic_advise_mr(struct drnic_pd *pd, int advice, uint32_t flags,
 	if (advice < DRNIC_ADVISE_MR_PREFETCH || advice > DRNIC_ADVISE_MR_PREFETCH_NO_FAULT)
 		return -EOPNOTSUPP;
 	dev = pd->dev;
-	pthread_mutex_lock(&dev->lock);
+	if (!verbs_remote())
+		pthread_mutex_lock(&dev->lock);
 	for (i = 0; i < num_sge && rc == 0; i++)
-		rc = mr_advise_check(dev, pd, &sg_list[i], access);
-	pthread_mutex_unlock(&dev->lock);
+		rc = mr_advise_check(dev, pd, &sg_list[i], access, &at);
+	if (!verbs_remote())
+		pthread_mutex_unlock(&dev->lock);
 	if (rc < 0 || advice == DRNIC_ADVISE_MR_PREFETCH_NO_FAULT)
 		return rc;   /* present pages are the engines' already */
-	for (i = 0; i < num_sge; i++)
-		mr_prefetch(sg_list[i].addr, sg_list[i].length, access != 0);
+	for (i = 0; i < num_sge; i++) {
+		if (!verbs_remote())
+			pthread_mutex_lock(&dev->lock);
+		rc = mr_advise_check(dev, pd, &sg_list[i], access, &at);
+		if (!verbs_remote())
+			pthread_mutex_unlock(&dev->lock);
+		if (rc == 0)
+			mr_prefetch(at, sg_list[i].length, access != 0);
+	}
 	return 0;
 }
 
