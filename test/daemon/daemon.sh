@@ -35,6 +35,9 @@
 #             rping -V, ucmatose (10 connections), udaddy (SIDR),
 #             rdma_server/rdma_client, cmtime, mckey, ib_write_bw -R; both
 #             ends of each pair on the daemon's one device and port space
+#   apicheck  test/ibverbs/ibv_api_check ($API_CHECK: verbs misuse, events,
+#             ODP advice, XRC, two contexts) attached to a daemon of its own
+#             with an IPv6 GID
 #   dropkill  an ib_write_bw client killed with SIGKILL mid-run while an
 #             ibv_rc_pingpong -c pair runs to the end
 #   twohosts  two network namespaces joined by a veth pair, one daemon in
@@ -505,6 +508,30 @@ case_kill() {
 	wait_for ctl_idle || fail "kill: the daemon still holds something: $("$CTL" -s "$SOCK" list)"
 	out=$("$CTL" -s "$SOCK" list | grep '^counters')
 	say "  $out"
+}
+
+case_apicheck() {
+	local s4=$W/d4.sock p4=${PREFIX}d rc
+	if [ -z "${API_CHECK:-}" ] || [ ! -x "$API_CHECK" ]; then
+		fail "apicheck: no ibv_api_check (API_CHECK=${API_CHECK:-})"
+		return
+	fi
+	# Its configuration's addresses (it writes its own DRNIC_CONFIG, which
+	# an attached program takes only [ibverbs] from).
+	start_daemon "$s4" "$p4" "$W/d4.log" --set ipv4=10.9.0.1 --set ipv6=fd00::9 || return
+	local d4=$DPID
+	env -u DRNIC_CONFIG DRNIC_DAEMON="$s4" taskset -c 0 timeout 120 "$API_CHECK" \
+		>"$W/apicheck.log" 2>&1
+	rc=$?
+	if [ $rc = 0 ]; then
+		say "  ibv_api_check attached: $(grep -c '^ok' "$W/apicheck.log") checks ok"
+	else
+		fail "apicheck: exit $rc"
+		grep -v '^ok' "$W/apicheck.log" | sed 's/^/  | /' | tail -20
+	fi
+	kill -TERM "$d4"
+	wait "$d4" || fail "apicheck: drnicd exit $?"
+	rm -f /dev/hugepages/${p4}map_*
 }
 
 case_death() {
