@@ -37,7 +37,16 @@ enum dobj_kind {
 	DOBJ_XRCD,       /* an open of an XRC domain (shared by file with others) */
 	DOBJ_CM_ID,      /* a connection manager id (len: the QP attached to it) */
 	DOBJ_CM_CHANNEL, /* a CM event channel (its eventfd went to the process) */
+	DOBJ_DOORBELL,   /* its doorbell ring on one engine (struct ddoorbell) */
 	DOBJ_KIND_MAX,
+};
+
+/* DOBJ_DOORBELL: the process's posts on @p dev's engine @p idx ring
+ * @p ring (verbs_db_ring_new()), made at its first QP there. */
+struct ddoorbell {
+	struct drnic_device *dev;
+	unsigned int idx;
+	struct rte_ring *ring;
 };
 
 struct dobj {

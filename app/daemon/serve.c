@@ -37,6 +37,7 @@ static const char *const dobj_names[DOBJ_KIND_MAX] = {
 	[DOBJ_ASYNC] = "event queue", [DOBJ_CHANNEL] = "channel", [DOBJ_SRQ] = "srq",
 	[DOBJ_AH] = "ah", [DOBJ_MW] = "mw", [DOBJ_XRCD] = "xrcd",
 	[DOBJ_CM_ID] = "cm id", [DOBJ_CM_CHANNEL] = "cm channel",
+	[DOBJ_DOORBELL] = "doorbell ring",
 };
 
 const char *
@@ -186,6 +187,13 @@ client_free_obj(struct dclient *c, const struct dobj *o)
 	case DOBJ_CM_ID:
 	case DOBJ_CM_CHANNEL:
 		return drnicd_cm_free(o);
+	case DOBJ_DOORBELL: {
+		struct ddoorbell *b = (struct ddoorbell *)o->p;
+
+		verbs_db_ring_free(b->dev, b->idx, b->ring);
+		free(b);
+		return 0;
+	}
 	default:
 		return -EINVAL;
 	}
@@ -197,7 +205,8 @@ drnicd_client_drop(struct drnicd *d, struct dclient *c)
 	/* CM ids first (a connection is disconnected while its QP lives). */
 	static const enum dobj_kind order[] = { DOBJ_CM_ID, DOBJ_QP, DOBJ_MW, DOBJ_AH, DOBJ_SRQ, DOBJ_XRCD,
 						DOBJ_MR, DOBJ_CQ, DOBJ_PD, DOBJ_MEM, DOBJ_CHANNEL,
-						DOBJ_CM_CHANNEL, DOBJ_DEV, DOBJ_ASYNC };
+						DOBJ_CM_CHANNEL, DOBJ_DOORBELL, DOBJ_DEV,
+						DOBJ_ASYNC };
 	unsigned int n[DOBJ_KIND_MAX] = { 0 }, k, i, left = 0;
 	bool owned = false;
 	struct dclient **pp;
@@ -206,7 +215,8 @@ drnicd_client_drop(struct drnicd *d, struct dclient *c)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 
 	for (i = 0; i < c->nb_objs; i++)
-		owned |= c->objs[i].kind != DOBJ_DEV && c->objs[i].kind != DOBJ_ASYNC;
+		owned |= c->objs[i].kind != DOBJ_DEV && c->objs[i].kind != DOBJ_ASYNC &&
+			 c->objs[i].kind != DOBJ_DOORBELL;   /* the daemon's own making */
 	for (k = 0; k < RTE_DIM(order); k++) {
 		for (i = 0; i < c->nb_objs; i++) {
 			int rc;
@@ -222,7 +232,8 @@ drnicd_client_drop(struct drnicd *d, struct dclient *c)
 				continue;
 			}
 			n[order[k]]++;
-			if (order[k] != DOBJ_DEV)
+			/* (Its doorbell rings are the daemon's: freed, not reclaimed.) */
+			if (order[k] != DOBJ_DEV && order[k] != DOBJ_DOORBELL)
 				d->reclaimed[order[k]]++;
 		}
 	}
@@ -397,6 +408,45 @@ serve_cq_create(struct dclient *c, struct rpc_msg *m)
 	return dclient_adopt(c, drnic_cq_create(&a), DOBJ_CQ, 0, m);
 }
 
+/*
+ * The process's doorbell ring on @p qp's engine, made with its first QP
+ * there, given to @p qp: what it posts is queued there, so that its death
+ * in the middle of an enqueue stalls nobody else. 0 or a negative errno.
+ */
+static int
+client_qp_doorbell(struct dclient *c, struct drnic_qp *qp)
+{
+	struct ddoorbell *b;
+	unsigned int i;
+
+	for (i = 0; i < c->nb_objs; i++) {
+		b = (struct ddoorbell *)c->objs[i].p;
+		if (c->objs[i].kind == DOBJ_DOORBELL && b->dev == qp->dev && b->idx == qp->engine) {
+			verbs_qp_set_db_ring(qp, b->ring);
+			return 0;
+		}
+	}
+	b = calloc(1, sizeof(*b));
+	if (b == NULL)
+		return -ENOMEM;
+	b->dev = qp->dev;
+	b->idx = qp->engine;
+	b->ring = verbs_db_ring_new(qp->dev, qp->engine, (uint64_t)c->pid);
+	if (b->ring == NULL) {
+		int rc = rte_errno ? -rte_errno : -ENOMEM;
+
+		free(b);
+		return rc;
+	}
+	if (dclient_add(c, b, DOBJ_DOORBELL, 0) < 0) {
+		verbs_db_ring_free(b->dev, b->idx, b->ring);
+		free(b);
+		return -ENOMEM;
+	}
+	verbs_qp_set_db_ring(qp, b->ring);
+	return 0;
+}
+
 static int
 serve_qp_create(struct dclient *c, struct rpc_msg *m)
 {
@@ -428,6 +478,17 @@ serve_qp_create(struct dclient *c, struct rpc_msg *m)
 		return -EINVAL;
 	rte_errno = 0;
 	rc = dclient_adopt(c, drnic_create_qp((struct drnic_pd *)m->obj[0], &a), DOBJ_QP, 0, m);
+	/* Posts ring the process's own doorbell ring (an XRC target QP has no
+	 * send queue, and may outlive its creator in another's hands). */
+	if (rc == 0 && a.qp_type != DRNIC_QPT_XRC_RECV) {
+		rc = client_qp_doorbell(c, (struct drnic_qp *)(uintptr_t)m->obj[0]);
+		if (rc < 0) {
+			int keep = rc;
+
+			(void)dclient_destroy(c, m, DOBJ_QP);
+			return keep;
+		}
+	}
 	if (rc == 0)
 		memcpy(m->blob, &a, sizeof(a));   /* the capacities it got */
 	return rc;
@@ -553,7 +614,7 @@ serve_list(struct drnicd *d, FILE *f)
 		", reclaimed processes %" PRIu64, d->attached_total, d->detached_clean,
 		d->reclaimed_clients);
 	for (k = 1; k < DOBJ_KIND_MAX; k++)
-		if (k != DOBJ_DEV)
+		if (k != DOBJ_DEV && k != DOBJ_DOORBELL)
 			fprintf(f, ", reclaimed %s %" PRIu64, dobj_names[k], d->reclaimed[k]);
 	fprintf(f, ", refused requests %" PRIu64 "\n", d->refused);
 }

@@ -66,7 +66,7 @@ tel_counters(const char *cmd, const char *params, struct rte_tel_data *out)
 	rte_tel_data_add_dict_u64(out, "reclaimed_processes", tel_d->reclaimed_clients);
 	rte_tel_data_add_dict_u64(out, "refused_requests", tel_d->refused);
 	for (k = 1; k < DOBJ_KIND_MAX; k++) {
-		if (k == DOBJ_DEV)
+		if (k == DOBJ_DEV || k == DOBJ_DOORBELL)
 			continue;
 		snprintf(name, sizeof(name), "reclaimed_%s", drnicd_obj_name(k));
 		for (char *s = name; *s != '\0'; s++)

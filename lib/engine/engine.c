@@ -251,7 +251,7 @@ drnic_engine_idle_ns(uint64_t *wait_ns)
 		if (atomic_flag_test_and_set_explicit(&eng->running, memory_order_acquire))
 			continue;
 		now = engine_now_ns(eng);
-		if (rte_ring_count(eng->ctrl) > 0 || rte_ring_count(eng->doorbell) > 0)
+		if (rte_ring_count(eng->ctrl) > 0 || engine_doorbells_waiting(eng))
 			wait = 0;
 		/* A QP that lingers waits for a post or for its deadline (not
 		 * in the wheel while it lingers): a post made meanwhile is

@@ -190,6 +190,32 @@ engine_ctl_mcast(struct engine *eng, const struct engine_mcast_req *req)
 	return 0;
 }
 
+/* One more doorbell ring to take doorbells from. */
+static int
+engine_ctl_db_ring_add(struct engine *eng, struct rte_ring *r)
+{
+	if (eng->nb_db_rings == ENGINE_MAX_DB_RINGS)
+		return -ENOSPC;
+	eng->db_rings[eng->nb_db_rings++] = r;
+	return 0;
+}
+
+/* Forget doorbell ring @p r. Its QPs are gone (each QP's delete took the
+ * doorbells queued for it, engine_ctl_qp_del()); what a killed producer
+ * reserved and never published is not read. */
+static void
+engine_ctl_db_ring_del(struct engine *eng, struct rte_ring *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < eng->nb_db_rings; i++) {
+		if (eng->db_rings[i] == r) {
+			eng->db_rings[i] = eng->db_rings[--eng->nb_db_rings];
+			return;
+		}
+	}
+}
+
 /* Handle control message @p c between two steps (engine thread) and
  * answer it (c->done). */
 void
@@ -216,6 +242,12 @@ engine_ctrl_handle(struct engine *eng, struct engine_ctrl *c)
 		c->rc = engine_ctl_mcast(eng, c->arg);
 		break;
 	case ENGINE_CTRL_FENCE:
+		break;
+	case ENGINE_CTRL_DB_RING_ADD:
+		c->rc = engine_ctl_db_ring_add(eng, c->arg);
+		break;
+	case ENGINE_CTRL_DB_RING_DEL:
+		engine_ctl_db_ring_del(eng, c->arg);
 		break;
 	}
 	atomic_store_explicit(&c->done, 1, memory_order_release);
@@ -522,6 +554,20 @@ engine_qp_mcast(struct drnic_qp *qp, const union drnic_gid *gid, bool attach)
 	return engine_ctrl_call(qp->dev->eng[qp->engine].engine, ENGINE_CTRL_MCAST, &req, 0);
 }
 
+/* drnicd: doorbell ring @p r joins engine @p idx of @p dev, or leaves it;
+ * when this returns the engine takes its doorbells, or never reads it
+ * again. */
+static int
+engine_db_ring(struct drnic_device *dev, unsigned int idx, struct rte_ring *r, bool add)
+{
+	struct engine *eng;
+
+	if (idx >= dev->nb_engines || r == NULL)
+		return -EINVAL;
+	eng = dev->eng[idx].engine;
+	return engine_ctrl_call(eng, add ? ENGINE_CTRL_DB_RING_ADD : ENGINE_CTRL_DB_RING_DEL, r, 0);
+}
+
 static const struct verbs_engine_ops engine_ops = {
 	.dev_attach = engine_dev_attach,
 	.dev_detach = engine_dev_detach,
@@ -530,6 +576,7 @@ static const struct verbs_engine_ops engine_ops = {
 	.qp_modify = engine_qp_modify,
 	.qp_mcast = engine_qp_mcast,
 	.dev_fence = engine_dev_fence,
+	.db_ring = engine_db_ring,
 	.progress = engine_progress_all,
 };
 

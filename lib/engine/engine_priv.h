@@ -405,7 +405,15 @@ enum engine_ctrl_type {
 	ENGINE_CTRL_QP_DEL,
 	ENGINE_CTRL_QP_MODIFY, /* struct engine_qp_modify: the QP's new path */
 	ENGINE_CTRL_FENCE,    /* nothing: answered between two steps */
+	ENGINE_CTRL_DB_RING_ADD, /* struct rte_ring: one more doorbell ring */
+	ENGINE_CTRL_DB_RING_DEL, /* struct rte_ring: the engine forgets it */
 };
+
+/* Doorbell rings one engine takes besides its own: drnicd gives each
+ * attached process one per engine, so that a process killed in the middle
+ * of an enqueue stalls only its own ring (an MP ring's later producers
+ * wait for the earlier ones' tail). */
+#define ENGINE_MAX_DB_RINGS 256
 
 /* ENGINE_CTRL_QP_MODIFY's argument. */
 struct engine_qp_modify {
@@ -448,6 +456,10 @@ struct engine {
 	bool inline_mode;
 	struct rte_ring *doorbell;   /* MP/SC: struct drnic_qp * */
 	struct rte_ring *ctrl;       /* MP/SC: struct engine_ctrl * */
+	/* Attached processes' doorbell rings (engine thread; set by
+	 * ENGINE_CTRL_DB_RING_*). */
+	unsigned int nb_db_rings;
+	struct rte_ring *db_rings[ENGINE_MAX_DB_RINGS];
 	struct rte_mempool *pool;
 	struct engine_clock clock;
 	/* Inline engines: held by the thread running a step (try-lock). */
@@ -507,6 +519,7 @@ int engine_push_cqe(struct engine_qp *eq, struct drnic_cq *cq, const struct drni
 		    bool solicited);
 void engine_qp_error(struct engine_qp *eq);
 unsigned int engine_doorbells(struct engine *eng, unsigned int max);
+bool engine_doorbells_waiting(const struct engine *eng);
 unsigned int engine_timers_run(struct engine *eng);
 int engine_port_step(struct engine *eng, struct engine_port *p);
 

@@ -165,16 +165,16 @@ engine_qp_step(struct engine_qp *eq, uint16_t room)
 /* Doorbells and the active list                                            */
 /* ------------------------------------------------------------------------ */
 
-/* Take every queued doorbell onto the active list (at most @p max, rounded
- * up to a burst). */
-unsigned int
-engine_doorbells(struct engine *eng, unsigned int max)
+/* Take the doorbells queued in @p r onto the active list (at most @p max,
+ * rounded up to a burst). */
+static unsigned int
+engine_ring_doorbells(struct rte_ring *r, unsigned int max)
 {
 	struct drnic_qp *qps[ENGINE_BURST];
 	unsigned int n, i, total = 0;
 
 	while (total < max &&
-	       (n = rte_ring_sc_dequeue_burst(eng->doorbell, (void **)qps, ENGINE_BURST, NULL)) > 0) {
+	       (n = rte_ring_sc_dequeue_burst(r, (void **)qps, ENGINE_BURST, NULL)) > 0) {
 		for (i = 0; i < n; i++) {
 			struct engine_qp *eq = qps[i]->eng_priv;
 
@@ -183,8 +183,35 @@ engine_doorbells(struct engine *eng, unsigned int max)
 		}
 		total += n;
 	}
+	return total;
+}
+
+/* Take every queued doorbell, of the engine's ring and of the attached
+ * processes' rings, onto the active list (at most @p max from each,
+ * rounded up to a burst). */
+unsigned int
+engine_doorbells(struct engine *eng, unsigned int max)
+{
+	unsigned int i, total = engine_ring_doorbells(eng->doorbell, max);
+
+	for (i = 0; i < eng->nb_db_rings; i++)
+		total += engine_ring_doorbells(eng->db_rings[i], max);
 	eng->stats.doorbells += total;
 	return total;
+}
+
+/* A doorbell waits in one of the engine's rings. */
+bool
+engine_doorbells_waiting(const struct engine *eng)
+{
+	unsigned int i;
+
+	if (rte_ring_count(eng->doorbell) > 0)
+		return true;
+	for (i = 0; i < eng->nb_db_rings; i++)
+		if (rte_ring_count(eng->db_rings[i]) > 0)
+			return true;
+	return false;
 }
 
 /* One turn of each active QP of port @p p (see engine_run_once()). */

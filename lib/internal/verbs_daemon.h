@@ -37,4 +37,20 @@ struct drnic_mr *verbs_reg_mr_of(struct drnic_pd *pd, pid_t pid, void *addr, siz
 int verbs_rereg_mr_of(struct drnic_mr *mr, pid_t pid, unsigned int flags, struct drnic_pd *pd,
 		      void *addr, size_t length, unsigned int access, bool own);
 
+/*
+ * drnicd: a doorbell ring for one attached process's QPs on engine @p idx
+ * of @p dev (@p tag names it: the process), which the engine takes
+ * doorbells from from now on. A process killed in the middle of its
+ * enqueue (head moved, tail not) then stalls only its own ring; on the
+ * engine's own ring every later producer would wait for it for ever.
+ * NULL with rte_errno (ENOSPC: the engine takes no more rings; ENOMEM).
+ */
+struct rte_ring *verbs_db_ring_new(struct drnic_device *dev, unsigned int idx, uint64_t tag);
+/* The engine forgets @p r, then it is freed: after every QP that used it
+ * is destroyed. */
+void verbs_db_ring_free(struct drnic_device *dev, unsigned int idx, struct rte_ring *r);
+/* @p qp's posts ring @p r (one of verbs_db_ring_new()'s on its engine),
+ * before its process gets it. */
+void verbs_qp_set_db_ring(struct drnic_qp *qp, struct rte_ring *r);
+
 #endif /* VERBS_DAEMON_H */

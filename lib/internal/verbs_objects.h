@@ -600,6 +600,9 @@ struct drnic_qp {
 	struct drnic_cq *recv_cq;
 	void *qp_context;
 	struct drnic_async_queue *async;   /* where its events go */
+	/* An attached process's QP: its posts' doorbell ring on the QP's
+	 * engine, the process's own (drnicd); NULL: dev->eng[engine]'s. */
+	struct rte_ring *db_ring;
 	uint32_t qp_num;
 	uint16_t engine;           /* index in dev->eng[] */
 	uint8_t sq_sig_all;
@@ -772,6 +775,9 @@ struct verbs_engine_ops {
 	void (*dev_fence)(struct drnic_device *dev);
 	/* Inline mode: run the process's inline engines once; returns work done. */
 	int (*progress)(void);
+	/* drnicd: doorbell ring @p r joins engine @p idx of @p dev (@p add) or
+	 * leaves it; when this returns the engine reads it, or never again. */
+	int (*db_ring)(struct drnic_device *dev, unsigned int idx, struct rte_ring *r, bool add);
 };
 
 void verbs_set_engine_ops(const struct verbs_engine_ops *ops);
@@ -789,8 +795,22 @@ static inline void
 verbs_qp_doorbell(struct drnic_qp *qp)
 {
 	if (atomic_exchange_explicit(&qp->sq.db, VERBS_DB_QUEUED, memory_order_seq_cst) ==
+	    VERBS_DB_IDLE) {
+		struct rte_ring *r = qp->db_ring;
+
+		/* Never full: each has room for every QP of the engine. */
+		(void)rte_ring_mp_enqueue(r != NULL ? r : qp->dev->eng[qp->engine].doorbell, qp);
+	}
+}
+
+/* The doorbell of the control path (modify_qp), which runs where the
+ * device's owner runs: always the engine's own ring, never a ring an
+ * attached process may have left half-written by dying. */
+static inline void
+verbs_qp_doorbell_ctl(struct drnic_qp *qp)
+{
+	if (atomic_exchange_explicit(&qp->sq.db, VERBS_DB_QUEUED, memory_order_seq_cst) ==
 	    VERBS_DB_IDLE)
-		/* Never full: it has room for every QP of the engine. */
 		(void)rte_ring_mp_enqueue(qp->dev->eng[qp->engine].doorbell, qp);
 }
 

@@ -4,12 +4,17 @@
  * their required and optional attributes), query, destroy, async events.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include <rte_errno.h>
 #include <rte_malloc.h>
+#include <rte_ring.h>
 
+#include "verbs_daemon.h"
 #include "verbs_objects.h"
 #include "verbs_remote.h"
 
@@ -438,7 +443,7 @@ drnic_modify_qp(struct drnic_qp *qp, struct drnic_qp_attr *attr, int mask)
 		/* The engine moved the QP (to ERR) meanwhile: check again. */
 	}
 	if (next == DRNIC_QPS_ERR || next == DRNIC_QPS_RTS || next == DRNIC_QPS_SQD)
-		verbs_qp_doorbell(qp);  /* flush, resume after SQD, or drain */
+		verbs_qp_doorbell_ctl(qp);  /* flush, resume after SQD, or drain */
 	VERBS_QP_LOG(DEBUG, qp, "%s -> %s", verbs_qp_state_name(cur), verbs_qp_state_name(next));
 	return 0;
 }
@@ -851,4 +856,49 @@ void *
 drnic_qp_context(const struct drnic_qp *qp)
 {
 	return qp != NULL ? qp->qp_context : NULL;
+}
+
+/* ---- drnicd: an attached process's own doorbell rings ------------------ */
+
+struct rte_ring *
+verbs_db_ring_new(struct drnic_device *dev, unsigned int idx, uint64_t tag)
+{
+	static atomic_uint seq;
+	const struct verbs_engine_ops *eops = verbs_engine_ops();
+	char name[RTE_RING_NAMESIZE];
+	struct rte_ring *r;
+	int rc;
+
+	if (dev == NULL || idx >= dev->nb_engines || eops == NULL || eops->db_ring == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	/* Room for every QP the device may have: never full. */
+	snprintf(name, sizeof(name), "drnic_pdb%" PRIx64 "_%u", tag, atomic_fetch_add(&seq, 1));
+	r = rte_ring_create(name, rte_align32pow2(dev->cfg.max_qp + 1), dev->cfg.socket_id,
+			    RING_F_SC_DEQ);
+	if (r == NULL)
+		return NULL;
+	rc = eops->db_ring(dev, idx, r, true);
+	if (rc < 0) {
+		rte_ring_free(r);
+		rte_errno = -rc;
+		return NULL;
+	}
+	return r;
+}
+
+void
+verbs_db_ring_free(struct drnic_device *dev, unsigned int idx, struct rte_ring *r)
+{
+	if (dev == NULL || r == NULL)
+		return;
+	(void)verbs_engine_ops()->db_ring(dev, idx, r, false);
+	rte_ring_free(r);
+}
+
+void
+verbs_qp_set_db_ring(struct drnic_qp *qp, struct rte_ring *r)
+{
+	qp->db_ring = r;
 }

@@ -19,6 +19,9 @@
 #             when they go (one by kill -9), its CM port free again
 #   kill      a pair killed with SIGKILL mid-run while a second pair runs to
 #             the end with its data verified; nothing left in the daemon
+#   stuck     a program killed in the middle of a doorbell (drnicd_probe
+#             stuck: a ring slot taken, never published): a pair started
+#             afterwards runs to the end, its data verified
 #   death     the daemon killed under an attached program: DEVICE_FATAL
 #             wakes it, CQ and CM event waits and CQ polls fail with EIO, control calls
 #             with EPIPE; nothing hangs
@@ -58,7 +61,7 @@ CTL=$(realpath "$2")
 PP=$(realpath "$3")
 PROBE=$(realpath "$4")
 shift 4
-CASES=${*:-ctl objects pingpong foreign kill death term}
+CASES=${*:-ctl objects pingpong foreign kill stuck death term}
 DROPIN=${DROPIN:-}
 
 W=$(mktemp -d /tmp/drnicd-test.XXXXXX)
@@ -369,7 +372,7 @@ case_foreign() {
 	hpid=$!
 	PIDS+=("$hpid")
 	wait_for test -s "$W/held" || { fail "hold: no objects: $(cat "$W/hold.log")"; return; }
-	ctl_has "^process $hpid \(drnicd_probe\): requests [0-9]+, device 1, pd 1, buffer 1, mr 1, cq 1, qp 1, .*, xrcd 1, cm id 1, cm channel 1$" ||
+	ctl_has "^process $hpid \(drnicd_probe\): requests [0-9]+, device 1, pd 1, buffer 1, mr 1, cq 1, qp 1, .*, xrcd 1, cm id 1, cm channel 1, doorbell ring 0$" ||
 		fail "drnic-ctl does not show the holder's objects: $("$CTL" -s "$SOCK" list)"
 	out=$(DRNIC_DAEMON=$SOCK taskset -c 0 "$PROBE" foreign "$W/held" 2>&1)
 	local rc=$?
@@ -532,6 +535,34 @@ case_apicheck() {
 	kill -TERM "$d4"
 	wait "$d4" || fail "apicheck: drnicd exit $?"
 	rm -f /dev/hugepages/${p4}map_*
+}
+
+case_stuck() {
+	local spid ppid rc
+	DRNIC_DAEMON=$SOCK taskset -c 0 "$PROBE" stuck "$W/stuck" >"$W/stuck.log" 2>&1 &
+	spid=$!
+	PIDS+=("$spid")
+	wait_for test -s "$W/stuck" || { fail "stuck: no QP: $(cat "$W/stuck.log")"; return; }
+	say "  killed with $(cat "$W/stuck")"
+	kill -9 "$spid"
+	wait "$spid" 2>/dev/null
+	# Another pair on the same engine: its posts must not wait for the
+	# dead producer's slot (timeout(1): a post spinning for ever fails).
+	DRNIC_DAEMON=$SOCK taskset -c 0 timeout 60 "$PP" -p 18681 -n 200 -s 4096 -c --format drnic \
+		>"$W/st.server" 2>&1 &
+	ppid=$!
+	PIDS+=("$ppid")
+	wait_for listening 18681 || fail "stuck: the server does not listen"
+	DRNIC_DAEMON=$SOCK taskset -c 0 timeout 60 "$PP" -p 18681 -n 200 -s 4096 -c --format drnic \
+		127.0.0.1 >"$W/st.client" 2>&1
+	rc=$?
+	if pair_end "stuck pair" st "$ppid" $rc &&
+	   grep -q 'data check: 200 messages of 4096 bytes verified' "$W/st.client"; then
+		say "  a pair after the kill: 200 x 4096 B each way, verified"
+	else
+		fail "stuck: the pair after the kill did not finish: $(tail -3 "$W/st.client")"
+	fi
+	wait_for ctl_idle || fail "stuck: the daemon still holds something: $("$CTL" -s "$SOCK" list)"
 }
 
 case_death() {

@@ -34,6 +34,11 @@
  *                              wake it, the threads' waits and CQ polls
  *                              fail with EIO, control calls with EPIPE;
  *                              nothing hangs
+ *   drnicd_probe stuck FILE    make a QP, then do what a producer killed in
+ *                              the middle of its doorbell does: take a slot
+ *                              of the ring its posts go to (head moved) and
+ *                              never publish it (tail not); create FILE and
+ *                              wait to be killed
  *   drnicd_probe attach        print what attaching costs (EAL, device open)
  *   drnicd_probe reg MIB       print what registering MIB MiB of malloc()ed
  *                              memory costs, the first time and again
@@ -58,6 +63,7 @@
 #include "drnic_ibcm.h"
 #include "drnic_verbs.h"
 #include "rpc.h"
+#include "verbs_objects.h"
 
 static int failures;
 
@@ -607,6 +613,36 @@ mode_foreign(const char *file)
 	return failures ? 1 : 0;
 }
 
+static int
+mode_stuck(const char *file)
+{
+	struct drnic_device *dev = probe_open();
+	struct drnic_cq_attr ca = { .cqe = 16 };
+	struct drnic_pd *pd = drnic_alloc_pd(dev);
+	struct drnic_cq *cq = drnic_cq_create(&ca);
+	struct drnic_qp *qp = pd != NULL && cq != NULL ? probe_qp(pd, cq) : NULL;
+	struct rte_ring *r;
+	uint32_t head;
+	FILE *f;
+
+	if (qp == NULL)
+		return 1;
+	/* The ring verbs_qp_doorbell() would enqueue this QP on. */
+	r = qp->db_ring != NULL ? qp->db_ring : qp->dev->eng[qp->engine].doorbell;
+	head = __atomic_load_n(&r->prod.head, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&r->prod.head, &head, head + 1, false,
+					    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		;
+	f = fopen(file, "w");
+	if (f == NULL)
+		return 1;
+	fprintf(f, "%s ring, slot %u taken, never published\n",
+		qp->db_ring != NULL ? "its own" : "the engine's", head);
+	fclose(f);
+	for (;;)
+		pause();
+}
+
 struct orphan_waiter {
 	struct drnic_comp_channel *ch;
 	struct drnic_ibcm_channel *cm;
@@ -771,6 +807,8 @@ main(int argc, char **argv)
 		return mode_foreign(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "orphan") == 0)
 		return mode_orphan(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "stuck") == 0)
+		return mode_stuck(argv[2]);
 	if (argc == 2 && strcmp(argv[1], "attach") == 0)
 		return mode_attach();
 	if (argc == 3 && strcmp(argv[1], "reg") == 0)
