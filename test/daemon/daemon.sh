@@ -30,6 +30,8 @@
 #   dropin    unmodified verbs programs through drnic's drop-in libibverbs
 #             ($DROPIN, a build's lib/ibverbs), no DRNIC_CONFIG: ibv_devices,
 #             ibv_rc_pingpong -e -c, perftest's ib_write_bw, ib_read_lat,
+#             ib_write_lat, qperf rc_lat, rc_rdma_write_lat and
+#             rc_rdma_write_poll_lat,
 #             ib_send_lat -e, ib_atomic_bw, ib_send_bw --use-srq, UD
 #             ib_send_lat -e, UC ib_write_bw, ibv_xsrq_pingpong (XRC),
 #             ucx_perftest over ud_verbs, four
@@ -208,9 +210,33 @@ need_dropin() {
 	fi
 	local p
 	for p in ibv_devices ibv_rc_pingpong ibv_xsrq_pingpong ib_write_bw ib_read_lat \
-		ib_send_lat ib_atomic_bw ib_send_bw; do
+		ib_send_lat ib_atomic_bw ib_send_bw ib_write_lat qperf; do
 		command -v "$p" >/dev/null || { fail "$p is not installed (ibverbs-utils, perftest)"; return 1; }
 	done
+}
+
+# qperf's RC latencies, server and client on the daemon's device, path MTU
+# 1024 (the default link's; qperf asks for 2048, which RTR refuses) (its AVs
+# have no GRH: [ibverbs] peer_ipv4 names the daemon's own address).
+dropin_qperf() {
+	local qpid t out
+	printf '[ibverbs]\npeer_ipv4 = 10.0.0.1\n' >"$W/qperf.ini"
+	env LD_LIBRARY_PATH="$DROPIN" DRNIC_DAEMON="$SOCK" DRNIC_CONFIG="$W/qperf.ini" \
+		taskset -c 0 timeout 120 qperf -lp 18628 >"$W/qperf.server" 2>&1 &
+	qpid=$!
+	PIDS+=("$qpid")
+	wait_for listening 18628 || fail "qperf: no server"
+	for t in rc_lat rc_rdma_write_lat rc_rdma_write_poll_lat; do
+		out=$(env LD_LIBRARY_PATH="$DROPIN" DRNIC_DAEMON="$SOCK" DRNIC_CONFIG="$W/qperf.ini" \
+			taskset -c 0 timeout 60 qperf -lp 18628 -t 1 -mt 1024 127.0.0.1 "$t" 2>&1)
+		if grep -qE 'latency += +[0-9.]+ [mu]?s' <<<"$out"; then
+			say "  qperf $t: $(grep -E 'latency +=' <<<"$out" | tr -s ' ')"
+		else
+			fail "qperf $t: $(tail -3 <<<"$out" | tr '\n' ' ')"
+		fi
+	done
+	kill "$qpid" 2>/dev/null
+	wait "$qpid" 2>/dev/null
 }
 
 case_dropin() {
@@ -229,6 +255,10 @@ case_dropin() {
 		say "  ib_write_bw 64 KiB: $(pt_result "$W/wbw.client")"
 	vpair rlat 18633 ib_read_lat -d drnic0 -x 0 -n 500 &&
 		say "  ib_read_lat 2 B: $(pt_result "$W/rlat.client")"
+	# Both sides spin on CPU 0 here: a scheduler slice per hand-off.
+	vpair wlat 18629 ib_write_lat -d drnic0 -x 0 -n 100 &&
+		say "  ib_write_lat 2 B: $(pt_result "$W/wlat.client")"
+	dropin_qperf
 	vpair slat 18634 ib_send_lat -d drnic0 -x 0 -n 300 -e &&
 		say "  ib_send_lat -e 2 B: $(pt_result "$W/slat.client")"
 	vpair abw 18635 ib_atomic_bw -d drnic0 -x 0 -n 1000 &&
