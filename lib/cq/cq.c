@@ -730,6 +730,21 @@ cq_push(struct drnic_cq *cq, const struct drnic_wc *wc, bool solicited)
 	return 0;
 }
 
+int
+cq_push_quiet(struct drnic_cq *cq, const struct drnic_wc *wc)
+{
+	if (unlikely(cq == NULL || wc == NULL))
+		return -EINVAL;
+	return cq_produce(cq, wc);
+}
+
+void
+cq_push_notify(struct drnic_cq *cq, bool solicited_or_error)
+{
+	if (likely(cq != NULL))
+		cq_notify(cq, solicited_or_error);
+}
+
 unsigned int
 cq_push_burst(struct drnic_cq *cq, const struct drnic_wc *wc, unsigned int n,
 		bool solicited)

@@ -181,6 +181,7 @@ engine_run_once(struct engine *eng)
 		work += engine_port_step(eng, &eng->port[i]);
 	for (i = 0; i < eng->nb_ports; i++)
 		work += engine_port_flush(eng, &eng->port[i]);
+	engine_cq_notify(eng);
 	if (unlikely(eng->stats.loops % ENGINE_LINK_CHECK_LOOPS == 0))
 		engine_ports_watch(eng);
 	eng->stats.loops++;

@@ -250,6 +250,9 @@ engine_ctrl_handle(struct engine *eng, struct engine_ctrl *c)
 		engine_ctl_db_ring_del(eng, c->arg);
 		break;
 	}
+	/* Whatever it completed is told before the caller goes on (and may
+	 * destroy a CQ). */
+	engine_cq_notify(eng);
 	atomic_store_explicit(&c->done, 1, memory_order_release);
 }
 

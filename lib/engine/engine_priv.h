@@ -450,6 +450,15 @@ struct engine_ctrl {
 	atomic_int done;
 };
 
+/* A CQ whose event check waits for the end of the step. */
+struct engine_notify {
+	struct drnic_cq *cq;
+	bool fire;                   /* a solicited or failed completion */
+};
+
+/* CQs one step may leave their event checks to its end (then at once). */
+#define ENGINE_MAX_NOTIFY 8
+
 struct engine {
 	unsigned int id;
 	unsigned int lcore;          /* RTE_MAX_LCORE for inline engines */
@@ -490,6 +499,10 @@ struct engine {
 
 	struct drnic_engine_stats stats;
 	TAILQ_ENTRY(engine) next;
+	/* CQs given completions since the last engine_cq_notify(): their
+	 * event checks wait for the end of the step (one fence per CQ). */
+	unsigned int nb_notify;
+	struct engine_notify notify[ENGINE_MAX_NOTIFY];
 	/* Multicast attachments (engine thread; set by ENGINE_CTRL_MCAST). */
 	unsigned int nb_mcast;
 	struct engine_mcast mcast[ENGINE_MAX_MCAST];
@@ -519,6 +532,7 @@ int engine_push_cqe(struct engine_qp *eq, struct drnic_cq *cq, const struct drni
 		    bool solicited);
 void engine_qp_error(struct engine_qp *eq);
 unsigned int engine_doorbells(struct engine *eng, unsigned int max);
+void engine_cq_notify(struct engine *eng);
 bool engine_doorbells_waiting(const struct engine *eng);
 unsigned int engine_timers_run(struct engine *eng);
 int engine_port_step(struct engine *eng, struct engine_port *p);

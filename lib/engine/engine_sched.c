@@ -71,13 +71,45 @@ engine_cq_overflow(struct engine *eng, struct drnic_cq *cq)
 	}
 }
 
+/* The event checks the step left to its end (cq_push_quiet()): before the
+ * engine answers a control call, ends a step, or could sleep. */
+void
+engine_cq_notify(struct engine *eng)
+{
+	unsigned int i;
+
+	for (i = 0; i < eng->nb_notify; i++)
+		cq_push_notify(eng->notify[i].cq, eng->notify[i].fire);
+	eng->nb_notify = 0;
+}
+
+/* @p cq's event check at the end of the step (fire: @p fire). */
+static inline void
+engine_cq_notify_later(struct engine *eng, struct drnic_cq *cq, bool fire)
+{
+	unsigned int i;
+
+	for (i = 0; i < eng->nb_notify; i++) {
+		if (eng->notify[i].cq == cq) {
+			eng->notify[i].fire |= fire;
+			return;
+		}
+	}
+	if (unlikely(eng->nb_notify == ENGINE_MAX_NOTIFY))
+		engine_cq_notify(eng);
+	eng->notify[eng->nb_notify].cq = cq;
+	eng->notify[eng->nb_notify].fire = fire;
+	eng->nb_notify++;
+}
+
 int
 engine_push_cqe(struct engine_qp *eq, struct drnic_cq *cq, const struct drnic_wc *wc,
 		bool solicited)
 {
-	int rc = cq_push(cq, wc, solicited);
+	int rc = cq_push_quiet(cq, wc);
 
 	if (likely(rc == 0)) {
+		engine_cq_notify_later(eq->eng, cq, solicited || wc->status != DRNIC_WC_SUCCESS);
 		eq->eng->stats.cqes++;
 		return 0;
 	}

@@ -57,6 +57,25 @@ unsigned int cq_push_burst(struct drnic_cq *cq, const struct drnic_wc *wc,
 		unsigned int n, bool solicited);
 
 /**
+ * Publish one completion like cq_push() without looking at the CQ's arm
+ * (producer only): the caller calls cq_push_notify() for the CQ later,
+ * before it could sleep or let the CQ go, with @p solicited_or_error of
+ * every completion published since. Publish, then fence, then read the arm
+ * stays the order (the fence is only later), so no wake-up is lost; an
+ * engine pays one fence per CQ per step instead of one per completion.
+ *
+ * @return as cq_push().
+ */
+int cq_push_quiet(struct drnic_cq *cq, const struct drnic_wc *wc);
+
+/**
+ * The event check after cq_push_quiet() (producer only): a full fence, then
+ * fire the CQ's event if it is armed for what was published
+ * (@p solicited_or_error: a solicited or failed completion among them).
+ */
+void cq_push_notify(struct drnic_cq *cq, bool solicited_or_error);
+
+/**
  * Count one more user (a QP attaching to the CQ); any thread.
  *
  * @return 0; -EINVAL when @p cq is NULL or being destroyed.

@@ -30,6 +30,12 @@ engine_doorbells(struct engine *eng, unsigned int max)
 	return 0;
 }
 
+void
+engine_cq_notify(struct engine *eng)
+{
+	RTE_SET_USED(eng);
+}
+
 int
 engine_run_once(struct engine *eng)
 {
