@@ -436,10 +436,10 @@ case_foreign() {
 # cm_pair NAME WAIT "SERVER" "CLIENT": an RDMA CM program's server and
 # client, both attached through the drop-in librdmacm; the client starts
 # once the server's output has a line matching WAIT (default: the drop-in's
-# rdma_listen line, DRNIC_IBV_DEBUG). A server that serves until killed
-# runs under serve_for.sh.
+# rdma_listen line, DRNIC_IBV_DEBUG). A server that serves until stopped
+# (PAIR_STOP=1) is stopped once the client is done.
 cm_pair() {
-	local name=$1 wait=${2:-'^drnic rdmacm: rdma_listen '} spid i
+	local name=$1 wait=${2:-'^drnic rdmacm: rdma_listen '} spid i rc
 	env -u DRNIC_CONFIG LD_LIBRARY_PATH="$DROPIN" DRNIC_DAEMON="$SOCK" DRNIC_IBV_DEBUG=1 \
 		taskset -c 0 timeout 120 $3 >"$W/$name.server" 2>&1 &
 	spid=$!
@@ -451,7 +451,20 @@ cm_pair() {
 	grep -qE "$wait" "$W/$name.server" || fail "$name: the server never printed /$wait/"
 	env -u DRNIC_CONFIG -u DRNIC_IBV_DEBUG LD_LIBRARY_PATH="$DROPIN" DRNIC_DAEMON="$SOCK" \
 		taskset -c 0 timeout 120 $4 >"$W/$name.client" 2>&1
-	pair_end "$name ($4)" "$name" "$spid" $?
+	rc=$?
+	if [ "${PAIR_STOP:-0}" = 1 ]; then
+		# Still serving (SIGTERM's 143) is what it should be.
+		kill "$spid" 2>/dev/null
+		wait "$spid"
+		if [ $? != 143 ] || [ $rc != 0 ]; then
+			fail "$name ($4): client exit $rc, or the server had ended before it was stopped"
+			sed 's/^/  server| /' "$W/$name.server"
+			sed 's/^/  client| /' "$W/$name.client"
+			return 1
+		fi
+		return 0
+	fi
+	pair_end "$name ($4)" "$name" "$spid" $rc
 }
 
 # cm_has NAME FILE REGEX WHAT: the pair's FILE (server/client) has REGEX.
@@ -487,8 +500,7 @@ case_cm() {
 		cm_has udaddy client '^test complete' "SIDR, UD SENDs both ways on 2 ids"
 	cm_pair rdma_server "" "rdma_server -s $ip -p 18663" "rdma_client -s $ip -p 18663" &&
 		cm_has rdma_server client '^rdma_client: end 0' "synchronous ids (rdma_create_ep)"
-	cm_pair cmtime "" "$(dirname "$0")/../ibverbs/serve_for.sh 20 cmtime -b $ip -p 18664 -c 50" \
-		"cmtime -s $ip -p 18664 -c 50" &&
+	PAIR_STOP=1 cm_pair cmtime "" "cmtime -b $ip -p 18664 -c 50" "cmtime -s $ip -p 18664 -c 50" &&
 		cm_has cmtime client '^connect ' "50 connections: $(grep -E '^connect ' "$W/cmtime.client" | tr -s ' ')"
 	cm_pair mckey '^receiving data transfers' "stdbuf -oL mckey -m 239.1.2.3 -b $ip -C 10" \
 		"mckey -m 239.1.2.3 -s -b $ip -C 10" &&
