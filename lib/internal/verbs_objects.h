@@ -792,15 +792,22 @@ const struct verbs_engine_ops *verbs_engine_ops(void);
  * engine sees the new WQEs or this exchange sees IDLE and queues the QP.
  */
 static inline void
-verbs_qp_doorbell(struct drnic_qp *qp)
+verbs_qp_doorbell_on(struct drnic_qp *qp, bool process_ring)
 {
 	if (atomic_exchange_explicit(&qp->sq.db, VERBS_DB_QUEUED, memory_order_seq_cst) ==
 	    VERBS_DB_IDLE) {
-		struct rte_ring *r = qp->db_ring;
+		struct rte_ring *r = process_ring ? qp->db_ring : NULL;
 
 		/* Never full: each has room for every QP of the engine. */
 		(void)rte_ring_mp_enqueue(r != NULL ? r : qp->dev->eng[qp->engine].doorbell, qp);
 	}
+}
+
+/* A post's doorbell: the process's own ring when it has one (drnicd). */
+static inline void
+verbs_qp_doorbell(struct drnic_qp *qp)
+{
+	verbs_qp_doorbell_on(qp, true);
 }
 
 /* The doorbell of the control path (modify_qp), which runs where the
@@ -809,9 +816,7 @@ verbs_qp_doorbell(struct drnic_qp *qp)
 static inline void
 verbs_qp_doorbell_ctl(struct drnic_qp *qp)
 {
-	if (atomic_exchange_explicit(&qp->sq.db, VERBS_DB_QUEUED, memory_order_seq_cst) ==
-	    VERBS_DB_IDLE)
-		(void)rte_ring_mp_enqueue(qp->dev->eng[qp->engine].doorbell, qp);
+	verbs_qp_doorbell_on(qp, false);
 }
 
 /* Entry @p index of the port's P_Key table; 0 (no key) past its end. */

@@ -582,6 +582,22 @@ mr_advise_check(const struct drnic_device *dev, const struct drnic_pd *pd,
 	return 0;
 }
 
+/* mr_advise_check() under dev->lock, which only the device's own process
+ * takes. */
+static int
+mr_advise_sge(struct drnic_device *dev, const struct drnic_pd *pd, const struct drnic_sge *sg,
+	      uint32_t access, uint64_t *at)
+{
+	int rc;
+
+	if (verbs_remote())
+		return mr_advise_check(dev, pd, sg, access, at);
+	pthread_mutex_lock(&dev->lock);
+	rc = mr_advise_check(dev, pd, sg, access, at);
+	pthread_mutex_unlock(&dev->lock);
+	return rc;
+}
+
 /* Fault the pages of [addr, addr + len) in, readable or writable. */
 static void
 mr_prefetch(uint64_t addr, uint64_t len, bool write)
@@ -612,23 +628,13 @@ drnic_advise_mr(struct drnic_pd *pd, int advice, uint32_t flags,
 	if (advice < DRNIC_ADVISE_MR_PREFETCH || advice > DRNIC_ADVISE_MR_PREFETCH_NO_FAULT)
 		return -EOPNOTSUPP;
 	dev = pd->dev;
-	if (!verbs_remote())
-		pthread_mutex_lock(&dev->lock);
 	for (i = 0; i < num_sge && rc == 0; i++)
-		rc = mr_advise_check(dev, pd, &sg_list[i], access, &at);
-	if (!verbs_remote())
-		pthread_mutex_unlock(&dev->lock);
+		rc = mr_advise_sge(dev, pd, &sg_list[i], access, &at);
 	if (rc < 0 || advice == DRNIC_ADVISE_MR_PREFETCH_NO_FAULT)
 		return rc;   /* present pages are the engines' already */
-	for (i = 0; i < num_sge; i++) {
-		if (!verbs_remote())
-			pthread_mutex_lock(&dev->lock);
-		rc = mr_advise_check(dev, pd, &sg_list[i], access, &at);
-		if (!verbs_remote())
-			pthread_mutex_unlock(&dev->lock);
-		if (rc == 0)
+	for (i = 0; i < num_sge; i++)
+		if (mr_advise_sge(dev, pd, &sg_list[i], access, &at) == 0)
 			mr_prefetch(at, sg_list[i].length, access != 0);
-	}
 	return 0;
 }
 

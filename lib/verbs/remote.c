@@ -267,11 +267,29 @@ remote_dealloc_pd(struct drnic_pd *pd)
 	return rpc_destroy(pd, HANDLE_PD, RPC_PD_FREE);
 }
 
+/* A registration's range, before the daemon maps it: the program's own
+ * memory (malloc, mmap; not DPDK's) is shared from now on, so that the
+ * daemon can map it, and @p m says so (arg[4] RPC_MR_OWN). 0 or
+ * mr_pin_share()'s error. */
+static int
+remote_mr_share(struct rpc_msg *m, void *addr, size_t length)
+{
+	int rc;
+
+	if (length == 0 || rte_mem_virt2memseg_list(addr) != NULL)
+		return 0;
+	rc = mr_pin_share(addr, length);
+	if (rc == 0)
+		m->arg[4] = RPC_MR_OWN;
+	return rc;
+}
+
 struct drnic_mr *
 remote_reg_mr(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova,
 	      unsigned int access)
 {
 	struct rpc_msg m;
+	int rc;
 
 	if (!handle_live(pd, HANDLE_PD)) {
 		rte_errno = EINVAL;
@@ -283,16 +301,10 @@ remote_reg_mr(struct drnic_pd *pd, void *addr, size_t length, uint64_t iova,
 	m.arg[1] = length;
 	m.arg[2] = iova;
 	m.arg[3] = access;
-	if (length != 0 && rte_mem_virt2memseg_list(addr) == NULL) {
-		/* The program's own memory (malloc, mmap): shared from now on,
-		 * so that the daemon can map it (RPC_MR_OWN). */
-		int rc = mr_pin_share(addr, length);
-
-		if (rc < 0) {
-			rte_errno = -rc;
-			return NULL;
-		}
-		m.arg[4] = RPC_MR_OWN;
+	rc = remote_mr_share(&m, addr, length);
+	if (rc < 0) {
+		rte_errno = -rc;
+		return NULL;
 	}
 	if (remote_call(&m) < 0)
 		return NULL;
@@ -315,15 +327,12 @@ remote_rereg_mr(struct drnic_mr *mr, unsigned int flags, struct drnic_pd *pd, vo
 	m.arg[1] = length;
 	m.arg[2] = access;
 	m.arg[3] = flags;
-	if ((flags & DRNIC_REREG_MR_CHANGE_TRANSLATION) && length != 0 && addr != NULL &&
-	    (uintptr_t)addr + length > (uintptr_t)addr &&
-	    rte_mem_virt2memseg_list(addr) == NULL) {
-		/* The program's own memory, shared first (as remote_reg_mr()). */
-		int rc = mr_pin_share(addr, length);
+	if ((flags & DRNIC_REREG_MR_CHANGE_TRANSLATION) && addr != NULL &&
+	    (uintptr_t)addr + length >= (uintptr_t)addr) {
+		int rc = remote_mr_share(&m, addr, length);
 
 		if (rc < 0)
 			return rc;
-		m.arg[4] = RPC_MR_OWN;
 	}
 	return rpc_call(&m);
 }
