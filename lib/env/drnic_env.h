@@ -30,7 +30,9 @@ extern "C" {
 struct drnic_env_opts {
 	/** Program name for EAL's argv[0] and logs; default "drnic". */
 	const char *name;
-	/** EAL core list (`-l`); default: every CPU this process may run on. */
+	/** EAL core list (`-l`), or a map of lcores to CPUs as `--lcores`
+	 * takes it when it has '@' or '(' ("0@0,1@1,2@1": lcores 1 and 2 share
+	 * CPU 1); default: every CPU this process may run on. */
 	const char *lcores;
 	/** Memory to reserve in MiB; default 256. */
 	unsigned int mem_mb;

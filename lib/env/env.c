@@ -251,7 +251,8 @@ drnic_env_init(const struct drnic_env_opts *opts, struct drnic_env_info *info)
 
 	env_push(a, "%s", opts->name ? opts->name : "drnic");
 	if (opts->lcores != NULL) {
-		env_push(a, "-l");
+		/* A map of lcores to CPUs ("0@0,1@1,2@1") is --lcores'. */
+		env_push(a, strpbrk(opts->lcores, "@(") != NULL ? "--lcores" : "-l");
 		env_push(a, "%s", opts->lcores);
 	} else {
 		env_affinity_lcores(lcores, sizeof(lcores));

@@ -6,6 +6,8 @@
  *   drnic-test NAME...       run the named tests
  *   drnic-test --suite S     run every test of suite S (fast, perf, soak)
  *   DRNIC_TEST=NAME drnic-test   same as drnic-test NAME
+ *   DRNIC_TEST_LCORES=L      the EAL's lcores (drnic_env_opts::lcores: a core
+ *                            list, or a map such as "0@0,1@1,2@1")
  *
  * Exit status: 0 when every test passed or skipped, 1 when one failed,
  * 77 when every test run was skipped (meson's "skip"), 2 on bad usage.
@@ -85,6 +87,7 @@ main(int argc, char **argv)
 	const char *env_name = getenv("DRNIC_TEST");
 	int a, rc;
 
+	opts.lcores = getenv("DRNIC_TEST_LCORES");
 	for (a = 1; a < argc; a++) {
 		if (strcmp(argv[a], "--suite") == 0 && a + 1 < argc) {
 			int s = test_suite_by_name(argv[++a]);

@@ -70,6 +70,8 @@ rnic_side_open(struct rnic_side *s, const char *name, const char *wire, uint8_t 
 		snprintf(v, sizeof(v), "%u", o->engines);
 		drnic_config_set(&cfg, "engines", v);
 	}
+	if (o->lcores != NULL && drnic_config_set(&cfg, "lcores", o->lcores) < 0)
+		return -EINVAL;
 	snprintf(args, sizeof(args), "wire=%s%s%s", wire, extra != NULL && *extra ? "," : "",
 		 extra != NULL ? extra : "");
 	if (drnic_config_set(&cfg, "link_args", args) < 0)

@@ -47,6 +47,7 @@ struct rnic_pair_opts {
 	bool zero_rd_atomic;
 	bool channel;               /* each side's CQ gets a completion channel */
 	unsigned int engines;       /* default 1 (inline mode only for more) */
+	const char *lcores;         /* dedicated mode: the engine lcores (default "1") */
 	int rnr_retry;              /* 0 means 7; -1 means 0 */
 	uint8_t timeout;            /* default 14 (67 ms) */
 	/* Appended to side A's / B's link_args ("fault_drop=...", "capture=..."); may be NULL. */
