@@ -1260,6 +1260,20 @@ perf_lat_one(struct perf_conn *c, uint64_t len, struct perf_lat *out)
 /* Bandwidth                                                                */
 /* ------------------------------------------------------------------------ */
 
+/* The busy and the idle TSC cycles of every engine of @p dev, summed. */
+static void
+perf_engine_cycles(struct drnic_device *dev, uint64_t cyc[2])
+{
+	struct drnic_engine_stats es;
+	unsigned int e;
+
+	cyc[0] = cyc[1] = 0;
+	for (e = 0; drnic_engine_stats_get(dev, e, &es) == 0; e++) {
+		cyc[0] += es.busy_cycles;
+		cyc[1] += es.idle_cycles;
+	}
+}
+
 static int
 perf_bw_one(struct perf_conn *c, uint64_t len, struct perf_bw *out)
 {
@@ -1272,7 +1286,7 @@ perf_bw_one(struct perf_conn *c, uint64_t len, struct perf_bw *out)
 	uint64_t recv_target, atomic_before = 0;
 	unsigned int q, nq = c->local->nb_qps, finished = 0;
 	uint8_t send_stop;
-	uint64_t rx_first = 0;
+	uint64_t rx_first = 0, eng0[2], eng1[2];
 	bool full_pass = true;
 	double peak = 0.0;
 	int rc = 0;
@@ -1299,6 +1313,7 @@ perf_bw_one(struct perf_conn *c, uint64_t len, struct perf_bw *out)
 		    (uint8_t)(c->runs + 1) : 0;
 	if (x != NULL)
 		target = o->duration > 0 ? 0 : o->iters * nq;
+	perf_engine_cycles((x != NULL ? x : y)->dev, eng0);
 	t0 = window_t0 = rte_rdtsc();
 	if (o->duration > 0)
 		deadline = t0 + (uint64_t)(o->duration * (double)hz);
@@ -1405,6 +1420,7 @@ windowed:
 			rc = perf_idle_step(c, x != NULL ? x : y, c->loopback ? y : NULL);
 	}
 	t_end = rte_rdtsc();
+	perf_engine_cycles((x != NULL ? x : y)->dev, eng1);
 	if (rc < 0)
 		return rc;
 	rc = 0;
@@ -1438,6 +1454,13 @@ windowed:
 			out->peak_mbps = out->avg_mbps;
 			out->mpps = (double)y->recvs / out->seconds / 1e6;
 		}
+	}
+	if (eng1[0] + eng1[1] > eng0[0] + eng0[1]) {
+		out->engine_busy = (double)(eng1[0] - eng0[0]) /
+				   (double)(eng1[0] - eng0[0] + eng1[1] - eng0[1]);
+		if (out->msgs > 0)
+			out->engine_ns_per_msg = (double)(eng1[0] - eng0[0]) * 1e9 / (double)hz /
+						 (double)out->msgs;
 	}
 	/* Did the data land? */
 	if (c->loopback) {

@@ -82,6 +82,11 @@ struct perf_bw {
 	double rx_bytes_per_qp; /* the same on the receiving end (SEND) */
 	uint64_t rx_msgs;       /* SEND: messages the receiving end took */
 	uint64_t rnr_naks;      /* RC SEND: RNR NAKs the receiving end sent */
+	/* The engines of our end's device while the test ran (in loopback
+	 * they serve both ends): the share of their time spent working and
+	 * their busy time per message, in ns (0 when not known). */
+	double engine_busy;
+	double engine_ns_per_msg;
 };
 
 /* "RC", "UC" or "UD". */

@@ -70,6 +70,14 @@ drnic_device_stats_print(struct drnic_device *dev, const char *prefix, FILE *f)
 			", nomem %" PRIu64, prefix ? prefix : "", drnic_device_name(dev), e,
 			es.loops, es.busy_loops, es.rx_packets, es.tx_packets, es.doorbells, es.wqes,
 			es.cqes, es.nomem);
+		if (es.busy_cycles + es.idle_cycles > 0)
+			fprintf(f, ", busy %.1f%% of %.1f ms (%.1f ns a WQE)",
+				100.0 * (double)es.busy_cycles /
+					(double)(es.busy_cycles + es.idle_cycles),
+				1e3 * (double)(es.busy_cycles + es.idle_cycles) /
+					(double)rte_get_tsc_hz(),
+				es.wqes == 0 ? 0.0 : 1e9 * (double)es.busy_cycles /
+					(double)rte_get_tsc_hz() / (double)es.wqes);
 		for (i = 0; i < DRNIC_ENGINE_DROP_MAX; i++)
 			if (es.drops[i])
 				fprintf(f, ", %s %" PRIu64, drnic_engine_drop_name(i), es.drops[i]);
