@@ -440,10 +440,29 @@ drnic_wire_build(struct rte_mbuf *m, const struct drnic_wire_pkt *p)
 		m->data_len = (uint16_t)(d - h);
 		m->pkt_len = m->data_len;
 	} else {
-		wire_icrc_mask(ip, ip_hlen, &sv);
-		c.crc = wire_crc32(wire_crc_ones8, ip, hdr_len - l2_len);
-		wire_icrc_unmask(ip, ip_hlen, &sv);
-		for (i = 0; i < p->sg_cnt; i++) {
+		uint32_t done = 0;      /* SGEs in the frame already */
+
+		if (p->sg_cnt > 0 && p->sg[0].len <= rte_pktmbuf_tailroom(m) &&
+		    8 + hdr_len - l2_len <= 64) {
+			/* The first SGE's payload with the headers in one
+			 * pass (their CRC would be a short call of its own),
+			 * from a masked copy of them behind the eight ones. */
+			uint8_t hb[64];
+
+			memset(hb, 0xFF, 8);
+			memcpy(hb + 8, ip, hdr_len - l2_len);
+			wire_icrc_mask(hb + 8, ip_hlen, &sv);
+			c.crc = wire_crc32_hdr_copy(hb, 8 + hdr_len - l2_len, h + hdr_len,
+						    p->sg[0].addr, p->sg[0].len);
+			m->data_len = (uint16_t)(m->data_len + p->sg[0].len);
+			m->pkt_len += p->sg[0].len;
+			done = 1;
+		} else {
+			wire_icrc_mask(ip, ip_hlen, &sv);
+			c.crc = wire_crc32(wire_crc_ones8, ip, hdr_len - l2_len);
+			wire_icrc_unmask(ip, ip_hlen, &sv);
+		}
+		for (i = done; i < p->sg_cnt; i++) {
 			rc = wire_append(&c, p->sg[i].addr, p->sg[i].len, true);
 			if (rc != 0)
 				goto fail;

@@ -318,6 +318,51 @@ wire_crc_short(uint32_t crc, uint8_t *dst, const uint8_t *src, size_t len, const
  * enters as an XOR on the first 4 bytes of the buffer, is loaded masked at
  * that offset too.
  */
+/*
+ * Blocks @i..@nblk-1 of a buffer taken as right-aligned in 64-byte blocks,
+ * block b at @p + 64 b (copied to @d + 64 b when @d is not NULL), folded
+ * onto @acc, which holds blocks 0..@i-1; then the CRC.
+ */
+static inline __attribute__((always_inline)) uint32_t
+wire_crc_fold_rest(__m512i acc, uint8_t *d, const uint8_t *p, size_t i, size_t nblk)
+{
+	__m512i x;
+
+	if (nblk - i >= WIRE_CRC_CHAINS) {
+		__m512i a[WIRE_CRC_CHAINS];
+		int c;
+
+		/* Eight chains, the first carrying what came before. */
+		for (c = 0; c < WIRE_CRC_CHAINS; c++) {
+			a[c] = _mm512_loadu_si512(p + 64 * (i + c));
+			if (d != NULL)
+				_mm512_storeu_si512(d + 64 * (i + c), a[c]);
+		}
+		a[0] = wire_crc_fold(acc, wire_crc_k.k_1blk, a[0]);
+		for (i += WIRE_CRC_CHAINS; i + WIRE_CRC_CHAINS <= nblk; i += WIRE_CRC_CHAINS) {
+			for (c = 0; c < WIRE_CRC_CHAINS; c++) {
+				x = _mm512_loadu_si512(p + 64 * (i + c));
+				if (d != NULL)
+					_mm512_storeu_si512(d + 64 * (i + c), x);
+				a[c] = wire_crc_fold(a[c], wire_crc_k.k_stride, x);
+			}
+		}
+		/* Chains 0..3 onto 4..7, then pairs, then one. */
+		for (c = 0; c < 4; c++)
+			a[c + 4] = wire_crc_fold(a[c], wire_crc_k.k_4blk, a[c + 4]);
+		a[6] = wire_crc_fold(a[4], wire_crc_k.k_2blk, a[6]);
+		a[7] = wire_crc_fold(a[5], wire_crc_k.k_2blk, a[7]);
+		acc = wire_crc_fold(a[6], wire_crc_k.k_1blk, a[7]);
+	}
+	for (; i < nblk; i++) {
+		x = _mm512_loadu_si512(p + 64 * i);
+		if (d != NULL)
+			_mm512_storeu_si512(d + 64 * i, x);
+		acc = wire_crc_fold(acc, wire_crc_k.k_1blk, x);
+	}
+	return wire_crc_finish(acc);
+}
+
 static inline __attribute__((always_inline)) uint32_t
 wire_crc_fold_buf(uint32_t crc, uint8_t *dst, const uint8_t *src, size_t len)
 {
@@ -334,39 +379,7 @@ wire_crc_fold_buf(uint32_t crc, uint8_t *dst, const uint8_t *src, size_t len)
 		acc = wire_crc_fold(acc, wire_crc_k.k_1blk, _mm512_xor_si512(x, st1));
 		i = 2;
 	}
-	if (nblk - i >= WIRE_CRC_CHAINS) {
-		__m512i a[WIRE_CRC_CHAINS];
-		int c;
-
-		/* Eight chains, the first carrying what came before. */
-		for (c = 0; c < WIRE_CRC_CHAINS; c++) {
-			a[c] = _mm512_loadu_si512(p + 64 * (i + c));
-			if (dst != NULL)
-				_mm512_storeu_si512(dst - pad + 64 * (i + c), a[c]);
-		}
-		a[0] = wire_crc_fold(acc, wire_crc_k.k_1blk, a[0]);
-		for (i += WIRE_CRC_CHAINS; i + WIRE_CRC_CHAINS <= nblk; i += WIRE_CRC_CHAINS) {
-			for (c = 0; c < WIRE_CRC_CHAINS; c++) {
-				x = _mm512_loadu_si512(p + 64 * (i + c));
-				if (dst != NULL)
-					_mm512_storeu_si512(dst - pad + 64 * (i + c), x);
-				a[c] = wire_crc_fold(a[c], wire_crc_k.k_stride, x);
-			}
-		}
-		/* Chains 0..3 onto 4..7, then pairs, then one. */
-		for (c = 0; c < 4; c++)
-			a[c + 4] = wire_crc_fold(a[c], wire_crc_k.k_4blk, a[c + 4]);
-		a[6] = wire_crc_fold(a[4], wire_crc_k.k_2blk, a[6]);
-		a[7] = wire_crc_fold(a[5], wire_crc_k.k_2blk, a[7]);
-		acc = wire_crc_fold(a[6], wire_crc_k.k_1blk, a[7]);
-	}
-	for (; i < nblk; i++) {
-		x = _mm512_loadu_si512(p + 64 * i);
-		if (dst != NULL)
-			_mm512_storeu_si512(dst - pad + 64 * i, x);
-		acc = wire_crc_fold(acc, wire_crc_k.k_1blk, x);
-	}
-	return wire_crc_finish(acc);
+	return wire_crc_fold_rest(acc, dst != NULL ? dst - pad : NULL, p, i, nblk);
 }
 
 uint32_t
@@ -389,6 +402,28 @@ wire_crc32_or(uint32_t crc, const void *buf, size_t len, const uint8_t pat[192])
 	if (len >= WIRE_CRC_SHORT_MIN && len <= WIRE_CRC_SHORT)
 		return wire_crc_short(crc, NULL, buf, len, pat);
 	return wire_crc32_or_slow(crc, buf, len, pat);
+}
+
+uint32_t
+wire_crc32_hdr_copy(const uint8_t *hdr, size_t hlen, void *dst, const void *src, size_t len)
+{
+	size_t total = hlen + len, pad = (64 - total % 64) % 64;
+	const uint8_t *s = (const uint8_t *)src - pad - hlen;
+	uint8_t *d = (uint8_t *)dst - pad - hlen;
+	uint64_t mh, mp;
+	__m512i x;
+
+	/* The header inside block 0 (it carries the state): one fold pass. */
+	if (hlen < 8 || pad + hlen > 64 || total <= WIRE_CRC_SHORT)
+		return wire_crc32_copy(wire_crc32(0, hdr, hlen), dst, src, len);
+	mh = ~(uint64_t)0 >> (64 - hlen) << pad;
+	mp = pad + hlen == 64 ? 0 : ~(uint64_t)0 << (pad + hlen);
+	x = _mm512_maskz_loadu_epi8(mh, hdr - pad);
+	x = _mm512_mask_loadu_epi8(x, mp, s);
+	_mm512_mask_storeu_epi8(d, mp, x);
+	/* The state from 0, all ones, on the stream's first 4 bytes. */
+	x = _mm512_xor_si512(x, _mm512_maskz_set1_epi8((uint64_t)0xF << pad, (char)0xFF));
+	return wire_crc_fold_rest(x, d, s, 1, (total + pad) / 64);
 }
 
 uint32_t
@@ -422,6 +457,12 @@ wire_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len)
 {
 	memcpy(dst, src, len);
 	return crc32_gzip_refl(crc, dst, (uint64_t)len);
+}
+
+uint32_t
+wire_crc32_hdr_copy(const uint8_t *hdr, size_t hlen, void *dst, const void *src, size_t len)
+{
+	return wire_crc32_copy(crc32_gzip_refl(0, hdr, (uint64_t)hlen), dst, src, len);
 }
 
 #endif

@@ -88,8 +88,9 @@ wire_crc_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len, uint32_t crc
 	return crc;
 }
 
-uint32_t
-wire_crc_masked_hdrs_more(uint8_t *buf, uint32_t ip_hlen, uint32_t more)
+/* The ICRC's fixed part in @buf: ones, then the copied headers masked. */
+static uint32_t
+wire_icrc_mask_hdrs(uint8_t *buf, uint32_t ip_hlen)
 {
 	uint8_t *ip = buf + 8;
 	uint8_t *udp = ip + ip_hlen;
@@ -111,7 +112,13 @@ wire_crc_masked_hdrs_more(uint8_t *buf, uint32_t ip_hlen, uint32_t more)
 	udp[6] = 0xFF;                        /* UDP checksum */
 	udp[7] = 0xFF;
 	bth[4] = 0xFF;                        /* FECN, BECN, reserved */
-	return wire_crc32(0, buf, 8 + ip_hlen + DRNIC_WIRE_UDP_LEN + DRNIC_WIRE_BTH_LEN + more);
+	return 8 + ip_hlen + DRNIC_WIRE_UDP_LEN + DRNIC_WIRE_BTH_LEN;
+}
+
+uint32_t
+wire_crc_masked_hdrs_more(uint8_t *buf, uint32_t ip_hlen, uint32_t more)
+{
+	return wire_crc32(0, buf, wire_icrc_mask_hdrs(buf, ip_hlen) + more);
 }
 
 /* Header length of the IP packet starting with @first (its first byte), or 0. */
@@ -218,18 +225,27 @@ drnic_wire_copy_out_verify(const struct rte_mbuf *m, const struct drnic_wire_pkt
 	ext = pkt->payload_off - (pkt->bth_off + DRNIC_WIRE_BTH_LEN);
 	if (ext > DRNIC_WIRE_ATOMICETH_LEN)
 		return -EINVAL;
-	/* Masked headers and extension headers: one CRC call. */
 	first = rte_pktmbuf_read(m, pkt->l3_off, covered + ext, buf + 8);
 	if (first != buf + 8)
 		memcpy(buf + 8, first, covered + ext);
-	crc = wire_crc_masked_hdrs_more(buf, hlen, ext);
-	/* The payload, copied as it is folded in, segment by segment. */
+	hlen = wire_icrc_mask_hdrs(buf, hlen) + ext;
 	off = pkt->payload_off;
 	len = pkt->payload_len;
 	while (seg != NULL && off >= seg->data_len) {
 		off -= seg->data_len;
 		seg = seg->next;
 	}
+	tail = pkt->frame_len - DRNIC_WIRE_ICRC_LEN - pkt->payload_off - pkt->payload_len;
+	if (seg != NULL && len <= seg->data_len - off && tail == 0) {
+		/* Headers and payload in one pass (the usual full-MTU
+		 * continuation: one segment, no pad). */
+		crc = wire_crc32_hdr_copy(buf, hlen, d,
+					  rte_pktmbuf_mtod_offset(seg, const uint8_t *, off), len);
+		return crc == pkt->icrc ? 0 : -EBADMSG;
+	}
+	/* Masked headers and extension headers: one CRC call. */
+	crc = wire_crc32(0, buf, hlen);
+	/* The payload, copied as it is folded in, segment by segment. */
 	while (seg != NULL && len > 0) {
 		uint32_t n = RTE_MIN((uint32_t)seg->data_len - off, len);
 
@@ -242,7 +258,6 @@ drnic_wire_copy_out_verify(const struct rte_mbuf *m, const struct drnic_wire_pkt
 	if (len > 0)
 		return -EINVAL;         /* pkt_len claims more than the chain has */
 	/* Pad bytes up to the ICRC. */
-	tail = pkt->frame_len - DRNIC_WIRE_ICRC_LEN - pkt->payload_off - pkt->payload_len;
 	if (tail > 0)
 		crc = wire_crc_mbuf(m, pkt->payload_off + pkt->payload_len, tail, crc);
 	return crc == pkt->icrc ? 0 : -EBADMSG;
