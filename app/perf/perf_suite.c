@@ -502,7 +502,7 @@ perf_suite_scale(const struct perf_opts *o, const unsigned int *counts, unsigned
 		 unsigned int window)
 {
 	const unsigned int depth = RTE_MIN(RTE_MAX(o->tx_depth, 1u), 512u);
-	double rate1 = 0, rate_max_qps = 0, best = 0, wrate1 = 0;
+	double rate1 = 0, rate_max_qps = 0, best = 0, wrate1 = 0, wrate_max_qps = 0;
 	unsigned int i, k, max_qps = 0;
 	struct perf_bw b;
 	int rc = 0;
@@ -530,25 +530,47 @@ perf_suite_scale(const struct perf_opts *o, const unsigned int *counts, unsigned
 		fprintf(o->out, " The same %u WRs in flight in all, split over the QPs (per QP at"
 			" most 512; post list and cq_mod at most the depth): cold QP state\n",
 			window);
-	for (i = 0; window > 0 && i < n && rc == 0; i++)
+	for (i = 0; window > 0 && i < n && rc == 0; i++) {
 		rc = perf_scale_row(o, counts[i], RTE_MIN(RTE_MAX(window / counts[i], 1u), 512u),
 				    false, msgs, ", window", &wrate1, NULL, &b);
+		if (rc == 0 && counts[i] == max_qps)
+			wrate_max_qps = b.mpps;
+	}
 
 	if (ncq > 0 && rc == 0)
 		fprintf(o->out, " CQ sharing (same flags per QP): one CQ for all QPs against one CQ"
 			" per QP\n");
-	for (i = 0; i < ncq && rc == 0; i++)
-		for (k = 0; k < 2 && rc == 0; k++)
+	for (i = 0; i < ncq && rc == 0; i++) {
+		double shared = 0;
+
+		for (k = 0; k < 2 && rc == 0; k++) {
 			rc = perf_scale_row(o, cq_counts[i], depth, k == 1, msgs, "", &rate1, NULL,
 					    &b);
+			if (rc == 0 && k == 0)
+				shared = b.mpps;
+		}
+		if (rc == 0 && b.mpps > 0) {
+			char fig[64];
+
+			snprintf(fig, sizeof(fig), "write 64 B rate, %u QPs on one CQ", cq_counts[i]);
+			perf_rep_compare(fig, shared, "Mpps", "a CQ per QP, same run", b.mpps,
+					 "Mpps", shared / b.mpps, ">= 0.90x", shared >= 0.9 * b.mpps);
+		}
+	}
 	if (rc == 0 && rate1 > 0 && max_qps > 1) {
 		char fig[64];
 
 		snprintf(fig, sizeof(fig), "write 64 B rate at %u QPs", max_qps);
 		perf_rep_compare(fig, rate_max_qps, "Mpps", "rate at 1 QP", rate1, "Mpps",
-				 rate_max_qps / rate1, ">= 0.70x", rate_max_qps >= 0.7 * rate1);
+				 rate_max_qps / rate1, ">= 0.90x", rate_max_qps >= 0.9 * rate1);
 		perf_rep_compare(fig, rate_max_qps, "Mpps", "best rate of the sweep", best, "Mpps",
 				 rate_max_qps / best, "", -1);
+		if (wrate1 > 0 && wrate_max_qps > 0) {
+			snprintf(fig, sizeof(fig), "the same, one WR per QP (cold)");
+			perf_rep_compare(fig, wrate_max_qps, "Mpps", "1 QP, the same window",
+					 wrate1, "Mpps", wrate_max_qps / wrate1, ">= 0.50x",
+					 wrate_max_qps >= 0.5 * wrate1);
+		}
 	}
 	return rc;
 }
