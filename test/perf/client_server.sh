@@ -51,6 +51,27 @@ side() {
 SRV=$(side server 1 "dpcsS$TAG" 10.235.0.12 02:00:00:35:00:12)
 CLI=$(side client 0 "dpcsC$TAG" 10.235.0.11 02:00:00:35:00:11)
 
+# server_stacks NAME PID: the client is done; a server still running 30 s
+# later (it tears down within a second) has its threads' stacks printed
+# before its timeout kills it, so that a hang in teardown can be told apart
+# from one in the test (a memif teardown once hung here in CI).
+server_stacks() {
+	local k
+	for k in $(seq 300); do
+		kill -0 "$2" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	echo "$1: server $2 still running 30 s after its client; its threads:"
+	if command -v gdb >/dev/null; then
+		gdb -p "$2" -batch -ex "thread apply all bt" 2>/dev/null | grep -E '^(#|Thread)' |
+			sed 's/^/  stack| /' | head -80
+	else
+		for k in /proc/"$2"/task/*; do
+			echo "  stack| task ${k##*/} $(cat "$k/comm" 2>/dev/null): $(cat "$k/wchan" 2>/dev/null)"
+		done
+	fi
+}
+
 # pair NAME TEST ARGS... : server and client; both must exit 0. The client's
 # output is in $TMP/NAME.c (stdout) and $TMP/NAME.ce (stderr).
 pair() {
@@ -65,6 +86,7 @@ pair() {
 	# shellcheck disable=SC2086
 	timeout 90 "$PERF" "$test" $CLI -p $PORT "$@" 127.0.0.1 >"$TMP/$name.c" 2>"$TMP/$name.ce"
 	rc=$?
+	server_stacks "$name" $spid
 	wait $spid
 	rs=$?
 	if [ $rs != 0 ] || [ $rc != 0 ]; then
