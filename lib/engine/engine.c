@@ -157,10 +157,19 @@ int
 engine_run_once(struct engine *eng)
 {
 	struct engine_ctrl *c;
-	uint64_t t0 = rte_rdtsc(), t1;
+	uint64_t t1;
 	unsigned int i;
 	int work = 0;
 
+	if (unlikely(eng->tsc_stale)) {
+		/* Back from a yield or a nap: that time was idle. */
+		uint64_t t0 = rte_rdtsc();
+
+		if (eng->last_tsc != 0)
+			eng->stats.idle_cycles += t0 - eng->last_tsc;
+		eng->last_tsc = t0;
+		eng->tsc_stale = false;
+	}
 	while (rte_ring_sc_dequeue(eng->ctrl, (void **)&c) == 0) {
 		engine_ctrl_handle(eng, c);
 		work++;
@@ -185,17 +194,19 @@ engine_run_once(struct engine *eng)
 	if (unlikely(eng->stats.loops % ENGINE_LINK_CHECK_LOOPS == 0))
 		engine_ports_watch(eng);
 	eng->stats.loops++;
-	/* Cycles: a step that did work is busy; the rest of the time (steps
-	 * with nothing to do, back-off, whoever else ran) is idle. */
+	/* Cycles, one clock read a step (each costs about 11 ns here): the
+	 * time since the last step ended is busy when this step did work, idle
+	 * otherwise (steps with nothing to do, back-off, whoever else ran). The
+	 * back-off before a busy step counts as busy: at most one pause. */
 	t1 = rte_rdtsc();
-	if (eng->last_tsc != 0)
-		eng->stats.idle_cycles += t0 - eng->last_tsc;
-	if (work > 0) {
-		eng->stats.busy_loops++;
-		eng->stats.busy_cycles += t1 - t0;
-	} else {
-		eng->stats.idle_cycles += t1 - t0;
+	if (eng->last_tsc != 0) {
+		if (work > 0)
+			eng->stats.busy_cycles += t1 - eng->last_tsc;
+		else
+			eng->stats.idle_cycles += t1 - eng->last_tsc;
 	}
+	if (work > 0)
+		eng->stats.busy_loops++;
 	eng->last_tsc = t1;
 	return work;
 }
@@ -213,16 +224,22 @@ engine_main(void *arg)
 			idle = 0;
 			continue;
 		}
-		/* Back off: spin a while, then yield, then nap. */
+		/* Back off: spin a while, then yield, then nap. The first idle
+		 * steps spin without a pause (each costs about 20 ns here, and
+		 * every event waits for the step after it). */
 		idle++;
-		if (idle < 20000) {
+		if (idle < ENGINE_SPIN_HOT) {
+			continue;
+		} else if (idle < 20000) {
 			rte_pause();
 		} else if (idle < 40000) {
 			sched_yield();
+			eng->tsc_stale = true;
 		} else {
 			struct timespec ts = { .tv_sec = 0, .tv_nsec = 20000 };
 
 			nanosleep(&ts, NULL);
+			eng->tsc_stale = true;
 		}
 	}
 	/* Last control messages (the one that stopped us is answered by the

@@ -38,6 +38,8 @@ extern int engine_logtype;
 		(eq)->qp->dev->cfg.name, (eq)->qp->qp_num, ##__VA_ARGS__)
 
 #define ENGINE_BURST 32
+/* Idle steps an lcore engine spins through before it starts to pause. */
+#define ENGINE_SPIN_HOT 256
 /* Receive bursts per port per loop while they come full: a loop may queue
  * up to ENGINE_QP_BUDGET packets per active QP, and receiving one burst
  * per loop would let the link's queue (and the round trip) grow to its
@@ -491,6 +493,7 @@ struct engine {
 	unsigned int rx_backlog_loops;
 	uint64_t link_check_ns;      /* next look at the links' state */
 	uint64_t last_tsc;           /* end of the last step (cycle accounting) */
+	bool tsc_stale;              /* a yield or a nap since last_tsc: idle time */
 	/* Transmit mbufs taken from the pool ENGINE_BURST at a time (one
 	 * mempool call instead of one per frame); engine_pkt_alloc() hands
 	 * them out from the top. Returned to the pool when the engine goes. */
