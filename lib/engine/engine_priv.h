@@ -339,7 +339,9 @@ struct engine;
 struct engine_port;
 
 struct engine_qp {
-	struct drnic_qp_stats stats;  /* written by the engine only */
+	/* The lines a turn or a received frame reads first: the pointers,
+	 * list entries and flags, then the frame template (the peer check
+	 * reads it). The counters come last. */
 	struct drnic_qp *qp;
 	struct engine *eng;
 	struct engine_port *port;
@@ -369,6 +371,8 @@ struct engine_qp {
 	struct engine_rec rec;		/* recovery.c */
 	struct engine_comp comp;	/* completer.c */
 	struct engine_resp resp;	/* responder.c */
+
+	struct drnic_qp_stats stats;  /* written by the engine only */
 };
 
 /* ------------------------------------------------------------------------ */
