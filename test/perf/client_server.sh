@@ -54,19 +54,22 @@ CLI=$(side client 0 "dpcsC$TAG" 10.235.0.11 02:00:00:35:00:11)
 # server_stacks NAME PID: the client is done; a server still running 30 s
 # later (it tears down within a second) has its threads' stacks printed
 # before its timeout kills it, so that a hang in teardown can be told apart
-# from one in the test (a memif teardown once hung here in CI).
+# from one in the test (a memif teardown once hung here in CI). PID is the
+# timeout(1) wrapping drnic-perf: the stacks are its child's.
 server_stacks() {
-	local k
+	local k p
 	for k in $(seq 300); do
 		kill -0 "$2" 2>/dev/null || return 0
 		sleep 0.1
 	done
-	echo "$1: server $2 still running 30 s after its client; its threads:"
+	p=$(pgrep -P "$2" | head -1)
+	[ -n "$p" ] || p=$2
+	echo "$1: server $p still running 30 s after its client; its threads:"
 	if command -v gdb >/dev/null; then
-		gdb -p "$2" -batch -ex "thread apply all bt" 2>/dev/null | grep -E '^(#|Thread)' |
-			sed 's/^/  stack| /' | head -80
+		gdb -p "$p" -batch -ex "thread apply all bt" 2>/dev/null | grep -E '^(#|Thread)' |
+			sed 's/^/  stack| /' | head -120
 	else
-		for k in /proc/"$2"/task/*; do
+		for k in /proc/"$p"/task/*; do
 			echo "  stack| task ${k##*/} $(cat "$k/comm" 2>/dev/null): $(cat "$k/wchan" 2>/dev/null)"
 		done
 	fi
