@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <rte_alarm.h>
@@ -41,6 +42,7 @@ static bool env_started;
  * Its id is learnt from an alarm callback, which runs on that thread.
  */
 static pthread_t env_intr_thread;
+static pid_t env_intr_tid;
 static int env_intr_known;
 
 static void
@@ -48,7 +50,33 @@ env_intr_whoami(void *arg)
 {
 	RTE_SET_USED(arg);
 	env_intr_thread = pthread_self();
+	env_intr_tid = (pid_t)syscall(SYS_gettid);
 	__atomic_store_n(&env_intr_known, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Is the interrupt thread waiting in epoll, between two callbacks? Cancelled
+ * inside a callback (at a system call in it: a memif control message, for
+ * one), it would leave that callback marked running, and rte_eal_cleanup()
+ * would wait for it forever (rte_intr_callback_unregister_sync()): a
+ * drnic-perf server hung so in CI right after its client had disconnected.
+ */
+static bool
+env_intr_idle(void)
+{
+	char path[64], buf[64];
+	long nr;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)env_intr_tid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return true;    /* cannot tell: as before */
+	if (fgets(buf, sizeof(buf), f) == NULL)
+		buf[0] = '\0';
+	fclose(f);
+	nr = strtol(buf, NULL, 10);
+	return nr == SYS_epoll_wait || nr == SYS_epoll_pwait;
 }
 /* The EAL keeps pointers into its argv for the process lifetime. */
 static struct env_argv *env_args;
@@ -348,9 +376,19 @@ drnic_env_fini(void)
 	if (!env_started)
 		return 0;
 	if (__atomic_load_n(&env_intr_known, __ATOMIC_ACQUIRE) &&
-	    !pthread_equal(env_intr_thread, pthread_self()) &&
-	    pthread_cancel(env_intr_thread) == 0)
-		(void)pthread_join(env_intr_thread, NULL);
+	    !pthread_equal(env_intr_thread, pthread_self())) {
+		int i, idle = 0;
+
+		/* Cancel it where it waits: seen there twice, 1 ms apart
+		 * (callbacks take microseconds), or after 2 s anyway. */
+		for (i = 0; i < 2000 && idle < 2; i++) {
+			idle = env_intr_idle() ? idle + 1 : 0;
+			if (idle < 2)
+				usleep(1000);
+		}
+		if (pthread_cancel(env_intr_thread) == 0)
+			(void)pthread_join(env_intr_thread, NULL);
+	}
 	rc = rte_eal_cleanup();
 	env_rpc_close();
 	if (env_serve_prefix[0] != '\0') {
