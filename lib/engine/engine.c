@@ -161,8 +161,9 @@ engine_run_once(struct engine *eng)
 	unsigned int i;
 	int work = 0;
 
-	if (unlikely(eng->tsc_stale)) {
-		/* Back from a yield or a nap: that time was idle. */
+	if (unlikely(eng->tsc_stale || eng->inline_mode)) {
+		/* Back from a yield or a nap, or an inline engine back from
+		 * its application's code: that time was idle. */
 		uint64_t t0 = rte_rdtsc();
 
 		if (eng->last_tsc != 0)
