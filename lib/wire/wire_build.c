@@ -449,9 +449,8 @@ drnic_wire_build(struct rte_mbuf *m, const struct drnic_wire_pkt *p)
 			 * from a masked copy of them behind the eight ones. */
 			uint8_t hb[64];
 
-			memset(hb, 0xFF, 8);
 			memcpy(hb + 8, ip, hdr_len - l2_len);
-			wire_icrc_mask(hb + 8, ip_hlen, &sv);
+			wire_icrc_mask_hdrs(hb, ip_hlen);
 			c.crc = wire_crc32_hdr_copy(hb, 8 + hdr_len - l2_len, h + hdr_len,
 						    p->sg[0].addr, p->sg[0].len);
 			m->data_len = (uint16_t)(m->data_len + p->sg[0].len);

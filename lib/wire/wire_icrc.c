@@ -88,8 +88,7 @@ wire_crc_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len, uint32_t crc
 	return crc;
 }
 
-/* The ICRC's fixed part in @buf: ones, then the copied headers masked. */
-static uint32_t
+uint32_t
 wire_icrc_mask_hdrs(uint8_t *buf, uint32_t ip_hlen)
 {
 	uint8_t *ip = buf + 8;

@@ -67,6 +67,14 @@ extern uint32_t wire_crc_ones8;
 uint32_t wire_crc_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len, uint32_t crc);
 
 /*
+ * The ICRC's fixed part in @buf: 8 bytes of ones written, then the copy of
+ * the IP header (@ip_hlen bytes, its version in its first nibble), UDP
+ * header and BTH the caller placed after them, masked in place. Returns
+ * its length (8 + IP + UDP + BTH).
+ */
+uint32_t wire_icrc_mask_hdrs(uint8_t *buf, uint32_t ip_hlen);
+
+/*
  * CRC-32 of the ICRC's fixed part and the @more bytes the caller placed right
  * after it in @buf. @buf holds 8 spare bytes, then a copy of the IP header
  * (@ip_hlen bytes), UDP header and BTH; they are masked in place.
