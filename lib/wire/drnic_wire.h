@@ -558,6 +558,7 @@ struct drnic_wire_pkt {
 	uint32_t frame_len;       /**< through the ICRC, without Ethernet padding */
 	uint32_t icrc;            /**< as stored (the CRC value; LSB first on wire) */
 	bool icrc_deferred;       /**< not verified yet (DRNIC_WIRE_PARSE_DEFER_ICRC) */
+	bool icrc_batch;          /**< not verified yet (DRNIC_WIRE_PARSE_BATCH_ICRC) */
 };
 
 /**
@@ -702,6 +703,15 @@ enum drnic_wire_drop {
 #define DRNIC_WIRE_PARSE_DEFER_ICRC    (1u << 2)
 /** Smallest payload whose ICRC DRNIC_WIRE_PARSE_DEFER_ICRC defers. */
 #define DRNIC_WIRE_DEFER_MIN_PAYLOAD   256u
+/**
+ * Leave the ICRC check of a frame (other than one DRNIC_WIRE_PARSE_DEFER_ICRC
+ * defers) to drnic_wire_icrc_burst(), which checks a burst's frames one
+ * after another: the parser sets drnic_wire_pkt::icrc_batch. The caller
+ * must call it before it acts on the frame in any way. A frame that fails
+ * a check after the ICRC has its ICRC verified first, so each frame still
+ * gives the reason drnic_wire_parse() would.
+ */
+#define DRNIC_WIRE_PARSE_BATCH_ICRC    (1u << 3)
 
 /**
  * Parse and validate a received frame, strictly.
@@ -760,6 +770,21 @@ int drnic_wire_copy_out(const struct rte_mbuf *m, uint32_t off, uint32_t len, vo
  *         -EINVAL when @p pkt's offsets do not fit @p m.
  */
 int drnic_wire_icrc_check(const struct rte_mbuf *m, const struct drnic_wire_pkt *pkt);
+
+/**
+ * Verify the ICRCs drnic_wire_parse_flags() left to the burst
+ * (DRNIC_WIRE_PARSE_BATCH_ICRC) of the @p n frames @p m, parsed into @p pkt.
+ * Frames without drnic_wire_pkt::icrc_batch (not parsed, or not left) are
+ * not looked at. Each CRC is independent of the one before, so they overlap
+ * on the CPU, where each in the middle of a frame's parse waited for its
+ * result.
+ *
+ * @param n  at most 64.
+ * @return the frames whose ICRC is wrong, bit j for @p m[j]; icrc_batch is
+ *         cleared on every frame checked.
+ */
+uint64_t drnic_wire_icrc_burst(struct rte_mbuf *const m[], struct drnic_wire_pkt pkt[],
+			       uint16_t n);
 
 /**
  * Copy the payload of a frame parsed with DRNIC_WIRE_PARSE_SKIP_ICRC to @p dst

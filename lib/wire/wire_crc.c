@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include <isa-l/crc.h>
+#include <rte_branch_prediction.h>
 #include <rte_common.h>
 
 #include "wire_internal.h"
@@ -275,11 +276,44 @@ wire_crc_first(uint32_t crc, const uint8_t *p, size_t pad, uint8_t *dst, __m512i
 }
 
 /*
+ * wire_crc_reduce() of the four lanes of @r at once: dword i of the result
+ * is lane i's CRC.
+ */
+static inline __m128i
+wire_crc_reduce4(__m512i r)
+{
+	const __m512i k = _mm512_broadcast_i32x4(wire_crc_k.k96_k64);
+	const __m512i mp = _mm512_broadcast_i32x4(wire_crc_k.mu_poly);
+	const __m512i bitrev = _mm512_set1_epi64(0x8040201008040201LL);
+	const __m512i low_dwords = _mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 12, 8, 4, 0);
+	const __m128i bswap = _mm_set_epi8(12, 13, 14, 15, 8, 9, 10, 11, 4, 5, 6, 7, 0, 1, 2, 3);
+	__m512i t, q;
+
+	/* As wire_crc_reduce(), lane by lane (its comments say why). */
+	r = _mm512_shuffle_epi8(r, _mm512_broadcast_i32x4(_mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8,
+								       9, 10, 11, 12, 13,
+								       14, 15)));
+	r = _mm512_gf2p8affine_epi64_epi8(r, bitrev, 0);
+	t = _mm512_xor_si512(_mm512_clmulepi64_epi128(r, k, 0x01),
+			     _mm512_bslli_epi128(_mm512_maskz_mov_epi64(0x55, r), 4));
+	t = _mm512_xor_si512(_mm512_clmulepi64_epi128(t, k, 0x11), _mm512_maskz_mov_epi64(0x55, t));
+	q = _mm512_srli_epi64(_mm512_clmulepi64_epi128(_mm512_srli_epi64(t, 32), mp, 0x00), 32);
+	q = _mm512_xor_si512(_mm512_clmulepi64_epi128(q, mp, 0x10), t);
+	q = _mm512_gf2p8affine_epi64_epi8(q, bitrev, 0);
+	return _mm_xor_si128(_mm_shuffle_epi8(_mm512_castsi512_si128(
+						      _mm512_permutexvar_epi32(low_dwords, q)),
+					      bswap),
+			     _mm_set1_epi32(-1));
+}
+
+/*
  * 16 <= @len <= WIRE_CRC_SHORT: every lane folds straight onto the last one,
  * all in parallel, so the latency is one multiplication and the reduction.
+ * This is the lane the reduction takes.
  */
-static inline __attribute__((always_inline)) uint32_t
-wire_crc_short(uint32_t crc, uint8_t *dst, const uint8_t *src, size_t len, const uint8_t *pat)
+static inline __attribute__((always_inline)) __m128i
+wire_crc_short_lane(uint32_t crc, uint8_t *dst, const uint8_t *src, size_t len,
+		    const uint8_t *pat)
 {
 	size_t pad = (64 - len % 64) % 64, nblk = (len + pad) / 64, b;
 	const uint8_t *p = src - pad;
@@ -302,8 +336,13 @@ wire_crc_short(uint32_t crc, uint8_t *dst, const uint8_t *src, size_t len, const
 		if (b == 0)
 			x = _mm512_ternarylogic_epi64(x, st1, or1, 0x36);   /* (x | or1) ^ st1 */
 	}
-	return wire_crc_reduce(_mm_xor_si128(wire_crc_xor_lanes(acc),
-					     _mm512_extracti32x4_epi32(x, 3)));
+	return _mm_xor_si128(wire_crc_xor_lanes(acc), _mm512_extracti32x4_epi32(x, 3));
+}
+
+static inline __attribute__((always_inline)) uint32_t
+wire_crc_short(uint32_t crc, uint8_t *dst, const uint8_t *src, size_t len, const uint8_t *pat)
+{
+	return wire_crc_reduce(wire_crc_short_lane(crc, dst, src, len, pat));
 }
 
 /*
@@ -404,6 +443,47 @@ wire_crc32_or(uint32_t crc, const void *buf, size_t len, const uint8_t pat[192])
 	return wire_crc32_or_slow(crc, buf, len, pat);
 }
 
+void
+wire_crc32_or_burst(struct wire_crc_job *job, unsigned int n)
+{
+	unsigned int i = 0;
+
+	/* Four short ones share one reduction. */
+	for (; i + 4 <= n; i += 4) {
+		struct wire_crc_job *j = &job[i];
+		__m512i r;
+		__m128i c;
+		unsigned int l;
+
+		for (l = 0; l < 4; l++)
+			if (j[l].len < WIRE_CRC_SHORT_MIN || j[l].len > WIRE_CRC_SHORT)
+				break;
+		if (l < 4)
+			break;
+		r = _mm512_castsi128_si512(wire_crc_short_lane(j[0].crc, NULL, j[0].buf, j[0].len,
+							       j[0].pat));
+		r = _mm512_inserti32x4(r, wire_crc_short_lane(j[1].crc, NULL, j[1].buf, j[1].len,
+							      j[1].pat), 1);
+		r = _mm512_inserti32x4(r, wire_crc_short_lane(j[2].crc, NULL, j[2].buf, j[2].len,
+							      j[2].pat), 2);
+		r = _mm512_inserti32x4(r, wire_crc_short_lane(j[3].crc, NULL, j[3].buf, j[3].len,
+							      j[3].pat), 3);
+		c = wire_crc_reduce4(r);
+		j[0].crc = (uint32_t)_mm_extract_epi32(c, 0);
+		j[1].crc = (uint32_t)_mm_extract_epi32(c, 1);
+		j[2].crc = (uint32_t)_mm_extract_epi32(c, 2);
+		j[3].crc = (uint32_t)_mm_extract_epi32(c, 3);
+	}
+	for (; i < n; i++) {
+		struct wire_crc_job *j = &job[i];
+
+		if (likely(j->len >= WIRE_CRC_SHORT_MIN && j->len <= WIRE_CRC_SHORT))
+			j->crc = wire_crc_short(j->crc, NULL, j->buf, j->len, j->pat);
+		else
+			j->crc = wire_crc32_or_slow(j->crc, j->buf, j->len, j->pat);
+	}
+}
+
 uint32_t
 wire_crc32_hdr_copy(const uint8_t *hdr, size_t hlen, void *dst, const void *src, size_t len)
 {
@@ -450,6 +530,15 @@ uint32_t
 wire_crc32(uint32_t crc, const void *buf, size_t len)
 {
 	return crc32_gzip_refl(crc, buf, (uint64_t)len);
+}
+
+void
+wire_crc32_or_burst(struct wire_crc_job *job, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		job[i].crc = wire_crc32_or_slow(job[i].crc, job[i].buf, job[i].len, job[i].pat);
 }
 
 uint32_t

@@ -48,23 +48,30 @@ const uint8_t wire_icrc_pat6[192] = {
 #define WIRE_ICRC_INPLACE_MAX 256
 
 /*
- * The ICRC of a contiguous IP packet of @l3_len bytes (with the ICRC) whose
- * header is 20-byte IPv4 or IPv6, in place; false when it is not such a
- * packet or too long for it to pay.
+ * The wire_crc32_or() pattern that masks a contiguous IP packet of @l3_len
+ * bytes (with the ICRC) for its ICRC in place: when its header is 20-byte
+ * IPv4 or IPv6 and its length one where that pays; else NULL.
  */
+static inline const uint8_t *
+wire_icrc_inplace_pat(const uint8_t *l3, uint32_t l3_len)
+{
+	if (l3_len < 64 + DRNIC_WIRE_ICRC_LEN ||
+	    l3_len > WIRE_ICRC_INPLACE_MAX + DRNIC_WIRE_ICRC_LEN)
+		return NULL;
+	if (l3[0] == 0x45)
+		return wire_icrc_pat4;
+	if ((l3[0] >> 4) == 6)
+		return wire_icrc_pat6;
+	return NULL;
+}
+
+/* The ICRC of such a packet, in place; false when it is not one. */
 static inline bool
 wire_icrc_inplace(const uint8_t *l3, uint32_t l3_len, uint32_t *icrc)
 {
-	const uint8_t *pat;
+	const uint8_t *pat = wire_icrc_inplace_pat(l3, l3_len);
 
-	if (l3[0] == 0x45)
-		pat = wire_icrc_pat4;
-	else if ((l3[0] >> 4) == 6)
-		pat = wire_icrc_pat6;
-	else
-		return false;
-	if (l3_len < 64 + DRNIC_WIRE_ICRC_LEN ||
-	    l3_len > WIRE_ICRC_INPLACE_MAX + DRNIC_WIRE_ICRC_LEN)
+	if (pat == NULL)
 		return false;
 	*icrc = wire_crc32_or(wire_crc_ones8, l3, l3_len - DRNIC_WIRE_ICRC_LEN, pat);
 	return true;
@@ -260,4 +267,43 @@ drnic_wire_copy_out_verify(const struct rte_mbuf *m, const struct drnic_wire_pkt
 	if (tail > 0)
 		crc = wire_crc_mbuf(m, pkt->payload_off + pkt->payload_len, tail, crc);
 	return crc == pkt->icrc ? 0 : -EBADMSG;
+}
+
+uint64_t
+drnic_wire_icrc_burst(struct rte_mbuf *const m[], struct drnic_wire_pkt pkt[], uint16_t n)
+{
+	struct wire_crc_job job[64];
+	uint8_t idx[64];
+	unsigned int k = 0;
+	uint64_t bad = 0;
+	uint16_t j;
+
+	n = RTE_MIN(n, (uint16_t)64);
+	/* Frames whose ICRC runs in place go to one loop of short CRCs, with
+	 * nothing depending on them in between; the others one at a time. */
+	for (j = 0; j < n; j++) {
+		uint32_t l3_len = pkt[j].frame_len - pkt[j].l3_off, calc;
+		const uint8_t *l3, *pat = NULL;
+
+		if (!pkt[j].icrc_batch)
+			continue;
+		pkt[j].icrc_batch = false;
+		l3 = rte_pktmbuf_mtod_offset(m[j], const uint8_t *, pkt[j].l3_off);
+		if (pkt[j].frame_len <= m[j]->data_len)
+			pat = wire_icrc_inplace_pat(l3, l3_len);
+		if (pat != NULL) {
+			job[k] = (struct wire_crc_job){ .buf = l3, .pat = pat,
+							.len = l3_len - DRNIC_WIRE_ICRC_LEN,
+							.crc = wire_crc_ones8 };
+			idx[k++] = (uint8_t)j;
+		} else if (drnic_wire_icrc(m[j], pkt[j].l3_off, l3_len, &calc) != 0 ||
+			   calc != pkt[j].icrc) {
+			bad |= (uint64_t)1 << j;
+		}
+	}
+	wire_crc32_or_burst(job, k);
+	while (k-- > 0)
+		if (job[k].crc != pkt[idx[k]].icrc)
+			bad |= (uint64_t)1 << idx[k];
+	return bad;
 }

@@ -36,6 +36,20 @@ uint32_t wire_crc32_hdr_copy(const uint8_t *hdr, size_t hlen, void *dst, const v
  * headers to mask them. Reads nothing outside [buf, buf + len).
  */
 uint32_t wire_crc32_or(uint32_t crc, const void *buf, size_t len, const uint8_t pat[192]);
+/* One wire_crc32_or() of a burst: crc in, crc out. */
+struct wire_crc_job {
+	const uint8_t *buf;
+	const uint8_t *pat;
+	uint32_t len;
+	uint32_t crc;
+};
+
+/*
+ * wire_crc32_or() of each of @n jobs, in one loop where the short CRCs
+ * inline: each then overlaps the one before instead of waiting out its
+ * reduction behind a call.
+ */
+void wire_crc32_or_burst(struct wire_crc_job *job, unsigned int n);
 /*
  * wire_crc32_or() patterns of the ICRC's variant fields for a packet with a
  * 20-byte IPv4 header (pat4) or an IPv6 header (pat6): ones over TOS, TTL

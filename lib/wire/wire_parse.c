@@ -166,6 +166,38 @@ wire_check_payload(const struct drnic_wire_opinfo *oi, uint32_t area, uint32_t p
 	return DRNIC_WIRE_OK;
 }
 
+/* Is @icrc the ICRC of the IP packet at @l3_off (@l3_len bytes) of @m? */
+static inline bool
+wire_icrc_ok(const struct rte_mbuf *m, uint32_t l3_off, uint32_t l3_len, uint32_t icrc)
+{
+	uint32_t calc;
+
+	/* The window may be a copy: hand the mbuf, not the window. */
+	return drnic_wire_icrc(m, l3_off, l3_len, &calc) == 0 && calc == icrc;
+}
+
+/*
+ * The checks of a BTH of opcode @oi after the ICRC (TVer, opcode, the
+ * extension headers' and the payload's lengths in a UDP payload of @ulen
+ * bytes); sets the payload area (with pad) and PadCnt.
+ */
+static inline enum drnic_wire_drop
+wire_check_bth(const struct drnic_wire_opinfo *oi, const uint8_t *bth, uint32_t ulen,
+	       uint32_t *area, uint32_t *padcnt)
+{
+	if ((bth[1] & 0xF) != 0)
+		return DRNIC_WIRE_DROP_BAD_TVER;
+	if (oi->name == NULL)
+		return DRNIC_WIRE_DROP_UNKNOWN_OPCODE;
+	if (!(oi->flags & DRNIC_WIRE_OPF_SUPPORTED))
+		return DRNIC_WIRE_DROP_UNSUPPORTED_OPCODE;
+	if (ulen < (uint32_t)DRNIC_WIRE_UDP_LEN + oi->hdr_len + DRNIC_WIRE_ICRC_LEN)
+		return DRNIC_WIRE_DROP_TRUNCATED_EXT_HEADER;
+	*area = ulen - DRNIC_WIRE_UDP_LEN - oi->hdr_len - DRNIC_WIRE_ICRC_LEN;
+	*padcnt = (bth[1] >> 4) & 3;
+	return wire_check_payload(oi, *area, *padcnt);
+}
+
 /*
  * DRNIC_WIRE_PARSE_DEFER_ICRC: an RDMA WRITE continuation (its payload lands
  * where the responder's state says) with a payload worth copying and
@@ -192,7 +224,7 @@ drnic_wire_parse_flags(const struct rte_mbuf *m, uint32_t flags, struct drnic_wi
 	const uint8_t *h, *ip, *udp, *bth, *tail;
 	uint32_t plen = m->pkt_len;
 	uint32_t win, l2, l3_len, ip_hlen, ip_payload, ulen, area, padcnt, icrc;
-	bool deferred;
+	bool deferred, batch;
 	uint16_t type;
 	enum drnic_wire_drop rc;
 
@@ -298,27 +330,19 @@ drnic_wire_parse_flags(const struct rte_mbuf *m, uint32_t flags, struct drnic_wi
 	       (uint32_t)tail[3] << 24;
 	deferred = (flags & (DRNIC_WIRE_PARSE_DEFER_ICRC | DRNIC_WIRE_PARSE_SKIP_ICRC)) ==
 		   DRNIC_WIRE_PARSE_DEFER_ICRC && wire_icrc_deferrable(bth[0], ulen);
-	if (!(flags & DRNIC_WIRE_PARSE_SKIP_ICRC) && !deferred) {
-		uint32_t calc;
-
-		/* The window may be a copy: hand the mbuf, not the window. */
-		if (drnic_wire_icrc(m, l2, l3_len, &calc) != 0 || calc != icrc)
-			return DRNIC_WIRE_DROP_BAD_ICRC;
-	}
-	if ((bth[1] & 0xF) != 0)
-		return DRNIC_WIRE_DROP_BAD_TVER;
+	batch = !deferred && (flags & (DRNIC_WIRE_PARSE_BATCH_ICRC | DRNIC_WIRE_PARSE_SKIP_ICRC)) ==
+			     DRNIC_WIRE_PARSE_BATCH_ICRC;
+	if (!(flags & DRNIC_WIRE_PARSE_SKIP_ICRC) && !deferred && !batch &&
+	    !wire_icrc_ok(m, l2, l3_len, icrc))
+		return DRNIC_WIRE_DROP_BAD_ICRC;
 	oi = drnic_wire_opcode_info(bth[0]);
-	if (oi->name == NULL)
-		return DRNIC_WIRE_DROP_UNKNOWN_OPCODE;
-	if (!(oi->flags & DRNIC_WIRE_OPF_SUPPORTED))
-		return DRNIC_WIRE_DROP_UNSUPPORTED_OPCODE;
-	if (ulen < (uint32_t)DRNIC_WIRE_UDP_LEN + oi->hdr_len + DRNIC_WIRE_ICRC_LEN)
-		return DRNIC_WIRE_DROP_TRUNCATED_EXT_HEADER;
-	area = ulen - DRNIC_WIRE_UDP_LEN - oi->hdr_len - DRNIC_WIRE_ICRC_LEN;
-	padcnt = (bth[1] >> 4) & 3;
-	rc = wire_check_payload(oi, area, padcnt);
-	if (rc != DRNIC_WIRE_OK)
+	rc = wire_check_bth(oi, bth, ulen, &area, &padcnt);
+	if (rc != DRNIC_WIRE_OK) {
+		/* Left to the burst: the ICRC's verdict comes first. */
+		if (batch && !wire_icrc_ok(m, l2, l3_len, icrc))
+			return DRNIC_WIRE_DROP_BAD_ICRC;
 		return rc;
+	}
 
 	out->bth.opcode = bth[0];
 	out->bth.se = (bth[1] & 0x80) != 0;
@@ -341,6 +365,7 @@ drnic_wire_parse_flags(const struct rte_mbuf *m, uint32_t flags, struct drnic_wi
 	out->frame_len = l2 + l3_len;
 	out->icrc = icrc;
 	out->icrc_deferred = deferred;
+	out->icrc_batch = batch;
 	return DRNIC_WIRE_OK;
 }
 

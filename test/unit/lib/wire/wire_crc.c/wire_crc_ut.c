@@ -7,7 +7,8 @@
  * and split at arbitrary points (as payload split across segments); the copy
  * writes exactly the destination range. wire_crc32_hdr_copy() (a header
  * then copied payload) the same, at every header length 0..80 around the
- * block sizes.
+ * block sizes. wire_crc32_or_burst() (patterns ORed over the first 64
+ * bytes, four short CRCs sharing a reduction) against zlib on masked copies.
  */
 #include "lib/wire/wire_crc.c"
 
@@ -162,6 +163,56 @@ test_copy(void)
  * A payload gathered in pieces (as split across SGEs or segments), each
  * copied and folded into the running CRC: the same as one pass.
  */
+/*
+ * wire_crc32_or_burst(): each job's CRC is zlib's of its bytes with the first
+ * 64 ORed with its pattern, whatever the burst's size and the mix of short
+ * (four at a time) and other lengths around it.
+ */
+static void
+test_or_burst(void)
+{
+	static uint8_t pats[16][192], tmp[512];
+	struct wire_crc_job job[16];
+	uint32_t want[16];
+	unsigned int round, n, i, k, grouped = 0;
+
+	for (i = 0; i < 16; i++)
+		for (k = 64; k < 128; k++)
+			pats[i][k] = ut_rand() % 3 == 0 ? (uint8_t)ut_rand() : 0;
+	for (round = 0; round < 4000; round++) {
+		n = round % 17;
+		for (i = 0; i < n; i++) {
+			uint32_t r = ut_rand() % 16, len;
+
+			/* Mostly short (72..256), some shorter or longer. */
+			len = r < 12 ? WIRE_CRC_SHORT_MIN + ut_rand() % (WIRE_CRC_SHORT -
+									 WIRE_CRC_SHORT_MIN + 1) :
+			      r < 14 ? ut_rand() % WIRE_CRC_SHORT_MIN :
+				       WIRE_CRC_SHORT + 1 + ut_rand() % 200;
+			job[i].buf = ut_src + ut_rand() % 4096;
+			job[i].pat = pats[ut_rand() % 16];
+			job[i].len = len;
+			job[i].crc = ut_rand();
+			memcpy(tmp, job[i].buf, len);
+			for (k = 0; k < len && k < 64; k++)
+				tmp[k] |= job[i].pat[64 + k];
+			want[i] = ut_zlib(job[i].crc, tmp, len);
+		}
+		for (i = 0; i + 4 <= n; i += 4)
+			grouped += job[i].len >= WIRE_CRC_SHORT_MIN && job[i].len <= WIRE_CRC_SHORT &&
+				   job[i + 3].len >= WIRE_CRC_SHORT_MIN &&
+				   job[i + 3].len <= WIRE_CRC_SHORT;
+		wire_crc32_or_burst(job, n);
+		for (i = 0; i < n; i++) {
+			CU_ASSERT_EQUAL(job[i].crc, want[i]);
+			if (job[i].crc != want[i])
+				printf("\n  round %u job %u of %u: len %u\n", round, i, n,
+				       job[i].len);
+		}
+	}
+	CU_ASSERT(grouped > 1000);   /* the four-at-a-time path ran */
+}
+
 static void
 test_chained_splits(void)
 {
@@ -214,5 +265,6 @@ main(void)
 	CU_add_test(s, "copy", test_copy);
 	CU_add_test(s, "hdr_copy", test_hdr_copy);
 	CU_add_test(s, "chained_splits", test_chained_splits);
+	CU_add_test(s, "or_burst", test_or_burst);
 	return ut_run_all();
 }
