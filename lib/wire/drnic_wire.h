@@ -600,6 +600,31 @@ void drnic_wire_pkt_init(struct drnic_wire_pkt *p);
 int drnic_wire_build(struct rte_mbuf *m, const struct drnic_wire_pkt *p);
 
 /**
+ * drnic_wire_build_flags() flag: a short frame (one segment, 72 to 256
+ * bytes of IP packet before its ICRC) is written with its ICRC bytes zero,
+ * for drnic_wire_icrc_fill_burst() to fill. The CRC of a frame just
+ * written waited for its header stores to drain (a load that overlaps
+ * several recent stores is not forwarded from them); a burst's CRCs filled
+ * later, together, do not.
+ */
+#define DRNIC_WIRE_BUILD_DEFER_ICRC (1u << 0)
+
+/**
+ * drnic_wire_build() with DRNIC_WIRE_BUILD_* @p flags.
+ * @return as drnic_wire_build(), or 1: built, with its ICRC left to
+ *         drnic_wire_icrc_fill_burst() (DRNIC_WIRE_BUILD_DEFER_ICRC). Such a
+ *         frame must not leave, nor its bytes be read, before it is filled.
+ */
+int drnic_wire_build_flags(struct rte_mbuf *m, const struct drnic_wire_pkt *p, uint32_t flags);
+
+/**
+ * Fill the ICRCs of @p n frames drnic_wire_build_flags() left (it returned 1
+ * for each), one short CRC after another, four sharing a reduction. The
+ * frames must be as the build left them.
+ */
+void drnic_wire_icrc_fill_burst(struct rte_mbuf *const m[], uint16_t n);
+
+/**
  * Length of the headers, Ethernet through the last extension header.
  * @return the length in bytes, or 0 for an undefined opcode or bad version.
  */

@@ -299,12 +299,49 @@ wire_icrc_unmask(uint8_t *ip, uint32_t ip_hlen, const struct wire_icrc_mask *sv)
 int
 drnic_wire_build(struct rte_mbuf *m, const struct drnic_wire_pkt *p)
 {
+	return drnic_wire_build_flags(m, p, 0);
+}
+
+void
+drnic_wire_icrc_fill_burst(struct rte_mbuf *const m[], uint16_t n)
+{
+	struct wire_crc_job job[32];
+	uint16_t i, k;
+
+	for (i = 0; i < n; i += k) {
+		for (k = 0; k < RTE_DIM(job) && i + k < n; k++) {
+			const struct rte_mbuf *f = m[i + k];
+
+			/* As the build left it: one segment, no Ethernet padding. */
+			job[k] = (struct wire_crc_job){
+				.buf = rte_pktmbuf_mtod_offset(f, const uint8_t *, f->l2_len),
+				.pat = f->l3_len == DRNIC_WIRE_IPV4_LEN ? wire_icrc_pat4 :
+									  wire_icrc_pat6,
+				.len = f->pkt_len - f->l2_len - DRNIC_WIRE_ICRC_LEN,
+				.crc = wire_crc_ones8,
+			};
+		}
+		wire_crc32_or_burst(job, k);
+		for (k = 0; k < RTE_DIM(job) && i + k < n; k++) {
+			uint32_t le = rte_cpu_to_le_32(job[k].crc);
+
+			memcpy(rte_pktmbuf_mtod_offset(m[i + k], uint8_t *,
+						       m[i + k]->pkt_len - DRNIC_WIRE_ICRC_LEN),
+			       &le, sizeof(le));
+		}
+	}
+}
+
+int
+drnic_wire_build_flags(struct rte_mbuf *m, const struct drnic_wire_pkt *p, uint32_t flags)
+{
 	const struct drnic_wire_opinfo *oi = drnic_wire_opcode_info(p->bth.opcode);
 	struct wire_cursor c = { .head = m, .seg = m };
 	struct wire_icrc_mask sv;
 	uint32_t ip_hlen, l2_len, hdr_len, l3_len, pad, tpad = 0, i;
 	uint64_t payload = 0;
 	uint8_t *h, *ip, *udp, *bth, trailer[8];
+	bool left = false;
 	int rc;
 
 	if (m->pkt_len != 0 || m->next != NULL || !(oi->flags & DRNIC_WIRE_OPF_SUPPORTED))
@@ -424,7 +461,17 @@ drnic_wire_build(struct rte_mbuf *m, const struct drnic_wire_pkt *p)
 		memset(d, 0, pad);
 		d += pad;
 		clen = (size_t)(d - ip);
-		if (WIRE_CRC_OR_INREG && clen >= WIRE_CRC_OR_MIN && clen <= WIRE_CRC_OR_MAX) {
+		if (WIRE_CRC_OR_INREG && clen >= WIRE_CRC_OR_MIN && clen <= WIRE_CRC_OR_MAX &&
+		    (flags & DRNIC_WIRE_BUILD_DEFER_ICRC) &&
+		    rte_pktmbuf_tailroom(m) - (uint32_t)(d - h - hdr_len) >=
+		    DRNIC_WIRE_ETH_MIN_FRAME + sizeof(trailer)) {
+			/* Left for drnic_wire_icrc_fill_burst(): zero now. (At
+			 * 72 bytes or more after the ones, the frame needs no
+			 * Ethernet padding, so it ends with its ICRC; with the
+			 * room checked, it is written in place below.) */
+			c.crc = 0;
+			left = true;
+		} else if (WIRE_CRC_OR_INREG && clen >= WIRE_CRC_OR_MIN && clen <= WIRE_CRC_OR_MAX) {
 			/* The variant fields ORed with ones in registers: no
 			 * byte stores into the headers right before the CRC
 			 * loads them (each such load waits for the stores to
@@ -491,7 +538,7 @@ drnic_wire_build(struct rte_mbuf *m, const struct drnic_wire_pkt *p)
 		}
 		m->data_len = (uint16_t)(m->data_len + n);
 		m->pkt_len += n;
-		return 0;
+		return left ? 1 : 0;
 	}
 	trailer[tpad + 0] = (uint8_t)c.crc;
 	trailer[tpad + 1] = (uint8_t)(c.crc >> 8);
