@@ -400,6 +400,12 @@ struct engine_port {
 	 * its send completion, finds the reply in the same receive. */
 	bool tx_data;
 	uint64_t hold_until_ns;
+	/* Staged frames whose ICRC the build left (DRNIC_WIRE_BUILD_DEFER_ICRC):
+	 * tx[tx_icrc_from ..] may hold some, marked in tx_icrc[]; the flush
+	 * fills them, all at once, before anything else. */
+	uint16_t tx_icrc_from;
+	uint16_t tx_icrc_n;
+	bool tx_icrc[ENGINE_BURST * 4];
 	struct rte_mbuf *tx[ENGINE_BURST * 4];
 };
 
@@ -526,7 +532,7 @@ void engine_inline_del(struct engine *eng);
 
 /* engine_tx.c: transmit staging */
 struct rte_mbuf *engine_pkt_alloc(struct engine *eng);
-void engine_port_tx(struct engine_port *p, struct rte_mbuf *m);
+void engine_port_tx(struct engine_port *p, struct rte_mbuf *m, bool icrc_left);
 int engine_port_flush(struct engine *eng, struct engine_port *p);
 void engine_qp_build_template(struct engine_qp *eq);
 void engine_ah_template(const struct engine_qp *eq, const struct drnic_ah *ah,

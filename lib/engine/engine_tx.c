@@ -3,7 +3,8 @@
  * Transmit staging: the frames an engine builds and where they wait before
  * they leave. Owns engine::mcache (transmit mbufs taken from the pool a
  * burst at a time), each port's staging (engine_port::tx, tx_n, tx_data,
- * hold_until_ns) and the QP's frame template (engine_qp::tmpl, mtu).
+ * hold_until_ns, and the ICRCs its builds left: tx_icrc, tx_icrc_n,
+ * tx_icrc_from) and the QP's frame template (engine_qp::tmpl, mtu).
  *
  * The machines stage frames with engine_qp_tx() while engine_port_room()
  * says there is room; the loop flushes each port once per step
@@ -36,11 +37,32 @@ engine_pkt_alloc(struct engine *eng)
 	return m;
 }
 
-/* Stage a frame; the caller checked engine_port_room(). */
+/* Stage a frame, @p icrc_left when its build left its ICRC; the caller
+ * checked engine_port_room(). */
 void
-engine_port_tx(struct engine_port *p, struct rte_mbuf *m)
+engine_port_tx(struct engine_port *p, struct rte_mbuf *m, bool icrc_left)
 {
+	p->tx_icrc[p->tx_n] = icrc_left;
+	p->tx_icrc_n = (uint16_t)(p->tx_icrc_n + icrc_left);
 	p->tx[p->tx_n++] = m;
+}
+
+/* Fill the ICRCs the builds of @p p's staged frames left. */
+static void
+engine_port_fill_icrc(struct engine_port *p)
+{
+	struct rte_mbuf *f[ENGINE_BURST * 4];
+	uint16_t i, k = 0;
+
+	for (i = p->tx_icrc_from; i < p->tx_n; i++) {
+		if (p->tx_icrc[i]) {
+			f[k++] = p->tx[i];
+			p->tx_icrc[i] = false;
+		}
+	}
+	drnic_wire_icrc_fill_burst(f, k);
+	p->tx_icrc_n = 0;
+	p->tx_icrc_from = p->tx_n;
 }
 
 /*
@@ -57,6 +79,8 @@ engine_port_flush(struct engine *eng, struct engine_port *p)
 
 	if (p->tx_n == 0)
 		return 0;
+	if (p->tx_icrc_n > 0)
+		engine_port_fill_icrc(p);
 	if (!p->tx_data && p->tx_n < ENGINE_BURST && p->link->tx_hold_acks) {
 		/* Only ACKs, and a burst costs a system call: they wait a
 		 * while for data to go with. */
@@ -74,6 +98,7 @@ engine_port_flush(struct engine *eng, struct engine_port *p)
 	if (sent < p->tx_n)
 		memmove(p->tx, p->tx + sent, (p->tx_n - sent) * sizeof(p->tx[0]));
 	p->tx_n = (uint16_t)(p->tx_n - sent);
+	p->tx_icrc_from = p->tx_n;      /* every one left is filled */
 	p->hold_until_ns = 0;
 	p->tx_data = p->tx_n > 0;        /* what the link refused goes first */
 	return sent;
@@ -147,14 +172,14 @@ engine_qp_tx(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 		xp.bth.opcode = DRNIC_WIRE_OP_XRC_OF(pkt->bth.opcode);
 		b = &xp;
 	}
-	rc = drnic_wire_build(m, b);
+	rc = drnic_wire_build_flags(m, b, DRNIC_WIRE_BUILD_DEFER_ICRC);
 	if (unlikely(rc < 0)) {
 		rte_pktmbuf_free(m);
 		if (rc == -ENOMEM)
 			eq->eng->stats.nomem++;
 		return rc;
 	}
-	engine_port_tx(eq->port, m);
+	engine_port_tx(eq->port, m, rc == 1);
 	if (pkt->bth.opcode != DRNIC_WIRE_OP_RC_ACKNOWLEDGE)
 		eq->port->tx_data = true;
 	eq->stats.tx_packets++;

@@ -5,7 +5,8 @@
  * on a link that asks for it are held until hold_until_ns or until data is
  * staged, never longer; what the link refuses stays staged, in order, and
  * goes first; mbufs come from the pool a burst at a time and a dry pool is
- * counted; the frame template follows the QP's path.
+ * counted; the frame template follows the QP's path; ICRCs a build left
+ * are filled before a frame leaves.
  */
 #include <CUnit/Basic.h>
 
@@ -62,6 +63,22 @@ ut_stage(uint8_t op, uint32_t psn)
 
 	pkt.bth.opcode = op;
 	pkt.bth.psn = psn;
+	CU_ASSERT_EQUAL_FATAL(engine_qp_tx(&ut_eq, &pkt), 0);
+}
+
+/* The same with @p len bytes of payload. */
+static void
+ut_stage_len(uint8_t op, uint32_t psn, uint32_t len)
+{
+	static uint8_t payload[256];
+	struct drnic_wire_sge sg = { .addr = payload, .len = len };
+	struct drnic_wire_pkt pkt = ut_eq.tmpl;
+
+	memset(payload, (int)psn, sizeof(payload));
+	pkt.bth.opcode = op;
+	pkt.bth.psn = psn;
+	pkt.sg = &sg;
+	pkt.sg_cnt = 1;
 	CU_ASSERT_EQUAL_FATAL(engine_qp_tx(&ut_eq, &pkt), 0);
 }
 
@@ -205,6 +222,39 @@ test_link_refuses(void)
 	CU_ASSERT_EQUAL(ut_eng.stats.tx_packets, 4);
 }
 
+/* Short frames leave their ICRC to the flush (DRNIC_WIRE_BUILD_DEFER_ICRC):
+ * every frame the link takes carries a good one, whether it left in the
+ * first flush, after an ACK hold, or after the link refused it once; each
+ * is filled once. */
+static void
+test_icrc_filled_before_leaving(void)
+{
+	struct engine_port *p = ut_reset(true);
+	unsigned int i;
+
+	ut_stage(ACK, 1);                       /* complete when built */
+	CU_ASSERT_EQUAL(p->tx_icrc_n, 0);
+	CU_ASSERT_EQUAL(engine_port_flush(&ut_eng, p), 0);   /* held */
+	ut_stage_len(WRITE, 2, 64);
+	ut_stage_len(WRITE, 3, 100);
+	ut_stage(ACK, 4);
+	ut_stage_len(WRITE, 5, 200);
+	CU_ASSERT_EQUAL(p->tx_icrc_n, 3);
+	ut_link.tx_take = 2;
+	CU_ASSERT_EQUAL(engine_port_flush(&ut_eng, p), 2);
+	CU_ASSERT_EQUAL(p->tx_icrc_n, 0);
+	CU_ASSERT_EQUAL(p->tx_n, 3);
+	ut_link.tx_take = UINT32_MAX;
+	ut_stage_len(WRITE, 6, 64);
+	CU_ASSERT_EQUAL(p->tx_icrc_n, 1);
+	CU_ASSERT_EQUAL(engine_port_flush(&ut_eng, p), 4);
+	CU_ASSERT_EQUAL(ut_link.nsent, 6);
+	for (i = 0; i < 6; i++)
+		CU_ASSERT_EQUAL(ut_sent_psn(i), i + 1);   /* parses: its ICRC is right */
+	CU_ASSERT_EQUAL(p->tx_icrc_n, 0);
+	CU_ASSERT_EQUAL(p->tx_n, 0);
+}
+
 /* Room counts down as frames are staged; a flush gives it back. */
 static void
 test_room(void)
@@ -345,6 +395,7 @@ main(void)
 	CU_ADD_TEST(s, test_ack_hold_until_deadline);
 	CU_ADD_TEST(s, test_ack_hold_ends_with_data);
 	CU_ADD_TEST(s, test_ack_no_hold);
+	CU_ADD_TEST(s, test_icrc_filled_before_leaving);
 	CU_ADD_TEST(s, test_ack_never_held_forever);
 	CU_ADD_TEST(s, test_link_refuses);
 	CU_ADD_TEST(s, test_room);
