@@ -470,6 +470,20 @@ req_skip_acked(struct engine_qp *eq, uint32_t psn)
 	}
 }
 
+/* How far ahead of the WQE it sends the requester fetches the next. */
+#define REQ_WQE_AHEAD 4
+
+/* Fetch WQE @p idx of @p eq's send queue (its lines). */
+static inline void
+req_prefetch_wqe(const struct engine_qp *eq, uint32_t idx)
+{
+	const uint8_t *w = (const uint8_t *)engine_sq_wqe(eq, idx);
+	uint32_t i, stride = eq->qp->sq.stride;
+
+	for (i = 0; i < stride; i += RTE_CACHE_LINE_SIZE)
+		rte_prefetch0(w + i);
+}
+
 int
 req_step(struct engine_qp *eq, int budget)
 {
@@ -513,6 +527,10 @@ req_step(struct engine_qp *eq, int budget)
 			break;
 		}
 		w = engine_sq_wqe(eq, eq->req.idx);
+		/* The poster wrote the WQEs ahead on its core: fetch them
+		 * while this one is sent. */
+		if (prod - eq->req.idx > REQ_WQE_AHEAD)
+			req_prefetch_wqe(eq, eq->req.idx + REQ_WQE_AHEAD);
 		if (unlikely(engine_wqe_is_local(w))) {
 			if (!req_local(eq, w, st)) {
 				if (eq->req.state == REQ_STOPPED)
