@@ -624,6 +624,45 @@ int drnic_wire_build_flags(struct rte_mbuf *m, const struct drnic_wire_pkt *p, u
  */
 void drnic_wire_icrc_fill_burst(struct rte_mbuf *const m[], uint16_t n);
 
+/** The most header bytes a template holds: Ethernet with a tag, IPv6, UDP, BTH. */
+#define DRNIC_WIRE_TMPL_HDR_MAX (DRNIC_WIRE_ETH_LEN + DRNIC_WIRE_VLAN_LEN + \
+				 DRNIC_WIRE_IPV6_LEN + DRNIC_WIRE_UDP_LEN + DRNIC_WIRE_BTH_LEN)
+
+/**
+ * The header bytes one path's frames share, serialized once: Ethernet (and
+ * tag), IP, UDP and BTH as drnic_wire_build() writes them, with the fields
+ * that change from frame to frame (lengths, IPv4 checksum, opcode, SE,
+ * PadCnt, AckReq, PSN) zero. drnic_wire_build_tmpl() copies it and writes
+ * those fields, instead of serializing every field of a drnic_wire_pkt.
+ */
+struct drnic_wire_tmpl {
+	uint8_t l2_len;           /**< Ethernet header, with the tag if any */
+	uint8_t ip_hlen;          /**< 20 (IPv4) or 40 (IPv6) */
+	uint8_t len;              /**< bytes in hdr[]: through the BTH */
+	uint8_t rsvd;
+	uint32_t ip_sum;          /**< IPv4: one's-complement sum of the header
+				   *   without total length and checksum */
+	uint8_t hdr[DRNIC_WIRE_TMPL_HDR_MAX + 2];   /**< 78 used at most; 80 to copy */
+};
+
+/**
+ * Serialize the path fields of @p p into @p t: p->eth, p->ip (version,
+ * TOS, TTL, DF, ID, flow label, addresses), p->udp.sport and the BTH's
+ * P_Key, MigReq, TVer, FECN, BECN and destination QPN.
+ * @return 0, or -EINVAL when p->ip.version is neither 4 nor 6.
+ */
+int drnic_wire_tmpl_make(struct drnic_wire_tmpl *t, const struct drnic_wire_pkt *p);
+
+/**
+ * drnic_wire_build_flags() for a frame whose path fields are those @p t was
+ * made from: it writes the same bytes as drnic_wire_build_flags(m, p, flags)
+ * when p's path fields (see drnic_wire_tmpl_make()) equal the ones @p t was
+ * made from, and reads only the rest of @p p (opcode, SE, AckReq, PSN,
+ * extension headers, payload). Same return values.
+ */
+int drnic_wire_build_tmpl(struct rte_mbuf *m, const struct drnic_wire_tmpl *t,
+			  const struct drnic_wire_pkt *p, uint32_t flags);
+
 /**
  * Length of the headers, Ethernet through the last extension header.
  * @return the length in bytes, or 0 for an undefined opcode or bad version.

@@ -296,92 +296,22 @@ wire_icrc_unmask(uint8_t *ip, uint32_t ip_hlen, const struct wire_icrc_mask *sv)
 	bth[4] = sv->bth4;
 }
 
-int
-drnic_wire_build(struct rte_mbuf *m, const struct drnic_wire_pkt *p)
+/* BTH's third word: AckReq, PSN. */
+static inline uint32_t
+wire_bth_w2(const struct drnic_wire_pkt *p)
 {
-	return drnic_wire_build_flags(m, p, 0);
+	return (p->bth.ackreq ? 1u << 31 : 0) | (p->bth.psn & DRNIC_PSN_MASK);
 }
 
-void
-drnic_wire_icrc_fill_burst(struct rte_mbuf *const m[], uint16_t n)
+/* Ethernet, IP, UDP and BTH of @p at @h, from its fields, for an IP packet
+ * of @l3_len bytes with @pad bytes of PadCnt. */
+static void
+wire_put_path(uint8_t *h, const struct drnic_wire_pkt *p, uint32_t l2_len, uint32_t ip_hlen,
+	      uint32_t l3_len, uint32_t pad)
 {
-	struct wire_crc_job job[32];
-	uint16_t i, k;
-
-	for (i = 0; i < n; i += k) {
-		for (k = 0; k < RTE_DIM(job) && i + k < n; k++) {
-			const struct rte_mbuf *f = m[i + k];
-
-			/* As the build left it: one segment, no Ethernet padding. */
-			job[k] = (struct wire_crc_job){
-				.buf = rte_pktmbuf_mtod_offset(f, const uint8_t *, f->l2_len),
-				.pat = f->l3_len == DRNIC_WIRE_IPV4_LEN ? wire_icrc_pat4 :
-									  wire_icrc_pat6,
-				.len = f->pkt_len - f->l2_len - DRNIC_WIRE_ICRC_LEN,
-				.crc = wire_crc_ones8,
-			};
-		}
-		wire_crc32_or_burst(job, k);
-		for (k = 0; k < RTE_DIM(job) && i + k < n; k++) {
-			uint32_t le = rte_cpu_to_le_32(job[k].crc);
-
-			memcpy(rte_pktmbuf_mtod_offset(m[i + k], uint8_t *,
-						       m[i + k]->pkt_len - DRNIC_WIRE_ICRC_LEN),
-			       &le, sizeof(le));
-		}
-	}
-}
-
-int
-drnic_wire_build_flags(struct rte_mbuf *m, const struct drnic_wire_pkt *p, uint32_t flags)
-{
-	const struct drnic_wire_opinfo *oi = drnic_wire_opcode_info(p->bth.opcode);
-	struct wire_cursor c = { .head = m, .seg = m };
-	struct wire_icrc_mask sv;
-	uint32_t ip_hlen, l2_len, hdr_len, l3_len, pad, tpad = 0, i;
-	uint64_t payload = 0;
-	uint8_t *h, *ip, *udp, *bth, trailer[8];
-	bool left = false;
-	int rc;
-
-	if (m->pkt_len != 0 || m->next != NULL || !(oi->flags & DRNIC_WIRE_OPF_SUPPORTED))
-		return -EINVAL;
-	ip_hlen = wire_ip_hdr_len(p->ip.version);
-	if (ip_hlen == 0 || (p->sg == NULL && p->sg_cnt > 0))
-		return -EINVAL;
-	for (i = 0; i < p->sg_cnt; i++)
-		payload += p->sg[i].len;
-	if (payload > 0 && !(oi->flags & DRNIC_WIRE_OPF_PAYLOAD))
-		return -EINVAL;
-	if (payload == 0 && (oi->flags & DRNIC_WIRE_OPF_PAYLOAD_REQ))
-		return -EINVAL;
-	pad = (uint32_t)(-payload & 3);
-	if (pad != 0 && (oi->flags & DRNIC_WIRE_OPF_FULL_MTU))
-		return -EINVAL;
-
-	l2_len = DRNIC_WIRE_ETH_LEN + (p->eth.has_vlan ? DRNIC_WIRE_VLAN_LEN : 0);
-	hdr_len = l2_len + ip_hlen + DRNIC_WIRE_UDP_LEN + oi->hdr_len;
-	if (payload > UINT16_MAX)
-		return -ENOSPC;
-	l3_len = ip_hlen + DRNIC_WIRE_UDP_LEN + oi->hdr_len + (uint32_t)payload + pad +
-		 DRNIC_WIRE_ICRC_LEN;
-	if ((p->ip.version == 4 ? l3_len : l3_len - ip_hlen) > UINT16_MAX)
-		return -ENOSPC;
-	if (rte_pktmbuf_tailroom(m) < hdr_len)
-		return -ENOSPC;
-	/*
-	 * A long payload that fits this segment starts on a 64-byte boundary:
-	 * the frame moves down into the headroom by at most 63 bytes. Both
-	 * the copy-and-CRC here and the receiver's copy out then move whole
-	 * cache lines (about 7% faster per 4 KiB than straddling them).
-	 */
-	if (payload > WIRE_BUILD_SMALL &&
-	    rte_pktmbuf_tailroom(m) >= l3_len + l2_len &&
-	    (m->data_off + hdr_len) % 64 <= m->data_off)
-		m->data_off = (uint16_t)(m->data_off - (m->data_off + hdr_len) % 64);
+	uint8_t *ip, *udp, *bth;
 
 	/* Ethernet and tag */
-	h = rte_pktmbuf_mtod(m, uint8_t *);
 	memcpy(h, p->eth.dst, 6);
 	memcpy(h + 6, p->eth.src, 6);
 	if (p->eth.has_vlan) {
@@ -430,7 +360,176 @@ drnic_wire_build_flags(struct rte_mbuf *m, const struct drnic_wire_pkt *p, uint3
 			(uint32_t)(p->bth.tver & 0xF) << 16 | p->bth.pkey);
 	wire_put32(bth + 4, (p->bth.fecn ? 1u << 31 : 0) | (p->bth.becn ? 1u << 30 : 0) |
 			    (p->bth.dqpn & DRNIC_QPN_MASK));
-	wire_put32(bth + 8, (p->bth.ackreq ? 1u << 31 : 0) | (p->bth.psn & DRNIC_PSN_MASK));
+	wire_put32(bth + 8, wire_bth_w2(p));
+}
+
+static int wire_build(struct rte_mbuf *m, const struct drnic_wire_pkt *p,
+		      const struct drnic_wire_tmpl *t, uint32_t flags);
+
+int
+drnic_wire_build(struct rte_mbuf *m, const struct drnic_wire_pkt *p)
+{
+	return wire_build(m, p, NULL, 0);
+}
+
+int
+drnic_wire_build_flags(struct rte_mbuf *m, const struct drnic_wire_pkt *p, uint32_t flags)
+{
+	return wire_build(m, p, NULL, flags);
+}
+
+int
+drnic_wire_build_tmpl(struct rte_mbuf *m, const struct drnic_wire_tmpl *t,
+		      const struct drnic_wire_pkt *p, uint32_t flags)
+{
+	return wire_build(m, p, t, flags);
+}
+
+int
+drnic_wire_tmpl_make(struct drnic_wire_tmpl *t, const struct drnic_wire_pkt *p)
+{
+	uint32_t ip_hlen = wire_ip_hdr_len(p->ip.version), sum = 0, i;
+	struct drnic_wire_pkt v = *p;
+	const uint8_t *ip;
+
+	if (ip_hlen == 0)
+		return -EINVAL;
+	memset(t, 0, sizeof(*t));
+	/* The frame's own fields zero, and its lengths (IP packet of the
+	 * IP header alone: UDP and IPv6 lengths zero). */
+	v.bth.opcode = 0;
+	v.bth.se = false;
+	v.bth.ackreq = false;
+	v.bth.psn = 0;
+	t->l2_len = (uint8_t)(DRNIC_WIRE_ETH_LEN + (p->eth.has_vlan ? DRNIC_WIRE_VLAN_LEN : 0));
+	t->ip_hlen = (uint8_t)ip_hlen;
+	t->len = (uint8_t)(t->l2_len + ip_hlen + DRNIC_WIRE_UDP_LEN + DRNIC_WIRE_BTH_LEN);
+	wire_put_path(t->hdr, &v, t->l2_len, ip_hlen, ip_hlen, 0);
+	if (ip_hlen == DRNIC_WIRE_IPV4_LEN) {
+		uint8_t *w = t->hdr + t->l2_len;
+
+		memset(w + 2, 0, 2);    /* total length */
+		memset(w + 10, 0, 2);   /* checksum */
+		ip = w;
+		for (i = 0; i < DRNIC_WIRE_IPV4_LEN; i += 2)
+			sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+	}
+	t->ip_sum = sum;
+	return 0;
+}
+
+void
+drnic_wire_icrc_fill_burst(struct rte_mbuf *const m[], uint16_t n)
+{
+	struct wire_crc_job job[32];
+	uint16_t i, k;
+
+	for (i = 0; i < n; i += k) {
+		for (k = 0; k < RTE_DIM(job) && i + k < n; k++) {
+			const struct rte_mbuf *f = m[i + k];
+
+			/* As the build left it: one segment, no Ethernet padding. */
+			job[k] = (struct wire_crc_job){
+				.buf = rte_pktmbuf_mtod_offset(f, const uint8_t *, f->l2_len),
+				.pat = f->l3_len == DRNIC_WIRE_IPV4_LEN ? wire_icrc_pat4 :
+									  wire_icrc_pat6,
+				.len = f->pkt_len - f->l2_len - DRNIC_WIRE_ICRC_LEN,
+				.crc = wire_crc_ones8,
+			};
+		}
+		wire_crc32_or_burst(job, k);
+		for (k = 0; k < RTE_DIM(job) && i + k < n; k++) {
+			uint32_t le = rte_cpu_to_le_32(job[k].crc);
+
+			memcpy(rte_pktmbuf_mtod_offset(m[i + k], uint8_t *,
+						       m[i + k]->pkt_len - DRNIC_WIRE_ICRC_LEN),
+			       &le, sizeof(le));
+		}
+	}
+}
+
+/* A frame from @p p, its path from template @t when not NULL. */
+static int
+wire_build(struct rte_mbuf *m, const struct drnic_wire_pkt *p, const struct drnic_wire_tmpl *t,
+	   uint32_t flags)
+{
+	const struct drnic_wire_opinfo *oi = drnic_wire_opcode_info(p->bth.opcode);
+	struct wire_cursor c = { .head = m, .seg = m };
+	struct wire_icrc_mask sv;
+	uint32_t ip_hlen, l2_len, hdr_len, l3_len, pad, tpad = 0, i;
+	uint64_t payload = 0;
+	uint8_t *h, *ip, *bth, trailer[8];
+	bool left = false;
+	int rc;
+
+	if (m->pkt_len != 0 || m->next != NULL || !(oi->flags & DRNIC_WIRE_OPF_SUPPORTED))
+		return -EINVAL;
+	ip_hlen = t != NULL ? t->ip_hlen : wire_ip_hdr_len(p->ip.version);
+	if (ip_hlen == 0 || (p->sg == NULL && p->sg_cnt > 0))
+		return -EINVAL;
+	for (i = 0; i < p->sg_cnt; i++)
+		payload += p->sg[i].len;
+	if (payload > 0 && !(oi->flags & DRNIC_WIRE_OPF_PAYLOAD))
+		return -EINVAL;
+	if (payload == 0 && (oi->flags & DRNIC_WIRE_OPF_PAYLOAD_REQ))
+		return -EINVAL;
+	pad = (uint32_t)(-payload & 3);
+	if (pad != 0 && (oi->flags & DRNIC_WIRE_OPF_FULL_MTU))
+		return -EINVAL;
+
+	l2_len = t != NULL ? t->l2_len :
+		 DRNIC_WIRE_ETH_LEN + (p->eth.has_vlan ? DRNIC_WIRE_VLAN_LEN : 0);
+	hdr_len = l2_len + ip_hlen + DRNIC_WIRE_UDP_LEN + oi->hdr_len;
+	if (payload > UINT16_MAX)
+		return -ENOSPC;
+	l3_len = ip_hlen + DRNIC_WIRE_UDP_LEN + oi->hdr_len + (uint32_t)payload + pad +
+		 DRNIC_WIRE_ICRC_LEN;
+	if ((ip_hlen == DRNIC_WIRE_IPV4_LEN ? l3_len : l3_len - ip_hlen) > UINT16_MAX)
+		return -ENOSPC;
+	if (rte_pktmbuf_tailroom(m) < hdr_len)
+		return -ENOSPC;
+	/*
+	 * A long payload that fits this segment starts on a 64-byte boundary:
+	 * the frame moves down into the headroom by at most 63 bytes. Both
+	 * the copy-and-CRC here and the receiver's copy out then move whole
+	 * cache lines (about 7% faster per 4 KiB than straddling them).
+	 */
+	if (payload > WIRE_BUILD_SMALL &&
+	    rte_pktmbuf_tailroom(m) >= l3_len + l2_len &&
+	    (m->data_off + hdr_len) % 64 <= m->data_off)
+		m->data_off = (uint16_t)(m->data_off - (m->data_off + hdr_len) % 64);
+
+	h = rte_pktmbuf_mtod(m, uint8_t *);
+	ip = h + l2_len;
+	bth = ip + ip_hlen + DRNIC_WIRE_UDP_LEN;
+	if (t == NULL) {
+		wire_put_path(h, p, l2_len, ip_hlen, l3_len, pad);
+	} else {
+		uint32_t sum;
+
+		/* The template whole (fixed sizes: vector moves; the frame's
+		 * tail overwrites what lies past its headers), then the fields
+		 * that change from frame to frame. */
+		if (likely(rte_pktmbuf_tailroom(m) >= sizeof(t->hdr)))
+			memcpy(h, t->hdr, sizeof(t->hdr));
+		else
+			memcpy(h, t->hdr, t->len);
+		if (ip_hlen == DRNIC_WIRE_IPV4_LEN) {
+			wire_put16(ip + 2, (uint16_t)l3_len);
+			sum = t->ip_sum + l3_len;
+			sum = (sum & 0xFFFF) + (sum >> 16);
+			sum = (sum & 0xFFFF) + (sum >> 16);
+			wire_put16(ip + 10, (uint16_t)~sum);
+		} else {
+			wire_put16(ip + 4, (uint16_t)(l3_len - ip_hlen));
+		}
+		wire_put16(ip + ip_hlen + 4, (uint16_t)(l3_len - ip_hlen));
+		/* Opcode; SE and PadCnt beside the template's MigReq and TVer. */
+		bth[0] = p->bth.opcode;
+		bth[1] = (uint8_t)(t->hdr[t->len - DRNIC_WIRE_BTH_LEN + 1] |
+				   (p->bth.se ? 0x80 : 0) | (pad & 3) << 4);
+		wire_put32(bth + 8, wire_bth_w2(p));
+	}
 	wire_put_ext(bth, oi, p);
 
 	m->data_len = (uint16_t)hdr_len;

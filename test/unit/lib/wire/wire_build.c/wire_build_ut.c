@@ -216,37 +216,53 @@ test_xrceth_layout(void)
 	rte_pktmbuf_free(m);
 }
 
-/* Every supported opcode, both IP versions, with and without a tag. */
-static void
-test_roundtrip_opcodes(void)
+/* @fn for every supported opcode, both IP versions, with and without a
+ * tag; returns the sum of what it returns. */
+static unsigned int
+ut_each_path(unsigned int (*fn)(uint8_t op, const struct drnic_wire_opinfo *oi, uint8_t v,
+				bool vlan))
 {
-	struct drnic_wire_pkt p;
-	unsigned int op, v, vlan, i, n = 0;
+	unsigned int op, v, vlan, n = 0;
 
 	for (op = 0; op < 256; op++) {
 		const struct drnic_wire_opinfo *oi = drnic_wire_opcode_info((uint8_t)op);
 
 		if (!(oi->flags & DRNIC_WIRE_OPF_SUPPORTED))
 			continue;
-		for (v = 4; v <= 6; v += 2) {
-			for (vlan = 0; vlan < 2; vlan++) {
-				for (i = 0; i < RTE_DIM(ut_sizes); i++) {
-					uint32_t len = ut_sizes[i];
-
-					if (!(oi->flags & DRNIC_WIRE_OPF_PAYLOAD) && len > 0)
-						break;
-					if ((oi->flags & DRNIC_WIRE_OPF_PAYLOAD_REQ) && len == 0)
-						continue;
-					if ((oi->flags & DRNIC_WIRE_OPF_FULL_MTU) && len % 4 != 0)
-						continue;
-					ut_pkt_random(&p, (uint8_t)op, (uint8_t)v, vlan);
-					ut_roundtrip(ut_big_pool, &p, len, 1 + i % 3);
-					n++;
-				}
-			}
-		}
+		for (v = 4; v <= 6; v += 2)
+			for (vlan = 0; vlan < 2; vlan++)
+				n += fn((uint8_t)op, oi, (uint8_t)v, vlan);
 	}
-	printf("\n  %u opcode round trips\n", n);
+	return n;
+}
+
+static unsigned int
+ut_roundtrip_path(uint8_t op, const struct drnic_wire_opinfo *oi, uint8_t v, bool vlan)
+{
+	struct drnic_wire_pkt p;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < RTE_DIM(ut_sizes); i++) {
+		uint32_t len = ut_sizes[i];
+
+		if (!(oi->flags & DRNIC_WIRE_OPF_PAYLOAD) && len > 0)
+			break;
+		if ((oi->flags & DRNIC_WIRE_OPF_PAYLOAD_REQ) && len == 0)
+			continue;
+		if ((oi->flags & DRNIC_WIRE_OPF_FULL_MTU) && len % 4 != 0)
+			continue;
+		ut_pkt_random(&p, op, v, vlan);
+		ut_roundtrip(ut_big_pool, &p, len, 1 + i % 3);
+		n++;
+	}
+	return n;
+}
+
+/* Every supported opcode, both IP versions, with and without a tag. */
+static void
+test_roundtrip_opcodes(void)
+{
+	printf("\n  %u opcode round trips\n", ut_each_path(ut_roundtrip_path));
 }
 
 /* Every payload size 0..4096 (all PadCnt values), alternating versions and tags. */
@@ -524,6 +540,117 @@ test_defer_fill(void)
 	CU_ASSERT(total_left < total);
 }
 
+/*
+ * @p built from the template of its own path fields and from the fields
+ * themselves: the same bytes, lengths, segments and start. @p room, when not
+ * zero, leaves only that much tailroom in the first segment.
+ */
+static void
+ut_tmpl_same(struct rte_mempool *mp, struct drnic_wire_pkt *p, uint32_t len, uint16_t room,
+	     uint32_t flags)
+{
+	static uint8_t other[16384];
+	struct drnic_wire_sge sg[2] = {
+		{ .addr = ut_payload, .len = len / 3 },
+		{ .addr = ut_payload + len / 3, .len = len - len / 3 },
+	};
+	struct rte_mbuf *a = rte_pktmbuf_alloc(mp), *b = rte_pktmbuf_alloc(mp);
+	struct drnic_wire_tmpl t;
+	struct drnic_wire_pkt q;
+	int ra, rb;
+
+	CU_ASSERT_FATAL(a != NULL && b != NULL);
+	if (room != 0) {
+		a->data_off = (uint16_t)(a->buf_len - room);
+		b->data_off = a->data_off;
+	}
+	p->sg = len > 0 ? sg : NULL;
+	p->sg_cnt = len > 0 ? 2 : 0;
+	CU_ASSERT_EQUAL_FATAL(drnic_wire_tmpl_make(&t, p), 0);
+	CU_ASSERT_EQUAL(t.len, drnic_wire_hdr_len(DRNIC_WIRE_OP_RC_SEND_MIDDLE, p->ip.version,
+						  p->eth.has_vlan));
+	/* The path fields come from the template, not from the packet. */
+	q = *p;
+	memset(&q.eth, 0, sizeof(q.eth));
+	memset(&q.ip, 0, sizeof(q.ip));
+	q.udp.sport = 0;
+	q.bth.pkey = 0;
+	q.bth.dqpn = 0;
+	q.bth.m = !p->bth.m;
+	q.bth.fecn = !p->bth.fecn;
+	q.bth.becn = !p->bth.becn;
+	ra = drnic_wire_build_flags(a, p, flags);
+	rb = drnic_wire_build_tmpl(b, &t, &q, flags);
+	CU_ASSERT_EQUAL(rb, ra);
+	if (ra == 0 && rb == 0) {
+		CU_ASSERT_EQUAL(b->pkt_len, a->pkt_len);
+		CU_ASSERT_EQUAL(b->nb_segs, a->nb_segs);
+		CU_ASSERT_EQUAL(b->data_off, a->data_off);
+		CU_ASSERT_EQUAL(b->l2_len, a->l2_len);
+		CU_ASSERT_EQUAL(b->l3_len, a->l3_len);
+		CU_ASSERT_EQUAL(b->l4_len, a->l4_len);
+		CU_ASSERT_EQUAL(ut_mbuf_bytes(a, ut_frame), ut_mbuf_bytes(b, other));
+		if (memcmp(ut_frame, other, a->pkt_len) != 0) {
+			CU_FAIL("template frame differs");
+			printf("\n  %s v%u vlan %d len %u room %u\n",
+			       drnic_wire_opcode_name(p->bth.opcode), p->ip.version,
+			       p->eth.has_vlan, len, room);
+		}
+	}
+	rte_pktmbuf_free(a);
+	rte_pktmbuf_free(b);
+}
+
+static unsigned int
+ut_tmpl_path(uint8_t op, const struct drnic_wire_opinfo *oi, uint8_t v, bool vlan)
+{
+	static const uint32_t sizes[] = { 0, 1, 2, 3, 4, 5, 13, 64, 255, 511, 512, 513, 1024,
+					  2047, 4096 };
+	struct drnic_wire_pkt p;
+	unsigned int i;
+
+	RTE_SET_USED(oi);
+	for (i = 0; i < RTE_DIM(sizes); i++) {
+		ut_pkt_random(&p, op, v, vlan);
+		ut_tmpl_same(ut_big_pool, &p, sizes[i], 0, 0);
+		ut_tmpl_same(ut_small_pool, &p, sizes[i], 0, DRNIC_WIRE_BUILD_DEFER_ICRC);
+	}
+	/* Headers only just fit: less than the template's 80. */
+	ut_pkt_random(&p, op, v, vlan);
+	ut_tmpl_same(ut_big_pool, &p, 0, (uint16_t)drnic_wire_hdr_len(op, v, vlan), 0);
+	return 2 * RTE_DIM(sizes) + 1;
+}
+
+/* drnic_wire_build_tmpl() writes what drnic_wire_build() writes: every
+ * opcode, both IP versions, tagged or not, payload sizes across every
+ * PadCnt, one segment or chained, little tailroom; and its errors. */
+static void
+test_tmpl(void)
+{
+	struct drnic_wire_pkt p;
+	struct drnic_wire_tmpl t;
+	struct rte_mbuf *m;
+	unsigned int n = ut_each_path(ut_tmpl_path);
+
+	printf("\n  %u template builds\n", n);
+	ut_pkt_random(&p, DRNIC_WIRE_OP_RC_SEND_ONLY, 4, false);
+	p.ip.version = 5;
+	CU_ASSERT_EQUAL(drnic_wire_tmpl_make(&t, &p), -EINVAL);
+	/* An unsupported opcode, and a non-empty mbuf. */
+	p.ip.version = 4;
+	CU_ASSERT_EQUAL_FATAL(drnic_wire_tmpl_make(&t, &p), 0);
+	m = rte_pktmbuf_alloc(ut_big_pool);
+	CU_ASSERT_FATAL(m != NULL);
+	p.sg = NULL;
+	p.sg_cnt = 0;
+	p.bth.opcode = 0x15;
+	CU_ASSERT_EQUAL(drnic_wire_build_tmpl(m, &t, &p, 0), -EINVAL);
+	p.bth.opcode = DRNIC_WIRE_OP_RC_SEND_ONLY;
+	CU_ASSERT_EQUAL(drnic_wire_build_tmpl(m, &t, &p, 0), 0);
+	CU_ASSERT_EQUAL(drnic_wire_build_tmpl(m, &t, &p, 0), -EINVAL);
+	rte_pktmbuf_free(m);
+}
+
 int
 main(void)
 {
@@ -548,5 +675,6 @@ main(void)
 	CU_add_test(s, "payload_aligned", test_payload_aligned);
 	CU_add_test(s, "errors", test_errors);
 	CU_add_test(s, "defer_fill", test_defer_fill);
+	CU_add_test(s, "tmpl", test_tmpl);
 	return ut_run_all();
 }
