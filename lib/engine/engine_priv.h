@@ -360,8 +360,11 @@ struct engine_qp {
 	bool xrc;                /* an XRC_SEND or XRC_RECV QP: XRC's opcodes */
 	bool sqd_notified;       /* SQ_DRAINED raised for the current SQD */
 
-	/* Frame template (addresses, ports, dest QPN), built from path. */
+	/* Frame template (addresses, ports, dest QPN), built from path, and
+	 * its header bytes (a UD QP's wtmpl is not used: each send has its
+	 * own destination). */
 	struct drnic_wire_pkt tmpl;
+	struct drnic_wire_tmpl wtmpl;
 	uint32_t mtu;
 	/* What the engine uses of the QP's attributes: modify_qp's last
 	 * snapshot (ENGINE_CTRL_QP_MODIFY), the engine's own copy. */

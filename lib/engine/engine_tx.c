@@ -142,6 +142,8 @@ engine_qp_build_template(struct engine_qp *eq)
 	p->bth.pkey = verbs_pkey_entry(eq->path.pkey_index);
 	p->bth.dqpn = eq->path.dest_qp_num;
 	eq->mtu = eq->path.mtu;
+	/* engine_addr_fill() chose IP version 4 or 6: this cannot fail. */
+	RTE_VERIFY(drnic_wire_tmpl_make(&eq->wtmpl, p) == 0);
 }
 
 /* UD: the frame template of a datagram from @p eq to address handle @p ah
@@ -172,7 +174,13 @@ engine_qp_tx(struct engine_qp *eq, const struct drnic_wire_pkt *pkt)
 		xp.bth.opcode = DRNIC_WIRE_OP_XRC_OF(pkt->bth.opcode);
 		b = &xp;
 	}
-	rc = drnic_wire_build_flags(m, b, DRNIC_WIRE_BUILD_DEFER_ICRC);
+	/* A connected QP's frames all have its path: its header bytes are
+	 * copied rather than serialized field by field again (once the
+	 * template is made: a QP sends only after set-up made it). */
+	if (likely(!eq->ud && eq->wtmpl.len != 0))
+		rc = drnic_wire_build_tmpl(m, &eq->wtmpl, b, DRNIC_WIRE_BUILD_DEFER_ICRC);
+	else
+		rc = drnic_wire_build_flags(m, b, DRNIC_WIRE_BUILD_DEFER_ICRC);
 	if (unlikely(rc < 0)) {
 		rte_pktmbuf_free(m);
 		if (rc == -ENOMEM)

@@ -51,6 +51,7 @@ ut_reset(bool hold_acks)
 	ut_eq.port = p;
 	drnic_wire_pkt_init(&ut_eq.tmpl);
 	ut_eq.tmpl.bth.dqpn = 33;
+	RTE_VERIFY(drnic_wire_tmpl_make(&ut_eq.wtmpl, &ut_eq.tmpl) == 0);   /* also after the tests */
 	ut_now = 1000000;
 	return p;
 }
@@ -320,7 +321,7 @@ test_pkt_alloc(void)
 static void
 test_template(void)
 {
-	struct drnic_wire_pkt *t = &ut_eq.tmpl;
+	struct drnic_wire_pkt *t = &ut_eq.tmpl, q;
 	static const uint8_t v4[4] = { 10, 0, 0, 1 }, pv4[4] = { 10, 0, 0, 2 };
 
 	ut_reset(false);
@@ -347,6 +348,19 @@ test_template(void)
 	CU_ASSERT_EQUAL(t->bth.dqpn, 0x123456);
 	CU_ASSERT_EQUAL(t->bth.pkey, verbs_pkey_entry(0));
 	CU_ASSERT_EQUAL(ut_eq.mtu, 2048);
+	/* The frames it sends carry it (built from its header bytes). */
+	ut_stage_len(WRITE, 7, 64);
+	CU_ASSERT_EQUAL(engine_port_flush(&ut_eng, &ut_eng.port[0]), 1);
+	CU_ASSERT_EQUAL_FATAL(drnic_wire_parse(ut_link.sent[0], &q), DRNIC_WIRE_OK);
+	CU_ASSERT_EQUAL(q.ip.version, 4);
+	CU_ASSERT_EQUAL(memcmp(q.ip.src, v4, 4), 0);
+	CU_ASSERT_EQUAL(memcmp(q.ip.dst, pv4, 4), 0);
+	CU_ASSERT_EQUAL(memcmp(q.eth.src, ut_link.link.mac, 6), 0);
+	CU_ASSERT_EQUAL(q.eth.dst[5], 9);
+	CU_ASSERT_EQUAL(q.ip.ttl, 64);
+	CU_ASSERT_EQUAL(q.bth.dqpn, 0x123456);
+	CU_ASSERT_EQUAL(q.bth.pkey, verbs_pkey_entry(0));
+	CU_ASSERT_EQUAL(q.bth.psn, 7);
 	/* An IPv6 source GID: a v6 frame from it. */
 	ut_eq.path.ah.grh.sgid_index = 1;
 	ut_eq.path.ah.grh.hop_limit = 5;
@@ -354,6 +368,14 @@ test_template(void)
 	CU_ASSERT_EQUAL(t->ip.version, 6);
 	CU_ASSERT_EQUAL(memcmp(t->ip.src, ut_dev.gid[1].raw, 16), 0);
 	CU_ASSERT_EQUAL(t->ip.ttl, 5);
+	ut_stage(ACK, 8);
+	CU_ASSERT_EQUAL(engine_port_flush(&ut_eng, &ut_eng.port[0]), 1);
+	CU_ASSERT_EQUAL_FATAL(drnic_wire_parse(ut_link.sent[1], &q), DRNIC_WIRE_OK);
+	CU_ASSERT_EQUAL(q.ip.version, 6);
+	CU_ASSERT_EQUAL(memcmp(q.ip.src, ut_dev.gid[1].raw, 16), 0);
+	CU_ASSERT_EQUAL(q.ip.ttl, 5);
+	CU_ASSERT_EQUAL(q.bth.opcode, ACK);
+	CU_ASSERT_EQUAL(q.bth.psn, 8);
 }
 
 /* An XRC QP's frames carry XRC's opcode for the machine's RC one: requests
