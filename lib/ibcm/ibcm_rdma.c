@@ -111,10 +111,35 @@ drnic_ibcm_create_channel(void)
 	return ch;
 }
 
+/* The events still queued on @p ch, and its eventfd's count of them. */
+static void
+ibcm_ch_drain(struct drnic_ibcm_channel *ch)
+{
+	struct ibcm_qev *q;
+	uint64_t v;
+
+	pthread_mutex_lock(&ch->lock);
+	while ((q = TAILQ_FIRST(&ch->queue)) != NULL) {
+		TAILQ_REMOVE(&ch->queue, q, next);
+		if (read(ch->efd, &v, sizeof(v)) != sizeof(v))
+			IBCM_LOG(ERR, "channel eventfd read: %s", strerror(errno));
+		free(q);
+	}
+	pthread_mutex_unlock(&ch->lock);
+}
+
+void
+ibcm_ch_free(struct drnic_ibcm_channel *ch)
+{
+	close(ch->efd);
+	pthread_mutex_destroy(&ch->lock);
+	free(ch);
+}
+
 int
 drnic_ibcm_destroy_channel(struct drnic_ibcm_channel *ch)
 {
-	struct ibcm_qev *q;
+	bool waited;
 
 	if (rpc_attached())
 		return ibcm_r_destroy_channel(ch);
@@ -125,15 +150,63 @@ drnic_ibcm_destroy_channel(struct drnic_ibcm_channel *ch)
 		pthread_mutex_unlock(&ibcm.lock);
 		return -EBUSY;
 	}
+	/* A thread waiting on it keeps it, blocked, as the kernel's channel
+	 * keeps a reader blocked when another thread closes its fd. */
+	waited = ch->waiters > 0;
+	ch->dead = true;
 	pthread_mutex_unlock(&ibcm.lock);
-	while ((q = TAILQ_FIRST(&ch->queue)) != NULL) {
-		TAILQ_REMOVE(&ch->queue, q, next);
-		free(q);
-	}
-	close(ch->efd);
-	pthread_mutex_destroy(&ch->lock);
-	free(ch);
+	ibcm_ch_drain(ch);
+	if (!waited)
+		ibcm_ch_free(ch);
 	return 0;
+}
+
+void
+ibcm_ch_enter(struct drnic_ibcm_channel *ch)
+{
+	pthread_mutex_lock(&ibcm.lock);
+	ch->waiters++;
+	pthread_mutex_unlock(&ibcm.lock);
+}
+
+bool
+ibcm_ch_leave(struct drnic_ibcm_channel *ch)
+{
+	bool last;
+
+	pthread_mutex_lock(&ibcm.lock);
+	last = --ch->waiters == 0 && ch->dead;
+	pthread_mutex_unlock(&ibcm.lock);
+	return last;
+}
+
+bool
+ibcm_ch_dead(struct drnic_ibcm_channel *ch)
+{
+	bool dead;
+
+	pthread_mutex_lock(&ibcm.lock);
+	dead = ch->dead;
+	pthread_mutex_unlock(&ibcm.lock);
+	return dead;
+}
+
+int
+ibcm_ch_wait_dead(struct drnic_ibcm_channel *ch)
+{
+	struct pollfd pfd = { .fd = ch->efd, .events = POLLIN };
+
+	/* Nothing queues on it any more; a daemon that goes writes its fd. */
+	for (;;) {
+		(void)poll(&pfd, 1, -1);
+		if (rpc_attached() && rpc_daemon_gone())
+			return -EIO;
+		if (pfd.revents & (POLLIN | POLLERR | POLLHUP | POLLNVAL)) {
+			/* A count left on it would make poll return at once. */
+			pfd.fd = -1;
+			(void)poll(&pfd, 1, -1);
+		}
+	}
 }
 
 int
@@ -267,6 +340,7 @@ drnic_ibcm_get_event(struct drnic_ibcm_channel *ch, struct drnic_ibcm_event *ev,
 	if (ch == NULL || ev == NULL)
 		return -EINVAL;
 	deadline = ibcm_deadline(timeout_ms);
+	ibcm_ch_enter(ch);
 	for (;;) {
 		pthread_mutex_lock(&ch->lock);
 		q = TAILQ_FIRST(&ch->queue);
@@ -277,9 +351,16 @@ drnic_ibcm_get_event(struct drnic_ibcm_channel *ch, struct drnic_ibcm_event *ev,
 		pthread_mutex_unlock(&ch->lock);
 		if (q != NULL)
 			break;
-		if (ibcm_wait_efd(ch->efd, timeout_ms, deadline) < 0)
+		if (ibcm_ch_dead(ch))
+			(void)ibcm_ch_wait_dead(ch);     /* never returns: no daemon */
+		if (ibcm_wait_efd(ch->efd, timeout_ms, deadline) < 0) {
+			if (ibcm_ch_leave(ch))
+				ibcm_ch_free(ch);
 			return -EAGAIN;
+		}
 	}
+	if (ibcm_ch_leave(ch))          /* destroyed after this event was taken */
+		ibcm_ch_free(ch);
 	*ev = q->ev;
 	if (q->pdata_inline)
 		ev->param.conn.private_data = ev->pdata;  /* = param.ud.private_data */

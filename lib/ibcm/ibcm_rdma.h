@@ -102,6 +102,11 @@ struct drnic_ibcm_channel {
 	int efd;                        /* EFD_SEMAPHORE: one count per queued event */
 	unsigned int nb_ids;            /* under ibcm.lock */
 	uint64_t remote;                /* attached: the daemon's channel (ibcm_remote.c) */
+	/* Threads inside drnic_ibcm_get_event() on it, and whether it was
+	 * destroyed meanwhile (under ibcm.lock): it then stays, its waiters
+	 * blocked (ibcm_ch_wait_dead()), and the last one out frees it. */
+	unsigned int waiters;
+	bool dead;
 };
 
 struct ibcm_mcast {
@@ -160,6 +165,21 @@ uint64_t ibcm_now(void);
  * for 0), else 0 after a poll of the channel's eventfd until it is due. */
 uint64_t ibcm_deadline(int timeout_ms);
 int ibcm_wait_efd(int efd, int timeout_ms, uint64_t deadline);
+
+/*
+ * A waiter in drnic_ibcm_get_event() on @p ch: ibcm_ch_enter() before its
+ * first look, ibcm_ch_leave() when it returns (true: @p ch was destroyed
+ * meanwhile and this was its last waiter: the caller frees it).
+ * ibcm_ch_wait_dead(): what a waiter on a channel destroyed under it does,
+ * as a reader blocked on a kernel rdma_cm channel whose fd another thread
+ * closed: it stays blocked; only a daemon that has gone ends it (-EIO).
+ */
+void ibcm_ch_enter(struct drnic_ibcm_channel *ch);
+bool ibcm_ch_leave(struct drnic_ibcm_channel *ch);
+bool ibcm_ch_dead(struct drnic_ibcm_channel *ch);
+int ibcm_ch_wait_dead(struct drnic_ibcm_channel *ch);
+/* Close and free @p ch (not in ibcm.chans, no waiter). */
+void ibcm_ch_free(struct drnic_ibcm_channel *ch);
 
 /* Queue an event for @p id on its channel (under ibcm.lock). @p pdata of
  * @p len bytes is copied into the event. */

@@ -48,7 +48,7 @@ ibcm_r_ch_live(const struct drnic_ibcm_channel *ch)
 
 	TAILQ_FOREACH(o, &ibcm.chans, next)
 		if (o == ch)
-			return true;
+			return !ch->dead;
 	return false;
 }
 
@@ -180,21 +180,41 @@ ibcm_r_destroy_channel(struct drnic_ibcm_channel *ch)
 		pthread_mutex_unlock(&ibcm.lock);
 		return -EBUSY;
 	}
-	TAILQ_REMOVE(&ibcm.chans, ch, next);
+	/* Dead to every call from now; a thread waiting on it keeps it (and
+	 * it stays listed, for a daemon that goes to wake), blocked, as the
+	 * kernel's channel keeps a reader blocked when another thread closes
+	 * its fd. */
+	ch->dead = true;
 	pthread_mutex_unlock(&ibcm.lock);
 	rpc_msg_init(&m, RPC_CM_CHANNEL_DESTROY);
 	m.obj[0] = ch->remote;
 	rc = rpc_call(&m);
+	pthread_mutex_lock(&ibcm.lock);
 	if (rc < 0 && rc != -EPIPE) {
-		pthread_mutex_lock(&ibcm.lock);
-		TAILQ_INSERT_TAIL(&ibcm.chans, ch, next);
+		ch->dead = false;
 		pthread_mutex_unlock(&ibcm.lock);
 		return rc;
 	}
-	close(ch->efd);
-	pthread_mutex_destroy(&ch->lock);
-	free(ch);
+	if (ch->waiters > 0) {
+		pthread_mutex_unlock(&ibcm.lock);
+		return 0;
+	}
+	TAILQ_REMOVE(&ibcm.chans, ch, next);
+	pthread_mutex_unlock(&ibcm.lock);
+	ibcm_ch_free(ch);
 	return 0;
+}
+
+/* @p ch's last waiter left it destroyed: it goes. */
+static void
+ibcm_r_ch_left(struct drnic_ibcm_channel *ch)
+{
+	if (!ibcm_ch_leave(ch))
+		return;
+	pthread_mutex_lock(&ibcm.lock);
+	TAILQ_REMOVE(&ibcm.chans, ch, next);
+	pthread_mutex_unlock(&ibcm.lock);
+	ibcm_ch_free(ch);
 }
 
 /* The stand-in of a request's new id (the listener's channel and context);
@@ -219,22 +239,42 @@ ibcm_r_new_request_id(uint64_t remote, const struct drnic_ibcm_id *l)
 	return NULL;
 }
 
+static int ibcm_r_get_event_in(struct drnic_ibcm_channel *ch, uint64_t remote,
+			       struct drnic_ibcm_event *ev, int timeout_ms, uint64_t deadline);
+
 int
 ibcm_r_get_event(struct drnic_ibcm_channel *ch, struct drnic_ibcm_event *ev, int timeout_ms)
 {
 	uint64_t deadline, remote = ibcm_r_ch(ch);
-	struct rpc_msg m;
 	int rc;
 
 	if (remote == 0 || ev == NULL)
 		return -EINVAL;
 	deadline = ibcm_deadline(timeout_ms);
+	ibcm_ch_enter(ch);
+	rc = ibcm_r_get_event_in(ch, remote, ev, timeout_ms, deadline);
+	ibcm_r_ch_left(ch);
+	return rc;
+}
+
+/* ibcm_r_get_event() between ibcm_ch_enter() and its leaving. */
+static int
+ibcm_r_get_event_in(struct drnic_ibcm_channel *ch, uint64_t remote, struct drnic_ibcm_event *ev,
+		    int timeout_ms, uint64_t deadline)
+{
+	struct rpc_msg m;
+	int rc;
+
 	for (;;) {
 		rpc_msg_init(&m, RPC_CM_GET_EVENT);
 		m.obj[0] = remote;
 		rc = rpc_call(&m);
 		if (rc == -EPIPE || rpc_daemon_gone())
 			return -EIO;
+		/* Destroyed by another thread meanwhile (the daemon's channel
+		 * is gone: its answer is EINVAL): blocked, not failed. */
+		if (rc != 0 && ibcm_ch_dead(ch))
+			return ibcm_ch_wait_dead(ch);
 		if (rc == 0 && m.blob_len != sizeof(*ev))
 			return -EPROTO;
 		if (rc == 0) {

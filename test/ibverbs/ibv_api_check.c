@@ -6,7 +6,8 @@
  * written here); a QP is connected to itself so that posts reach the count
  * checks. Exit 0 when every check holds, 1 otherwise (each failure named).
  * (Sanitizer builds do not build the drop-in; the native misuse autotests
- * run there.) XRC's calls are checked here too (check_xrc()). "ibv_api_check port" checks device events instead, on an ethdev link over a
+ * run there.) XRC's calls are checked here too (check_xrc()), and one of
+ * the drop-in librdmacm's (check_cm_destroy_waiter()). "ibv_api_check port" checks device events instead, on an ethdev link over a
  * net_ring port that it takes down and up.
  */
 #include <errno.h>
@@ -23,6 +24,13 @@
 
 #include <infiniband/verbs.h>
 #include <rte_ethdev.h>
+#ifdef IBV_CHECK_RDMACM
+#include <pthread.h>
+#include <rdma/rdma_cma.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#endif
 
 #include "ibv_check.h"
 
@@ -1422,6 +1430,108 @@ out:
 	free(buf);
 }
 
+#ifdef IBV_CHECK_RDMACM
+/*
+ * A thread blocked in rdma_get_cm_event() while another destroys the last id
+ * and the channel, then interrupted by a signal: with the kernel's rdma_cm
+ * it stays blocked (its read holds the closed fd's file), so a program
+ * whose event thread is never joined (rping's) exits 0. drnic's used to
+ * return an error from it (attached to drnicd: the daemon's channel was
+ * gone), and rping's event thread then called exit(-1) under main's
+ * return: ibv_two_proc_drnicd failed about once in eight runs, rping's
+ * client exiting 255 after its 100 pings.
+ */
+static atomic_int cmw_tid;
+static atomic_bool cmw_signalled, cmw_returned;
+static int cmw_rc, cmw_errno;
+
+static void
+cmw_on_signal(int sig)
+{
+	(void)sig;
+	atomic_store(&cmw_signalled, true);
+}
+
+static void *
+cmw_wait(void *arg)
+{
+	struct rdma_event_channel *ch = arg;
+	struct rdma_cm_event *ev;
+
+	atomic_store(&cmw_tid, (int)syscall(SYS_gettid));
+	cmw_rc = rdma_get_cm_event(ch, &ev);
+	cmw_errno = errno;
+	if (cmw_rc == 0)
+		rdma_ack_cm_event(ev);
+	atomic_store(&cmw_returned, true);
+	return NULL;
+}
+
+/* Is thread @p tid of this process in poll(2) (its syscall file)? */
+static bool
+cmw_in_poll(int tid)
+{
+	char path[64], line[128] = "";
+	long nr = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return false;
+	if (fgets(line, sizeof(line), f) != NULL && line[0] >= '0' && line[0] <= '9')
+		nr = strtol(line, NULL, 10);
+	fclose(f);
+	return nr == SYS_poll || nr == SYS_ppoll;
+}
+
+static void
+check_cm_destroy_waiter(void)
+{
+	struct sigaction sa = { .sa_handler = cmw_on_signal };   /* no SA_RESTART */
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_id *id = NULL;
+	pthread_t t;
+	int i, tid = 0;
+
+	CHECK(ch != NULL && rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0,
+	      "rdma_cm: a channel and an id on it: %s", strerror(errno));
+	if (id == NULL || sigaction(SIGUSR1, &sa, NULL) != 0 ||
+	    pthread_create(&t, NULL, cmw_wait, ch) != 0)
+		return;
+	/* Polled, at most 5 s: until the thread waits in poll. */
+	for (i = 0; i < 5000; i++) {
+		tid = atomic_load(&cmw_tid);
+		if (tid != 0 && cmw_in_poll(tid))
+			break;
+		usleep(1000);
+	}
+	CHECK(i < 5000, "rdma_cm: a thread blocks in rdma_get_cm_event()");
+	CHECK(rdma_destroy_id(id) == 0, "rdma_cm: destroy the id under it");
+	rdma_destroy_event_channel(ch);
+	pthread_kill(t, SIGUSR1);
+	for (i = 0; i < 5000; i++) {
+		if (atomic_load(&cmw_returned) ||
+		    (atomic_load(&cmw_signalled) && cmw_in_poll(tid)))
+			break;
+		usleep(1000);
+	}
+	CHECK(!atomic_load(&cmw_returned),
+	      "rdma_cm: the waiter stays blocked once its channel is destroyed, a signal "
+	      "notwithstanding, as on the kernel's rdma_cm (it returned %d, errno %d)",
+	      cmw_rc, cmw_errno);
+	CHECK(atomic_load(&cmw_signalled) && i < 5000,
+	      "rdma_cm: ... it took the signal and waits again");
+	pthread_detach(t);      /* blocked until the process exits */
+}
+#else
+static void
+check_cm_destroy_waiter(void)
+{
+	printf("ok: rdma_cm: not built (no <rdma/rdma_cma.h>)\n");
+}
+#endif
+
 int
 main(int argc, char **argv)
 {
@@ -1484,6 +1594,7 @@ main(int argc, char **argv)
 	check_memory_windows(&e);
 	check_xrc(&e);
 	check_async_per_context(&e);     /* leaves e.qp in SQD */
+	check_cm_destroy_waiter();
 
 	CHECK(ibv_destroy_qp(e.qp) == 0, "destroy QP");
 	CHECK(ibv_dereg_mr(e.mr) == 0, "dereg MR");
