@@ -137,6 +137,10 @@ daemons_end() {
 # log_tail WHO FILE: the last lines of a program's output, without EAL's
 # and the drop-in's own.
 log_tail() {
+	# What a program said of an error (stderr, unbuffered, lands before
+	# its buffered stdout in the file), then its last lines.
+	grep -iE "error|fail|wait for|mismatch|status|abort|assert|panic|refused|timed out|rdma_[a-z_]+: " "$2" |
+		grep -v "^EAL" | sed "s/^/  $1! /" | head -8
 	grep -v "^EAL\|^TELEMETRY\|^drnic ibverbs\|will not fit" "$2" | sed "s/^/  $1| /" | tail -8
 }
 
