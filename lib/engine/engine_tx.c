@@ -4,7 +4,8 @@
  * they leave. Owns engine::mcache (transmit mbufs taken from the pool a
  * burst at a time), each port's staging (engine_port::tx, tx_n, tx_data,
  * hold_until_ns, and the ICRCs its builds left: tx_icrc, tx_icrc_n,
- * tx_icrc_from) and the QP's frame template (engine_qp::tmpl, mtu).
+ * tx_icrc_from) and the QP's frame templates (engine_qp::tmpl and its
+ * header bytes wtmpl, mtu).
  *
  * The machines stage frames with engine_qp_tx() while engine_port_room()
  * says there is room; the loop flushes each port once per step
