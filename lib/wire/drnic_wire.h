@@ -645,6 +645,43 @@ struct drnic_wire_tmpl {
 	uint8_t hdr[DRNIC_WIRE_TMPL_HDR_MAX + 2];   /**< 78 used at most; 80 to copy */
 };
 
+/** The template's source MAC (what its frames' peer sends to). */
+static inline const uint8_t *
+drnic_wire_tmpl_smac(const struct drnic_wire_tmpl *t)
+{
+	return t->hdr + 6;
+}
+
+/** The template's IP version, 4 or 6. */
+static inline uint8_t
+drnic_wire_tmpl_ip_version(const struct drnic_wire_tmpl *t)
+{
+	return t->ip_hlen == DRNIC_WIRE_IPV4_LEN ? 4 : 6;
+}
+
+/** The template's source IP address (4 or 16 bytes, network order). */
+static inline const uint8_t *
+drnic_wire_tmpl_ip_src(const struct drnic_wire_tmpl *t)
+{
+	return t->hdr + t->l2_len + (t->ip_hlen == DRNIC_WIRE_IPV4_LEN ? 12 : 8);
+}
+
+/** The template's destination IP address (4 or 16 bytes, network order). */
+static inline const uint8_t *
+drnic_wire_tmpl_ip_dst(const struct drnic_wire_tmpl *t)
+{
+	return t->hdr + t->l2_len + (t->ip_hlen == DRNIC_WIRE_IPV4_LEN ? 16 : 24);
+}
+
+/** The template's P_Key. */
+static inline uint16_t
+drnic_wire_tmpl_pkey(const struct drnic_wire_tmpl *t)
+{
+	const uint8_t *bth = t->hdr + t->len - DRNIC_WIRE_BTH_LEN;
+
+	return (uint16_t)(bth[2] << 8 | bth[3]);
+}
+
 /**
  * Serialize the path fields of @p p into @p t: p->eth, p->ip (version,
  * TOS, TTL, DF, ID, flow label, addresses), p->udp.sport and the BTH's

@@ -569,6 +569,12 @@ ut_tmpl_same(struct rte_mempool *mp, struct drnic_wire_pkt *p, uint32_t len, uin
 	CU_ASSERT_EQUAL_FATAL(drnic_wire_tmpl_make(&t, p), 0);
 	CU_ASSERT_EQUAL(t.len, drnic_wire_hdr_len(DRNIC_WIRE_OP_RC_SEND_MIDDLE, p->ip.version,
 						  p->eth.has_vlan));
+	/* What the peer check reads of it. */
+	CU_ASSERT_EQUAL(drnic_wire_tmpl_ip_version(&t), p->ip.version);
+	CU_ASSERT(memcmp(drnic_wire_tmpl_smac(&t), p->eth.src, 6) == 0);
+	CU_ASSERT(memcmp(drnic_wire_tmpl_ip_src(&t), p->ip.src, p->ip.version == 4 ? 4 : 16) == 0);
+	CU_ASSERT(memcmp(drnic_wire_tmpl_ip_dst(&t), p->ip.dst, p->ip.version == 4 ? 4 : 16) == 0);
+	CU_ASSERT_EQUAL(drnic_wire_tmpl_pkey(&t), p->bth.pkey);
 	/* The path fields come from the template, not from the packet. */
 	q = *p;
 	memset(&q.eth, 0, sizeof(q.eth));
