@@ -340,8 +340,9 @@ struct engine_port;
 
 struct engine_qp {
 	/* The lines a turn or a received frame reads first: the pointers,
-	 * list entries and flags, then the frame template (the peer check
-	 * reads it). The counters come last. */
+	 * list entries and flags, then the frame header bytes (the peer
+	 * check reads them). The counters and the fields template come
+	 * last. */
 	struct drnic_qp *qp;
 	struct engine *eng;
 	struct engine_port *port;
@@ -360,10 +361,9 @@ struct engine_qp {
 	bool xrc;                /* an XRC_SEND or XRC_RECV QP: XRC's opcodes */
 	bool sqd_notified;       /* SQ_DRAINED raised for the current SQD */
 
-	/* Frame template (addresses, ports, dest QPN), built from path, and
-	 * its header bytes (a UD QP's wtmpl is not used: each send has its
-	 * own destination). */
-	struct drnic_wire_pkt tmpl;
+	/* The header bytes of its frames, from its path (the peer check
+	 * reads them; a UD QP's sends take their destination from their AH,
+	 * through tmpl). */
 	struct drnic_wire_tmpl wtmpl;
 	uint32_t mtu;
 	/* What the engine uses of the QP's attributes: modify_qp's last
@@ -376,7 +376,18 @@ struct engine_qp {
 	struct engine_resp resp;	/* responder.c */
 
 	struct drnic_qp_stats stats;  /* written by the engine only */
+
+	/* Cold: the frame template as fields (addresses, ports, dest QPN),
+	 * which wtmpl is made from and UD sends start from. */
+	struct drnic_wire_pkt tmpl;
 };
+
+/*
+ * Where a turn's fetch of an engine QP stops: the data path reads the lines
+ * before the counters and the counters' first line, not the fields
+ * template after them.
+ */
+#define ENGINE_QP_HOT_BYTES (offsetof(struct engine_qp, stats) + RTE_CACHE_LINE_SIZE)
 
 /* ------------------------------------------------------------------------ */
 /* Engine                                                                   */
@@ -1005,6 +1016,21 @@ engine_inflight(const struct engine_qp *eq)
 	return drnic_psn_gt(eq->req.npsn, base) ? drnic_psn_sub(eq->req.npsn, base) : 0;
 }
 
+/*
+ * A frame of @p eq to fill in: engine_qp_tx() writes a connected QP's path
+ * (addresses, ports, P_Key, destination QPN) from its header bytes
+ * (eq->wtmpl), so only the frame's own fields are set; a UD QP's starts
+ * from its fields template.
+ */
+static inline void
+engine_pkt_init(const struct engine_qp *eq, struct drnic_wire_pkt *pkt)
+{
+	if (unlikely(eq->ud || eq->wtmpl.len == 0))
+		*pkt = eq->tmpl;
+	else
+		memset(pkt, 0, sizeof(*pkt));
+}
+
 /* A READ request packet for @p w from PSN @p psn on (the whole READ when
  * @p psn is its first PSN; the rest of it otherwise). */
 static inline void
@@ -1013,7 +1039,7 @@ engine_read_request(const struct engine_qp *eq, const struct verbs_send_wqe *w, 
 {
 	uint32_t off = drnic_psn_sub(psn, w->first_psn) * eq->mtu;
 
-	*pkt = eq->tmpl;
+	engine_pkt_init(eq, pkt);
 	pkt->bth.opcode = DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST;
 	pkt->xrceth.srqn = w->xrc_srqn;   /* XRC only (engine_qp_tx) */
 	pkt->bth.psn = psn;
@@ -1028,7 +1054,7 @@ static inline void
 engine_atomic_request(const struct engine_qp *eq, const struct verbs_send_wqe *w,
 		      struct drnic_wire_pkt *pkt)
 {
-	*pkt = eq->tmpl;
+	engine_pkt_init(eq, pkt);
 	pkt->bth.psn = w->first_psn;
 	pkt->bth.ackreq = true;
 	pkt->xrceth.srqn = w->xrc_srqn;   /* XRC only (engine_qp_tx) */

@@ -246,15 +246,15 @@ engine_doorbells_waiting(const struct engine *eng)
 	return false;
 }
 
-/* Fetch the engine state of @p eq (its whole struct: the machines read
- * most of it in a turn). */
+/* Fetch the engine state of @p eq a turn reads (the machines read most
+ * of it, not the cold part at its end). */
 static inline void
 engine_qp_prefetch_eq(const struct engine_qp *eq)
 {
 	const uint8_t *e = (const uint8_t *)eq;
 	unsigned int i;
 
-	for (i = 0; i < sizeof(*eq); i += RTE_CACHE_LINE_SIZE)
+	for (i = 0; i < ENGINE_QP_HOT_BYTES; i += RTE_CACHE_LINE_SIZE)
 		rte_prefetch0(e + i);
 }
 

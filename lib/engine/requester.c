@@ -270,7 +270,7 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 		pkt.deth.qkey = w->ud.remote_qkey;
 		pkt.deth.sqpn = eq->qp->qp_num;
 	} else {
-		pkt = eq->tmpl;
+		engine_pkt_init(eq, &pkt);
 		pkt.bth.opcode = req_opcode[is_write][imm][pos];
 		if (unlikely(opf & VERBS_WR_ATOMIC_WRITE))   /* 8 bytes: ONLY, RC */
 			pkt.bth.opcode = DRNIC_WIRE_OP_RC_ATOMIC_WRITE;
@@ -338,9 +338,10 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 static int
 req_send_rd_atomic(struct engine_qp *eq, struct verbs_send_wqe *w)
 {
-	struct drnic_wire_pkt pkt = eq->tmpl;
+	struct drnic_wire_pkt pkt;
 	int rc;
 
+	engine_pkt_init(eq, &pkt);
 	pkt.bth.psn = eq->req.npsn;
 	pkt.bth.ackreq = true;
 	if (w->opcode == DRNIC_WR_RDMA_READ) {

@@ -1141,7 +1141,7 @@ resp_send_ack(struct engine_qp *eq)
 
 	if (!eq->resp.ack_pending || engine_port_room(eq->port) == 0)
 		return 0;
-	pkt = eq->tmpl;
+	engine_pkt_init(eq, &pkt);
 	pkt.bth.opcode = DRNIC_WIRE_OP_RC_ACKNOWLEDGE;
 	pkt.bth.psn = eq->resp.ack_psn;
 	pkt.aeth.syndrome = eq->resp.ack_syn;
@@ -1162,10 +1162,11 @@ resp_send_ack(struct engine_qp *eq)
 static int
 resp_send_rd(struct engine_qp *eq, const struct resp_rd *r, struct resp_tx *t)
 {
-	struct drnic_wire_pkt pkt = eq->tmpl;
+	struct drnic_wire_pkt pkt;
 	struct drnic_wire_sge sg;
 	uint8_t pos = 0;
 
+	engine_pkt_init(eq, &pkt);
 	pkt.bth.psn = drnic_psn_add(r->psn, t->next);
 	pkt.aeth.syndrome = RESP_ACK_SYNDROME;
 	pkt.aeth.msn = eq->resp.msn;

@@ -97,6 +97,7 @@ void
 engine_qp_build_template(struct engine_qp *eq)
 {
 	eq->tmpl = ut_rtr_tmpl;
+	RTE_VERIFY(drnic_wire_tmpl_make(&eq->wtmpl, &eq->tmpl) == 0);
 	ut_templates++;
 }
 
@@ -164,6 +165,7 @@ ut_qp_add(unsigned int i, uint32_t qpn, struct engine *eng, enum drnic_qp_state 
 		ut_tmpl_init(&eq->tmpl);
 	else
 		drnic_wire_pkt_init(&eq->tmpl);
+	RTE_VERIFY(drnic_wire_tmpl_make(&eq->wtmpl, &eq->tmpl) == 0);
 	atomic_store(&ut_qp_tab[qpn & ut_dev.qp_mask], qp);
 	return eq;
 }
