@@ -388,9 +388,8 @@ drnic_wire_build_tmpl(struct rte_mbuf *m, const struct drnic_wire_tmpl *t,
 int
 drnic_wire_tmpl_make(struct drnic_wire_tmpl *t, const struct drnic_wire_pkt *p)
 {
-	uint32_t ip_hlen = wire_ip_hdr_len(p->ip.version), sum = 0, i;
+	uint32_t ip_hlen = wire_ip_hdr_len(p->ip.version);
 	struct drnic_wire_pkt v = *p;
-	const uint8_t *ip;
 
 	if (ip_hlen == 0)
 		return -EINVAL;
@@ -406,15 +405,12 @@ drnic_wire_tmpl_make(struct drnic_wire_tmpl *t, const struct drnic_wire_pkt *p)
 	t->len = (uint8_t)(t->l2_len + ip_hlen + DRNIC_WIRE_UDP_LEN + DRNIC_WIRE_BTH_LEN);
 	wire_put_path(t->hdr, &v, t->l2_len, ip_hlen, ip_hlen, 0);
 	if (ip_hlen == DRNIC_WIRE_IPV4_LEN) {
-		uint8_t *w = t->hdr + t->l2_len;
-
-		memset(w + 2, 0, 2);    /* total length */
-		memset(w + 10, 0, 2);   /* checksum */
-		ip = w;
-		for (i = 0; i < DRNIC_WIRE_IPV4_LEN; i += 2)
-			sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+		memset(t->hdr + t->l2_len + 2, 0, 2);    /* total length */
+		memset(t->hdr + t->l2_len + 10, 0, 2);   /* checksum */
+		/* The header's sum without its length: the checksum of a
+		 * length of 0, complemented back. */
+		t->ip_sum = (uint16_t)~wire_ipv4_cksum(&v, 0);
 	}
-	t->ip_sum = sum;
 	return 0;
 }
 
@@ -422,23 +418,23 @@ void
 drnic_wire_icrc_fill_burst(struct rte_mbuf *const m[], uint16_t n)
 {
 	struct wire_crc_job job[32];
-	uint16_t i, k;
+	uint16_t i, k, nk;
 
-	for (i = 0; i < n; i += k) {
-		for (k = 0; k < RTE_DIM(job) && i + k < n; k++) {
+	for (i = 0; i < n; i += nk) {
+		nk = (uint16_t)RTE_MIN(n - i, (int)RTE_DIM(job));
+		for (k = 0; k < nk; k++) {
 			const struct rte_mbuf *f = m[i + k];
 
 			/* As the build left it: one segment, no Ethernet padding. */
 			job[k] = (struct wire_crc_job){
 				.buf = rte_pktmbuf_mtod_offset(f, const uint8_t *, f->l2_len),
-				.pat = f->l3_len == DRNIC_WIRE_IPV4_LEN ? wire_icrc_pat4 :
-									  wire_icrc_pat6,
+				.pat = wire_icrc_pat(f->l3_len),
 				.len = f->pkt_len - f->l2_len - DRNIC_WIRE_ICRC_LEN,
 				.crc = wire_crc_ones8,
 			};
 		}
-		wire_crc32_or_burst(job, k);
-		for (k = 0; k < RTE_DIM(job) && i + k < n; k++) {
+		wire_crc32_or_burst(job, nk);
+		for (k = 0; k < nk; k++) {
 			uint32_t le = rte_cpu_to_le_32(job[k].crc);
 
 			memcpy(rte_pktmbuf_mtod_offset(m[i + k], uint8_t *,
@@ -560,24 +556,20 @@ wire_build(struct rte_mbuf *m, const struct drnic_wire_pkt *p, const struct drni
 		memset(d, 0, pad);
 		d += pad;
 		clen = (size_t)(d - ip);
-		if (WIRE_CRC_OR_INREG && clen >= WIRE_CRC_OR_MIN && clen <= WIRE_CRC_OR_MAX &&
-		    (flags & DRNIC_WIRE_BUILD_DEFER_ICRC) &&
-		    rte_pktmbuf_tailroom(m) - (uint32_t)(d - h - hdr_len) >=
-		    DRNIC_WIRE_ETH_MIN_FRAME + sizeof(trailer)) {
-			/* Left for drnic_wire_icrc_fill_burst(): zero now. (At
-			 * 72 bytes or more after the ones, the frame needs no
-			 * Ethernet padding, so it ends with its ICRC; with the
-			 * room checked, it is written in place below.) */
-			c.crc = 0;
-			left = true;
-		} else if (WIRE_CRC_OR_INREG && clen >= WIRE_CRC_OR_MIN && clen <= WIRE_CRC_OR_MAX) {
-			/* The variant fields ORed with ones in registers: no
-			 * byte stores into the headers right before the CRC
-			 * loads them (each such load waits for the stores to
-			 * drain, store forwarding cannot merge them). */
-			c.crc = wire_crc32_or(wire_crc_ones8, ip, clen,
-					      ip_hlen == DRNIC_WIRE_IPV4_LEN ? wire_icrc_pat4 :
-									       wire_icrc_pat6);
+		if (WIRE_CRC_OR_INREG && clen >= WIRE_CRC_OR_MIN && clen <= WIRE_CRC_OR_MAX) {
+			/* Left for drnic_wire_icrc_fill_burst(), zero now, when
+			 * asked and its trailer is written in place below (at
+			 * 72 bytes or more after the ones the frame needs no
+			 * Ethernet padding: it ends with its ICRC). Else the
+			 * variant fields ORed with ones in registers: no byte
+			 * stores into the headers right before the CRC loads
+			 * them (each such load waits for the stores to drain,
+			 * store forwarding cannot merge them). */
+			left = (flags & DRNIC_WIRE_BUILD_DEFER_ICRC) &&
+			       rte_pktmbuf_tailroom(m) - (uint32_t)(d - h - hdr_len) >=
+			       DRNIC_WIRE_ETH_MIN_FRAME + sizeof(trailer);
+			c.crc = left ? 0 : wire_crc32_or(wire_crc_ones8, ip, clen,
+							 wire_icrc_pat(ip_hlen));
 		} else {
 			wire_icrc_mask(ip, ip_hlen, &sv);
 			c.crc = wire_crc32(wire_crc_ones8, ip, clen);

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "drnic_wire.h"
+
 struct rte_mbuf;
 
 /*
@@ -58,6 +60,13 @@ void wire_crc32_or_burst(struct wire_crc_job *job, unsigned int n);
  */
 extern const uint8_t wire_icrc_pat4[192];
 extern const uint8_t wire_icrc_pat6[192];
+
+/* The pattern for a packet whose IP header is @ip_hlen bytes (20 or 40). */
+static inline const uint8_t *
+wire_icrc_pat(uint32_t ip_hlen)
+{
+	return ip_hlen == DRNIC_WIRE_IPV4_LEN ? wire_icrc_pat4 : wire_icrc_pat6;
+}
 /* The carry-less-multiply CRC of wire_crc.c is built (else ISA-L only). */
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__VPCLMULQDQ__) && \
 	defined(__GFNI__)
