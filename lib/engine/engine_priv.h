@@ -414,10 +414,9 @@ struct engine_port {
 	 * its send completion, finds the reply in the same receive. */
 	bool tx_data;
 	uint64_t hold_until_ns;
-	/* Staged frames whose ICRC the build left (DRNIC_WIRE_BUILD_DEFER_ICRC):
-	 * tx[tx_icrc_from ..] may hold some, marked in tx_icrc[]; the flush
-	 * fills them, all at once, before anything else. */
-	uint16_t tx_icrc_from;
+	/* Staged frames whose ICRC the build left (DRNIC_WIRE_BUILD_DEFER_ICRC),
+	 * marked in tx_icrc[], tx_icrc_n of them; the flush fills them all at
+	 * once, before anything else, so none is marked after a flush. */
 	uint16_t tx_icrc_n;
 	bool tx_icrc[ENGINE_BURST * 4];
 	struct rte_mbuf *tx[ENGINE_BURST * 4];

@@ -3,9 +3,9 @@
  * Transmit staging: the frames an engine builds and where they wait before
  * they leave. Owns engine::mcache (transmit mbufs taken from the pool a
  * burst at a time), each port's staging (engine_port::tx, tx_n, tx_data,
- * hold_until_ns, and the ICRCs its builds left: tx_icrc, tx_icrc_n,
- * tx_icrc_from) and the QP's frame templates (engine_qp::tmpl and its
- * header bytes wtmpl, mtu).
+ * hold_until_ns, and the ICRCs its builds left: tx_icrc, tx_icrc_n) and
+ * the QP's frame templates (engine_qp::tmpl and its header bytes wtmpl,
+ * mtu).
  *
  * The machines stage frames with engine_qp_tx() while engine_port_room()
  * says there is room; the loop flushes each port once per step
@@ -55,7 +55,7 @@ engine_port_fill_icrc(struct engine_port *p)
 	struct rte_mbuf *f[ENGINE_BURST * 4];
 	uint16_t i, k = 0;
 
-	for (i = p->tx_icrc_from; i < p->tx_n; i++) {
+	for (i = 0; i < p->tx_n; i++) {
 		if (p->tx_icrc[i]) {
 			f[k++] = p->tx[i];
 			p->tx_icrc[i] = false;
@@ -63,7 +63,6 @@ engine_port_fill_icrc(struct engine_port *p)
 	}
 	drnic_wire_icrc_fill_burst(f, k);
 	p->tx_icrc_n = 0;
-	p->tx_icrc_from = p->tx_n;
 }
 
 /*
@@ -99,7 +98,6 @@ engine_port_flush(struct engine *eng, struct engine_port *p)
 	if (sent < p->tx_n)
 		memmove(p->tx, p->tx + sent, (p->tx_n - sent) * sizeof(p->tx[0]));
 	p->tx_n = (uint16_t)(p->tx_n - sent);
-	p->tx_icrc_from = p->tx_n;      /* every one left is filled */
 	p->hold_until_ns = 0;
 	p->tx_data = p->tx_n > 0;        /* what the link refused goes first */
 	return sent;
