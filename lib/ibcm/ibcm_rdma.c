@@ -195,17 +195,17 @@ int
 ibcm_ch_wait_dead(struct drnic_ibcm_channel *ch)
 {
 	struct pollfd pfd = { .fd = ch->efd, .events = POLLIN };
+	uint64_t v;
 
-	/* Nothing queues on it any more; a daemon that goes writes its fd. */
+	/* Nothing queues on it any more; a daemon that goes writes its fd.
+	 * A count left on it (events the daemon had queued when it destroyed
+	 * its channel) is taken, or poll would return at once forever. */
 	for (;;) {
 		(void)poll(&pfd, 1, -1);
 		if (rpc_attached() && rpc_daemon_gone())
 			return -EIO;
-		if (pfd.revents & (POLLIN | POLLERR | POLLHUP | POLLNVAL)) {
-			/* A count left on it would make poll return at once. */
-			pfd.fd = -1;
-			(void)poll(&pfd, 1, -1);
-		}
+		if ((pfd.revents & POLLIN) && read(ch->efd, &v, sizeof(v)) != sizeof(v))
+			IBCM_LOG(ERR, "channel eventfd read: %s", strerror(errno));
 	}
 }
 
