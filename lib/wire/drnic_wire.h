@@ -823,7 +823,8 @@ enum drnic_wire_drop {
  * and the first failure is returned, so one frame gives exactly one reason.
  *
  * @param m    the received frame, starting with the Ethernet header.
- * @param out  filled on success; on failure contents are unspecified.
+ * @param out  filled on success; on failure contents are unspecified,
+ *             except that icrc_batch and icrc_deferred are false.
  * @return DRNIC_WIRE_OK (0), or the drop reason.
  */
 enum drnic_wire_drop drnic_wire_parse(const struct rte_mbuf *m, struct drnic_wire_pkt *out);

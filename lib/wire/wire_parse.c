@@ -228,6 +228,9 @@ drnic_wire_parse_flags(const struct rte_mbuf *m, uint32_t flags, struct drnic_wi
 	uint16_t type;
 	enum drnic_wire_drop rc;
 
+	/* Before any return: a refused frame leaves nothing to the burst's
+	 * ICRC check (icrc_batch false) and no stale offsets. */
+	memset(out, 0, sizeof(*out));
 	win = RTE_MIN(plen, (uint32_t)WIRE_PARSE_WINDOW);
 	if (win < DRNIC_WIRE_ETH_LEN)
 		return DRNIC_WIRE_DROP_TRUNCATED_ETH;
@@ -235,7 +238,6 @@ drnic_wire_parse_flags(const struct rte_mbuf *m, uint32_t flags, struct drnic_wi
 	if (h == NULL)
 		return DRNIC_WIRE_DROP_TRUNCATED_ETH;  /* pkt_len larger than the chain */
 
-	memset(out, 0, sizeof(*out));
 	memcpy(out->eth.dst, h, 6);
 	memcpy(out->eth.src, h + 6, 6);
 	type = wire_get16(h + 12);

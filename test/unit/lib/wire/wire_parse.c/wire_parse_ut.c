@@ -775,6 +775,27 @@ test_batch_icrc(void)
 	CU_ASSERT_EQUAL(ut_parse_flat(f[0], n[0], 0, DRNIC_WIRE_PARSE_BATCH_ICRC, &q[0]),
 			DRNIC_WIRE_DROP_BAD_TVER);
 	CU_ASSERT_EQUAL(drnic_wire_icrc_burst(m, q, 0), 0);
+
+	/*
+	 * A frame refused before its headers are read (shorter than Ethernet)
+	 * leaves nothing to the burst, whatever its drnic_wire_pkt held: here
+	 * a batched frame's offsets, which the burst would otherwise follow
+	 * past the short frame's end.
+	 */
+	ut_pkt_random(&p, DRNIC_WIRE_OP_RC_SEND_ONLY, 4, false);
+	n[0] = ut_build_flat(f[0], &p, 1024);
+	CU_ASSERT_EQUAL(ut_parse_flat(f[0], n[0], 0, DRNIC_WIRE_PARSE_BATCH_ICRC, &q[0]),
+			DRNIC_WIRE_OK);
+	CU_ASSERT_TRUE_FATAL(q[0].icrc_batch);
+	m[0] = ut_mbuf_from(f[0], 10, 0);
+	CU_ASSERT_FATAL(m[0] != NULL);
+	CU_ASSERT_EQUAL(drnic_wire_parse_flags(m[0], DRNIC_WIRE_PARSE_DEFER_ICRC |
+					       DRNIC_WIRE_PARSE_BATCH_ICRC, &q[0]),
+			DRNIC_WIRE_DROP_TRUNCATED_ETH);
+	CU_ASSERT_FALSE(q[0].icrc_batch);
+	CU_ASSERT_FALSE(q[0].icrc_deferred);
+	CU_ASSERT_EQUAL(drnic_wire_icrc_burst(m, q, 1), 0);
+	rte_pktmbuf_free(m[0]);
 }
 
 /*
