@@ -172,9 +172,11 @@ step_test() {
 	run_suites "$BUILD" --suite perf --verbose
 	if [ "${DRNIC_SKIP_ASAN:-0}" = 0 ]; then
 		# The adversarial suite again: its misuse cases (dereg and free under
-		# in-flight WRs) must leave no sanitizer report.
+		# in-flight WRs) must leave no sanitizer report. UBSan's reports fail
+		# the test too (by default it prints and goes on).
 		if step_build_asan; then
-			run_suites "$ASAN_BUILD" --suite unit --suite adversarial --suite fuzz
+			UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} \
+				run_suites "$ASAN_BUILD" --suite unit --suite adversarial --suite fuzz
 		else
 			FAILED=$((FAILED + 1))
 		fi

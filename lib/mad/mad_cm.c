@@ -270,12 +270,13 @@ drnic_mad_cm_attr_build(uint16_t attr_id, const void *attr, void *data, size_t l
 int
 drnic_mad_cm_parse(const void *mad, size_t len, struct drnic_mad_cm *out)
 {
-	const uint8_t *data = (const uint8_t *)mad + DRNIC_MAD_HDR_LEN;
 	const struct mad_layout *lay;
+	const uint8_t *data;
 	size_t i;
 
 	if (mad == NULL || out == NULL || len != DRNIC_MAD_LEN)
 		return -EINVAL;
+	data = (const uint8_t *)mad + DRNIC_MAD_HDR_LEN;
 	memset(out, 0, sizeof(*out));
 	drnic_mad_hdr_parse(mad, len, &out->hdr);
 	if (out->hdr.base_version != DRNIC_MAD_BASE_VERSION ||

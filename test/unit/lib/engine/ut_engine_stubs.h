@@ -133,7 +133,8 @@ verbs_mr_check_remote(struct drnic_device *dev, const struct drnic_pd *pd, uint3
 {
 	int rc = verbs_mr_check(dev, pd, key, iova, len, access, va_out);
 
-	*va_out += ut_iova_delta;
+	if (rc == 0)
+		*va_out += ut_iova_delta;
 	return rc;
 }
 
