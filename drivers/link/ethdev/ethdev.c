@@ -118,11 +118,13 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
+#include <rte_alarm.h>
 #include <rte_cycles.h>
 #include <rte_dev.h>
 #include <rte_epoll.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_interrupts.h>
 #include <rte_kvargs.h>
 #include <rte_log.h>
 #include <rte_malloc.h>
@@ -927,10 +929,46 @@ fail:
  * stopped before rte_eal_cleanup(), as later DPDK releases do. Running this
  * teardown in the interrupt thread (an alarm callback) was tried: it made
  * the second crash more frequent.
+ *
+ * "The peer is gone" is not "its disconnect was handled": memif marks the
+ * link down first, then unmaps the rings and frees the control channel. A
+ * server that saw the link down and closed at once crashed in the interrupt
+ * thread, still inside that disconnect (two_hosts memif.write, about one run
+ * in fifty under load). So a teardown first lets the interrupt thread finish
+ * the callback it runs (ethl_intr_drain()).
  */
+static void
+ethl_intr_mark(void *arg)
+{
+	atomic_store_explicit((atomic_bool *)arg, true, memory_order_release);
+}
+
+/*
+ * Return once the EAL interrupt thread has finished the callback it was
+ * running when called: an alarm's callback runs on that thread, after it.
+ * At most 2 s (a thread that does not come back is not waited for); an
+ * alarm that did not fire is cancelled (which waits for one firing now), so
+ * nothing writes @p done after we return.
+ */
+static void
+ethl_intr_drain(void)
+{
+	atomic_bool done = false;
+	uint64_t end;
+
+	if (rte_thread_is_intr() || rte_eal_alarm_set(1, ethl_intr_mark, &done) != 0)
+		return;
+	end = rte_get_timer_cycles() + 2 * rte_get_timer_hz();
+	while (!atomic_load_explicit(&done, memory_order_acquire) &&
+	       rte_get_timer_cycles() < end)
+		rte_delay_us_sleep(100);
+	(void)rte_eal_alarm_cancel(ethl_intr_mark, &done);
+}
+
 static void
 ethl_port_teardown(struct ethl_port *ep)
 {
+	ethl_intr_drain();
 	if (ep->started)
 		(void)rte_eth_dev_stop(ep->port_id);
 	if (ep->probed) {
