@@ -117,7 +117,7 @@ step_build() {
 # The sanitizer build: clang, ASan + UBSan, with the libFuzzer targets.
 step_build_asan() {
 	if [ ! -f "$ASAN_BUILD/build.ninja" ]; then
-		CC=clang meson setup "$ASAN_BUILD" "$ROOT" -Dfuzz=true \
+		CC=clang meson setup "$ASAN_BUILD" "$ROOT" -Dfuzz=true -Db_lto=false \
 			-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized \
 			>/dev/null || { say "meson setup (ASan) failed"; return 1; }
 	fi
