@@ -722,6 +722,67 @@ test_malformed(void)
 	CU_ASSERT_EQUAL(eq->stats.rx_packets, 1);
 }
 
+/* A garbage frame of @p n segments of 4 bytes from @p mp (too short for
+ * Ethernet: the parse drops it). */
+static struct rte_mbuf *
+ut_junk(struct rte_mempool *mp, unsigned int n)
+{
+	struct rte_mbuf *head = NULL;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+
+		CU_ASSERT_FATAL(m != NULL);
+		memset(rte_pktmbuf_append(m, 4), 0xa5, 4);
+		if (head == NULL)
+			head = m;
+		else
+			CU_ASSERT_FATAL(rte_pktmbuf_chain(head, m) == 0);
+	}
+	return head;
+}
+
+/*
+ * Every frame of a burst goes back to its own pool once the machines are
+ * done with it: frames of two pools interleaved, a chain of three segments,
+ * and one the test still holds a reference to (it stays out until the test
+ * lets it go).
+ */
+static void
+test_rx_frees_to_pools(void)
+{
+	struct engine_qp *eq = ut_reset();
+	struct drnic_wire_pkt p = ut_from_peer(SEND_ONLY, UT_QPN, 1);
+	struct rte_mempool *mp2 = rte_pktmbuf_pool_create("engine_rx_ut2", 63, 0, 0,
+							  RTE_MBUF_DEFAULT_BUF_SIZE, 0);
+	unsigned int avail2;
+	struct rte_mbuf *held;
+
+	CU_ASSERT_FATAL(mp2 != NULL);
+	avail2 = rte_mempool_avail_count(mp2);
+	ut_feed(&p, 64);                                 /* good, pool 1 */
+	ut_link_feed(&ut_link, ut_junk(mp2, 1));
+	ut_link_feed(&ut_link, ut_junk(ut_pool, 3));     /* a chain */
+	ut_link_feed(&ut_link, ut_junk(mp2, 2));         /* a chain, pool 2 */
+	held = ut_junk(ut_pool, 1);
+	rte_mbuf_refcnt_update(held, 1);
+	ut_link_feed(&ut_link, held);
+	ut_link_feed(&ut_link, ut_junk(mp2, 1));
+	p.bth.psn = 2;
+	ut_feed(&p, 64);                                 /* good, pool 1 */
+	CU_ASSERT_EQUAL(engine_rx(&ut_eng), 7);
+	CU_ASSERT_EQUAL(ut_ngot, 2);
+	CU_ASSERT_EQUAL(ut_eng.stats.wire_drops[DRNIC_WIRE_DROP_TRUNCATED_ETH], 5);
+	CU_ASSERT_EQUAL(eq->stats.rx_packets, 2);
+	CU_ASSERT_EQUAL(rte_mempool_avail_count(mp2), avail2);
+	CU_ASSERT_EQUAL(rte_mempool_avail_count(ut_pool), ut_pool_avail - 1);
+	CU_ASSERT_EQUAL(rte_mbuf_refcnt_read(held), 1);
+	rte_pktmbuf_free(held);
+	CU_ASSERT_EQUAL(rte_mempool_avail_count(ut_pool), ut_pool_avail);
+	rte_mempool_free(mp2);
+}
+
 /* Before RTR the QP is not set up: every stranger above reaches its
  * machines (which drop it for the QP's state), a response the completer;
  * nothing is set up. */
@@ -842,6 +903,7 @@ main(void)
 	CU_ADD_TEST(s, test_deferred_icrc_to_responder);
 	CU_ADD_TEST(s, test_burst_icrc);
 	CU_ADD_TEST(s, test_malformed);
+	CU_ADD_TEST(s, test_rx_frees_to_pools);
 	CU_ADD_TEST(s, test_not_set_up_takes_any);
 	CU_ADD_TEST(s, test_rtr_sets_up_then_checks);
 	CU_ADD_TEST(s, test_backlog);
