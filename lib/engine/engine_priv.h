@@ -23,6 +23,7 @@
 #include <rte_log.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <rte_prefetch.h>
 #include <rte_ring.h>
 
 #include "drnic_engine.h"
@@ -735,6 +736,17 @@ static inline struct verbs_send_wqe *
 engine_sq_wqe(const struct engine_qp *eq, uint32_t idx)
 {
 	return verbs_wq_slot(&eq->qp->sq, idx);
+}
+
+/* Fetch the first two lines of send WQE @p idx: its header and its first
+ * SGE or inline bytes (what a 64-byte message's send reads). */
+static inline void
+engine_sq_prefetch_head(const struct engine_qp *eq, uint32_t idx)
+{
+	const uint8_t *w = (const uint8_t *)engine_sq_wqe(eq, idx);
+
+	rte_prefetch0(w);
+	rte_prefetch0(w + RTE_CACHE_LINE_SIZE);
 }
 
 static inline struct verbs_recv_wqe *

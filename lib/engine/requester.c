@@ -504,6 +504,10 @@ req_step(struct engine_qp *eq, int budget)
 	default:
 		break;
 	}
+	/* Idle: the next WQE, if the poster wrote one, crosses from its core
+	 * beside the producer index instead of after it. */
+	if (eq->req.state == REQ_IDLE)
+		engine_sq_prefetch_head(eq, eq->req.idx);
 	eq->req.state = REQ_SENDING;
 	prod = atomic_load_explicit(&qp->sq.prod, memory_order_acquire);
 	while (sent < budget) {
