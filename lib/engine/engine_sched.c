@@ -274,10 +274,12 @@ engine_qp_prefetch_qp(const struct engine_qp *eq)
 /*
  * One turn of each active QP of port @p p (see engine_run_once()).
  *
- * With thousands of active QPs each turn starts on cold lines, so the walk
- * fetches ahead in two stages: the engine state of the QP after next, and
- * the verbs QP of the next one (whose engine state came a turn ago and
- * names it).
+ * With thousands of active QPs each turn starts on cold lines, the WQE
+ * that the application wrote on its core among them, so the walk fetches
+ * ahead in three stages, each needing the one before: the engine state of
+ * the QP three ahead (which names its verbs QP and the next QP), the
+ * verbs QP of the one two ahead (its send queue's ring), the next WQE of
+ * the next one.
  */
 int
 engine_port_step(struct engine *eng, struct engine_port *p)
@@ -289,8 +291,10 @@ engine_port_step(struct engine *eng, struct engine_port *p)
 	if (eq != NULL) {
 		engine_qp_prefetch_qp(eq);
 		tmp = TAILQ_NEXT(eq, active_next);
-		if (tmp != NULL)
+		if (tmp != NULL) {
 			engine_qp_prefetch_eq(tmp);
+			engine_qp_prefetch_qp(tmp);
+		}
 	}
 	for (; eq != NULL; eq = tmp) {
 		bool end = eq == last;
@@ -303,9 +307,14 @@ engine_port_step(struct engine *eng, struct engine_port *p)
 		if (tmp != NULL && !end) {
 			struct engine_qp *after = TAILQ_NEXT(tmp, active_next);
 
-			engine_qp_prefetch_qp(tmp);
-			if (after != NULL)
-				engine_qp_prefetch_eq(after);
+			engine_sq_prefetch_head(tmp, tmp->req.idx);
+			if (after != NULL) {
+				struct engine_qp *third = TAILQ_NEXT(after, active_next);
+
+				engine_qp_prefetch_qp(after);
+				if (third != NULL)
+					engine_qp_prefetch_eq(third);
+			}
 		}
 		step = engine_qp_step(eq, room);
 		if (step > 0) {
