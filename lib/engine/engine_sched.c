@@ -272,6 +272,50 @@ engine_qp_prefetch_qp(const struct engine_qp *eq)
 }
 
 /*
+ * QPs @p idle[0..n) of port @p p left the active list idle: clear each one's
+ * doorbell flag, then look at its queues again, since a poster may have
+ * posted after the QP's turn and seen the flag still set (its doorbell
+ * then never came). A poster that sees the flag clear rings the doorbell;
+ * one fence between the stores and the second looks closes that race for
+ * every QP of the batch (as a fence each would), and their flags' lines,
+ * which the posters' cores hold, are fetched together instead of one
+ * after another. A QP put back on the list meanwhile (engine_qp_activate())
+ * is left as it is.
+ */
+static void
+engine_qps_idle(struct engine *eng, struct engine_port *p, struct engine_qp **idle,
+		unsigned int n)
+{
+	unsigned int i;
+
+	if (n == 0)
+		return;
+	for (i = 0; i < n; i++)
+		if (!idle[i]->on_active)
+			atomic_store_explicit(&idle[i]->qp->sq.db, VERBS_DB_IDLE,
+					      memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	for (i = 0; i < n; i++) {
+		struct engine_qp *eq = idle[i];
+		uint64_t d;
+
+		if (eq->on_active)
+			continue;
+		if (engine_qp_busy(eq) &&
+		    atomic_exchange_explicit(&eq->qp->sq.db, VERBS_DB_QUEUED, memory_order_seq_cst) ==
+		    VERBS_DB_IDLE) {
+			eq->on_active = true;
+			TAILQ_INSERT_TAIL(&p->active, eq, active_next);
+			continue;
+		}
+		/* Waits for a deadline: sleep in the wheel. */
+		d = engine_qp_deadline(eq);
+		if (d != 0)
+			timer_arm(&eng->wheel, &eq->tmr, d);
+	}
+}
+
+/*
  * One turn of each active QP of port @p p (see engine_run_once()).
  *
  * With thousands of active QPs each turn starts on cold lines, the WQE
@@ -285,6 +329,8 @@ int
 engine_port_step(struct engine *eng, struct engine_port *p)
 {
 	struct engine_qp *eq, *tmp, *last = TAILQ_LAST(&p->active, engine_qp_list);
+	struct engine_qp *idle[ENGINE_BURST];
+	unsigned int nb_idle = 0;
 	int work = 0;
 
 	eq = TAILQ_FIRST(&p->active);
@@ -333,27 +379,19 @@ engine_port_step(struct engine *eng, struct engine_port *p)
 				break;
 			continue;
 		}
-		/* Idle: leave the list, then look again (a poster may have
-		 * posted after our check and seen the flag still set). */
+		/* Idle: leave the list; the flag is cleared and the queue
+		 * looked at again for a batch at once (engine_qps_idle()). */
 		engine_qp_unlinger(eq);
 		TAILQ_REMOVE(&p->active, eq, active_next);
 		eq->on_active = false;
-		atomic_store_explicit(&eq->qp->sq.db, VERBS_DB_IDLE, memory_order_seq_cst);
-		atomic_thread_fence(memory_order_seq_cst);
-		if (engine_qp_busy(eq) &&
-		    atomic_exchange_explicit(&eq->qp->sq.db, VERBS_DB_QUEUED, memory_order_seq_cst) ==
-		    VERBS_DB_IDLE) {
-			eq->on_active = true;
-			TAILQ_INSERT_TAIL(&p->active, eq, active_next);
-		} else {
-			uint64_t d = engine_qp_deadline(eq);
-
-			/* Waits for a deadline: sleep in the wheel. */
-			if (d != 0)
-				timer_arm(&eng->wheel, &eq->tmr, d);
+		idle[nb_idle++] = eq;
+		if (nb_idle == RTE_DIM(idle)) {
+			engine_qps_idle(eng, p, idle, nb_idle);
+			nb_idle = 0;
 		}
 		if (end)
 			break;
 	}
+	engine_qps_idle(eng, p, idle, nb_idle);
 	return work;
 }

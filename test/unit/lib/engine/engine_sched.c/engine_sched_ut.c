@@ -64,12 +64,14 @@ ut_fence(memory_order mo)
 
 /* ---- the machines, stubbed ------------------------------------------- */
 
-#define UT_NQP 12
+#define UT_NQP 40
 
 static unsigned int ut_sent[UT_NQP];      /* packets each QP's requester sent */
 static unsigned int ut_order[64];         /* QP index of each req_step call */
 static unsigned int ut_norder;
 static unsigned int ut_timeouts, ut_events, ut_cqe_rc_overflow;
+/* Called at the requester's turn of each QP (its index), when set. */
+static void (*ut_on_turn)(unsigned int i);
 static struct engine_qp ut_eq[UT_NQP];
 static struct drnic_qp ut_qp[UT_NQP];
 
@@ -83,6 +85,8 @@ req_step(struct engine_qp *eq, int budget)
 
 	if (ut_norder < RTE_DIM(ut_order))
 		ut_order[ut_norder++] = i;
+	if (ut_on_turn != NULL)
+		ut_on_turn(i);
 	while (eq->req.idx != prod && n < budget) {
 		eq->req.idx++;
 		n++;
@@ -252,6 +256,7 @@ ut_reset(void)
 	ut_timeouts = ut_events = 0;
 	ut_cqe_rc_overflow = 0;
 	ut_before_idle = ut_after_fence = NULL;
+	ut_on_turn = NULL;
 	ut_hooked = NULL;
 	return p;
 }
@@ -430,6 +435,96 @@ test_doorbell_of_deleted_qp(void)
 	CU_ASSERT_EQUAL(engine_doorbells(&ut_eng, UINT32_MAX), 1);
 	CU_ASSERT_TRUE(TAILQ_EMPTY(&p->active));
 	CU_ASSERT_EQUAL(ut_eng.stats.doorbells, 1);
+}
+
+/* ---- QPs leaving together --------------------------------------------- */
+
+/* Every QP on the active list with nothing to do and no room to linger:
+ * the next step takes them all off the list, in one batch or more
+ * (engine_qps_idle()). */
+static struct engine_port *
+ut_all_active_setup(void)
+{
+	struct engine_port *p = ut_reset();
+	unsigned int i;
+
+	for (i = 0; i < UT_NQP; i++)
+		engine_qp_activate(&ut_eq[i]);
+	ut_eng.nb_linger = ENGINE_LINGER_MAX;      /* as if eight others lingered */
+	return p;
+}
+
+static void
+ut_post_qp3(void)
+{
+	ut_post(3);
+}
+
+static void
+ut_post_qp35(void)
+{
+	ut_post(35);
+}
+
+/* Forty QPs leave in one step, in two batches (the first holds
+ * ENGINE_BURST). A post on QP 35 lands before its flag is cleared, in the
+ * second batch: its poster saw the flag set and rang nothing, so the
+ * second batch's re-check must find it and keep the QP. A post on QP 3
+ * lands after the first batch's fence: its poster saw the flag clear and
+ * rang, so the doorbell brings QP 3 back, once. */
+static void
+test_leave_batches_posts_found(void)
+{
+	struct engine_port *p = ut_all_active_setup();
+	unsigned int i;
+
+	RTE_BUILD_BUG_ON(UT_NQP <= ENGINE_BURST + 4);
+	ut_hooked = &ut_qp[35];
+	ut_before_idle = ut_post_qp35;
+	ut_after_fence = ut_post_qp3;
+	ut_step(p);
+	CU_ASSERT_PTR_NULL(ut_before_idle);
+	CU_ASSERT_PTR_NULL(ut_after_fence);
+	CU_ASSERT_EQUAL(rte_ring_count(ut_ring), 1);      /* QP 3's doorbell */
+	for (i = 0; i < UT_NQP; i++) {
+		CU_ASSERT_EQUAL(ut_on_list(p, i), i == 35 ? 1 : 0);
+		CU_ASSERT_EQUAL(ut_eq[i].on_active, i == 35);
+		CU_ASSERT_EQUAL(atomic_load(&ut_qp[i].sq.db),
+				i == 3 || i == 35 ? VERBS_DB_QUEUED : VERBS_DB_IDLE);
+	}
+	ut_step(p);
+	CU_ASSERT_EQUAL(ut_sent[3], 1);
+	CU_ASSERT_EQUAL(ut_sent[35], 1);
+	CU_ASSERT_EQUAL(ut_sent[4], 0);
+}
+
+/* QP 1's turn puts QP 0 back on the list (as its own machines, a timer or
+ * a CQ overflow may) after QP 0 left it idle in the same step, before the
+ * batch's flags are cleared: QP 0 stays on the list once, its flag set, so
+ * a post rings no doorbell and is sent by the next step. */
+static void
+ut_activate_qp0(unsigned int i)
+{
+	if (i == 1)
+		engine_qp_activate(&ut_eq[0]);
+}
+
+static void
+test_leave_then_activated(void)
+{
+	struct engine_port *p = ut_all_active_setup();
+
+	ut_on_turn = ut_activate_qp0;
+	ut_step(p);
+	ut_on_turn = NULL;
+	CU_ASSERT_EQUAL(ut_on_list(p, 0), 1);
+	CU_ASSERT_TRUE(ut_eq[0].on_active);
+	CU_ASSERT_EQUAL(atomic_load(&ut_qp[0].sq.db), VERBS_DB_QUEUED);
+	CU_ASSERT_EQUAL(ut_on_list(p, 1), 0);
+	ut_post(0);
+	CU_ASSERT_EQUAL(rte_ring_count(ut_ring), 0);
+	ut_step(p);
+	CU_ASSERT_EQUAL(ut_sent[0], 1);
 }
 
 /* ---- lingering -------------------------------------------------------- */
@@ -614,6 +709,8 @@ main(void)
 	CU_ADD_TEST(s, test_race_post_after_leaving);
 	CU_ADD_TEST(s, test_race_srq_qp_to_err);
 	CU_ADD_TEST(s, test_doorbell_of_deleted_qp);
+	CU_ADD_TEST(s, test_leave_batches_posts_found);
+	CU_ADD_TEST(s, test_leave_then_activated);
 	CU_ADD_TEST(s, test_linger_steps);
 	CU_ADD_TEST(s, test_linger_post_without_doorbell);
 	CU_ADD_TEST(s, test_linger_limits);
