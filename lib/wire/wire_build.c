@@ -556,11 +556,14 @@ wire_build(struct rte_mbuf *m, const struct drnic_wire_pkt *p, const struct drni
 		memset(d, 0, pad);
 		d += pad;
 		clen = (size_t)(d - ip);
+		RTE_BUILD_BUG_ON(DRNIC_WIRE_ETH_LEN + WIRE_CRC_OR_MIN + DRNIC_WIRE_ICRC_LEN <
+				 DRNIC_WIRE_ETH_MIN_FRAME);
 		if (WIRE_CRC_OR_INREG && clen >= WIRE_CRC_OR_MIN && clen <= WIRE_CRC_OR_MAX) {
 			/* Left for drnic_wire_icrc_fill_burst(), zero now, when
 			 * asked and its trailer is written in place below (at
-			 * 72 bytes or more after the ones the frame needs no
-			 * Ethernet padding: it ends with its ICRC). Else the
+			 * WIRE_CRC_OR_MIN bytes or more after the ones the
+			 * frame needs no Ethernet padding: it ends with its
+			 * ICRC). Else the
 			 * variant fields ORed with ones in registers: no byte
 			 * stores into the headers right before the CRC loads
 			 * them (each such load waits for the stores to drain,

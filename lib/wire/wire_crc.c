@@ -50,11 +50,19 @@
 #endif
 
 /*
- * Buffers folded straight onto their last lane (wire_crc_short()). Below 72
- * bytes ISA-L is faster; from 72 to 256 bytes wire_crc_short() took 18-20 ns
- * where ISA-L took 18-32 ns (chained calls, reference VM).
+ * Buffers folded straight onto their last lane (wire_crc_short()). From 72
+ * to 256 bytes wire_crc_short() took 18-20 ns where ISA-L took 18-32 ns
+ * (chained calls, reference VM). With the ICRC's mask (wire_crc32_or(),
+ * bursts) from 44 bytes, an ACK's length: from 44 to 71 bytes 49-54 TSC
+ * ticks a call against 58-106 for the copy and ISA-L of
+ * wire_crc32_or_slow(), four in a burst 24.5 ticks each against 61-109
+ * (chained calls, 2026-12-07). A plain CRC of 44-71 bytes took about as
+ * long either way (ISA-L 50-59 ticks), and with the short one the 64 B
+ * rate lost 3% (the inlining changed): it keeps ISA-L below 72 bytes.
+ * Below 44 bytes ISA-L is faster (16 bytes: 32 ticks against 50).
  */
 #define WIRE_CRC_SHORT_MIN WIRE_CRC_OR_MIN
+#define WIRE_CRC_PLAIN_MIN 72
 #define WIRE_CRC_SHORT WIRE_CRC_OR_MAX
 
 uint32_t wire_crc_ones8;
@@ -428,7 +436,7 @@ wire_crc32(uint32_t crc, const void *buf, size_t len)
 	 * reduction. Long ones: our eight chains (the ICRC of a frame with a
 	 * 4 KiB payload took 124 ns with ISA-L's crc32_gzip_refl, 109 ns
 	 * with wire_crc_fold_buf(): wire_perf_autotest, 2026-11-30). */
-	if (len < WIRE_CRC_SHORT_MIN)
+	if (len < WIRE_CRC_PLAIN_MIN)
 		return crc32_gzip_refl(crc, buf, (uint64_t)len);
 	if (len > WIRE_CRC_SHORT)
 		return wire_crc_fold_buf(crc, NULL, buf, len);

@@ -55,12 +55,13 @@ const uint8_t wire_icrc_pat6[192] = {
 static inline const uint8_t *
 wire_icrc_inplace_pat(const uint8_t *l3, uint32_t l3_len)
 {
-	if (l3_len < 64 + DRNIC_WIRE_ICRC_LEN ||
+	if (l3_len < WIRE_CRC_OR_MIN + DRNIC_WIRE_ICRC_LEN ||
 	    l3_len > WIRE_ICRC_INPLACE_MAX + DRNIC_WIRE_ICRC_LEN)
 		return NULL;
 	if (l3[0] == 0x45)
 		return wire_icrc_pat4;
-	if ((l3[0] >> 4) == 6)
+	if ((l3[0] >> 4) == 6 && l3_len >= DRNIC_WIRE_IPV6_LEN + DRNIC_WIRE_UDP_LEN +
+					   DRNIC_WIRE_BTH_LEN + DRNIC_WIRE_ICRC_LEN)
 		return wire_icrc_pat6;
 	return NULL;
 }

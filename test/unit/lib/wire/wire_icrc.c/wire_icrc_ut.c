@@ -60,7 +60,8 @@ static void
 test_icrc_buf_vs_zlib(void)
 {
 	static uint8_t l3[4200];
-	static const uint32_t lens[] = { 44, 45, 64, 100, 1000, 1100, 4096 + 60 };
+	static const uint32_t lens[] = { 44, 45, 47, 48, 52, 64, 67, 72, 100, 1000, 1100,
+						4096 + 60 };
 	int version;
 	unsigned int i;
 	uint32_t icrc, icrc2;
