@@ -580,6 +580,7 @@ extern const char *const req_state_names[REQ_STATE_MAX];
 /* recovery.c */
 void rec_setup(struct engine_qp *eq);
 void rec_timer_arm(struct engine_qp *eq);
+void rec_timer_arm_at(struct engine_qp *eq, uint64_t now);
 void rec_probe_arm(struct engine_qp *eq, uint64_t now);
 void rec_loss(struct engine_qp *eq, bool timeout);
 bool rec_nak_fresh(struct engine_qp *eq, uint32_t psn);

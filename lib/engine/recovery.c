@@ -50,23 +50,32 @@ rec_probe_arm(struct engine_qp *eq, uint64_t now)
 /*
  * (Re)start the retransmit timer: 4.096 us * 2^timeout; timeout 0 = none.
  * With a round-trip estimate, the early retransmit deadline too, when it
- * comes well before the timeout.
+ * comes well before the timeout. The requester passes the time it took
+ * for its RTT sample when it has just taken one (req_sent_ns()); 0 reads
+ * the clock.
  */
 void
-rec_timer_arm(struct engine_qp *eq)
+rec_timer_arm_at(struct engine_qp *eq, uint64_t now)
 {
 	uint8_t t = eq->path.timeout;
-	uint64_t now, to;
+	uint64_t to;
 
 	if (t == 0) {
 		eq->rec.retry_deadline_ns = 0;
 		eq->rec.probe_deadline_ns = 0;
 		return;
 	}
-	now = engine_now_ns(eq->eng);
+	if (now == 0)
+		now = engine_now_ns(eq->eng);
 	to = 4096ull << t;
 	eq->rec.retry_deadline_ns = now + to;
 	rec_probe_arm(eq, now);
+}
+
+void
+rec_timer_arm(struct engine_qp *eq)
+{
+	rec_timer_arm_at(eq, 0);
 }
 
 /*

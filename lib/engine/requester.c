@@ -471,6 +471,21 @@ req_skip_acked(struct engine_qp *eq, uint32_t psn)
 	}
 }
 
+/*
+ * The time the packet just sent left, for its retransmit deadline: the RTT
+ * sample's reading when that packet is the one timed (taken nanoseconds
+ * before, in the same send: a TSC read costs about 11 ns here, and a
+ * ping-pong's every message took both), else 0 (rec_timer_arm_at() reads
+ * the clock).
+ */
+static inline uint64_t
+req_sent_ns(const struct engine_qp *eq)
+{
+	if (eq->rec.rtt_pending && eq->rec.rtt_psn == drnic_psn_sub(eq->req.npsn, 1))
+		return eq->rec.rtt_sent_ns;
+	return 0;
+}
+
 /* How far ahead of the WQE it sends the requester fetches the next. */
 #define REQ_WQE_AHEAD 4
 
@@ -559,7 +574,7 @@ req_step(struct engine_qp *eq, int budget)
 		if (rc < 0)
 			break;  /* no mbuf: try again next step */
 		if (eq->rec.retry_deadline_ns == 0)
-			rec_timer_arm(eq);
+			rec_timer_arm_at(eq, req_sent_ns(eq));
 		sent++;
 	}
 	return sent;
