@@ -124,17 +124,31 @@ figure() {  # FILE lat|bw
 	grep -A1 "#bytes" "$1" | tail -1 | awk -v c=$col '{ print $c }'
 }
 
-# dropin NAME SIDE_S SIDE_C PROG ARGS... -> figure on stdout ("-" on failure)
+# dropin NAME SIDE_S SIDE_C PROG ARGS... -> figure on stdout ("-" on failure).
+# Before its report perftest times its TSC against gettimeofday() and gives
+# up when the two disagree ("Correlation coefficient r^2: ... < 0.9", "Can't
+# produce a report", exit 1; the server then fails to read its peer): on
+# this 2-CPU VM the host's scheduling does that now and then, whatever the
+# device (a CI run, 2026-12-07: the nap row's 64 KiB write_bw). Such a run is
+# made again, twice at most, and said so; any other failure is a failure.
 dropin() {
-	local name=$1 cs=$2 cc=$3 prog=$4 kind=lat
+	local name=$1 cs=$2 cc=$3 prog=$4 kind=lat try
 	shift 4
 	case $prog in *_bw) kind=bw ;; esac
-	PORT=$((PORT + 1))
-	run_pair "$name" env DRNIC_CONFIG="$TMP/$cs.ini" DRNIC_IBV_DEBUG=1 \
-		LD_LIBRARY_PATH="$IBV_LIB" "$prog" "$@" -p $PORT -- \
-		env DRNIC_CONFIG="$TMP/$cc.ini" DRNIC_IBV_DEBUG=1 LD_LIBRARY_PATH="$IBV_LIB" \
-		"$prog" "$@" -p $PORT 10.232.0.2 || { echo -; return; }
-	figure "$TMP/$name.c" $kind
+	for try in 1 2 3; do
+		PORT=$((PORT + 1))
+		if run_pair "$name" env DRNIC_CONFIG="$TMP/$cs.ini" DRNIC_IBV_DEBUG=1 \
+			LD_LIBRARY_PATH="$IBV_LIB" "$prog" "$@" -p $PORT -- \
+			env DRNIC_CONFIG="$TMP/$cc.ini" DRNIC_IBV_DEBUG=1 LD_LIBRARY_PATH="$IBV_LIB" \
+			"$prog" "$@" -p $PORT 10.232.0.2; then
+			figure "$TMP/$name.c" $kind
+			return
+		fi
+		grep -q "Can't produce a report" "$TMP/$name.c" || break
+		[ "$try" -lt 3 ] &&
+			echo "NOTE: $name: perftest's own clock estimate failed (r^2 < 0.9): run again" >&2
+	done
+	echo -
 }
 
 # own NAME TEST ARGS... -> drnic-perf's figure
