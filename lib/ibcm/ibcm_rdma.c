@@ -161,25 +161,6 @@ drnic_ibcm_destroy_channel(struct drnic_ibcm_channel *ch)
 	return 0;
 }
 
-void
-ibcm_ch_enter(struct drnic_ibcm_channel *ch)
-{
-	pthread_mutex_lock(&ibcm.lock);
-	ch->waiters++;
-	pthread_mutex_unlock(&ibcm.lock);
-}
-
-bool
-ibcm_ch_leave(struct drnic_ibcm_channel *ch)
-{
-	bool last;
-
-	pthread_mutex_lock(&ibcm.lock);
-	last = --ch->waiters == 0 && ch->dead;
-	pthread_mutex_unlock(&ibcm.lock);
-	return last;
-}
-
 bool
 ibcm_ch_dead(struct drnic_ibcm_channel *ch)
 {

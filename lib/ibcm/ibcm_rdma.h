@@ -107,6 +107,11 @@ struct drnic_ibcm_channel {
 	 * blocked (ibcm_ch_wait_dead()), and the last one out frees it. */
 	unsigned int waiters;
 	bool dead;
+	/* Attached: a destroy's request is with the daemon (under
+	 * ibcm.lock). New calls are refused; a waiter whose request failed
+	 * meanwhile waits as for no event, and is dead only if the daemon
+	 * confirms (it may refuse: the channel then lives on). */
+	bool dying;
 };
 
 struct ibcm_mcast {
@@ -174,8 +179,25 @@ int ibcm_wait_efd(int efd, int timeout_ms, uint64_t deadline);
  * as a reader blocked on a kernel rdma_cm channel whose fd another thread
  * closed: it stays blocked; only a daemon that has gone ends it (-EIO).
  */
-void ibcm_ch_enter(struct drnic_ibcm_channel *ch);
-bool ibcm_ch_leave(struct drnic_ibcm_channel *ch);
+static inline void
+ibcm_ch_enter(struct drnic_ibcm_channel *ch)
+{
+	pthread_mutex_lock(&ibcm.lock);
+	ch->waiters++;
+	pthread_mutex_unlock(&ibcm.lock);
+}
+
+static inline bool
+ibcm_ch_leave(struct drnic_ibcm_channel *ch)
+{
+	bool last;
+
+	pthread_mutex_lock(&ibcm.lock);
+	last = --ch->waiters == 0 && ch->dead;
+	pthread_mutex_unlock(&ibcm.lock);
+	return last;
+}
+
 bool ibcm_ch_dead(struct drnic_ibcm_channel *ch);
 int ibcm_ch_wait_dead(struct drnic_ibcm_channel *ch);
 /* Close and free @p ch (not in ibcm.chans, no waiter). */

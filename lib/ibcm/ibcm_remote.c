@@ -48,7 +48,7 @@ ibcm_r_ch_live(const struct drnic_ibcm_channel *ch)
 
 	TAILQ_FOREACH(o, &ibcm.chans, next)
 		if (o == ch)
-			return !ch->dead;
+			return !ch->dead && !ch->dying;
 	return false;
 }
 
@@ -180,21 +180,25 @@ ibcm_r_destroy_channel(struct drnic_ibcm_channel *ch)
 		pthread_mutex_unlock(&ibcm.lock);
 		return -EBUSY;
 	}
-	/* Dead to every call from now; a thread waiting on it keeps it (and
-	 * it stays listed, for a daemon that goes to wake), blocked, as the
+	/* Refused to every new call from now. Dead once the daemon has
+	 * destroyed its channel: a thread waiting on it then keeps it (and it
+	 * stays listed, for a daemon that goes to wake), blocked, as the
 	 * kernel's channel keeps a reader blocked when another thread closes
-	 * its fd. */
-	ch->dead = true;
+	 * its fd. Until then a waiter is not blocked for good: the daemon
+	 * may refuse (its channel may have ids this process has not heard
+	 * of yet), and the channel then lives on. */
+	ch->dying = true;
 	pthread_mutex_unlock(&ibcm.lock);
 	rpc_msg_init(&m, RPC_CM_CHANNEL_DESTROY);
 	m.obj[0] = ch->remote;
 	rc = rpc_call(&m);
 	pthread_mutex_lock(&ibcm.lock);
+	ch->dying = false;
 	if (rc < 0 && rc != -EPIPE) {
-		ch->dead = false;
 		pthread_mutex_unlock(&ibcm.lock);
 		return rc;
 	}
+	ch->dead = true;
 	if (ch->waiters > 0) {
 		pthread_mutex_unlock(&ibcm.lock);
 		return 0;
@@ -272,9 +276,21 @@ ibcm_r_get_event_in(struct drnic_ibcm_channel *ch, uint64_t remote, struct drnic
 		if (rc == -EPIPE || rpc_daemon_gone())
 			return -EIO;
 		/* Destroyed by another thread meanwhile (the daemon's channel
-		 * is gone: its answer is EINVAL): blocked, not failed. */
-		if (rc != 0 && ibcm_ch_dead(ch))
-			return ibcm_ch_wait_dead(ch);
+		 * is gone: its answer is EINVAL): blocked, not failed. While
+		 * the destroy waits for the daemon's answer the failure waits
+		 * as "no event" does: the daemon may refuse the destroy. */
+		if (rc != 0) {
+			bool dead, dying;
+
+			pthread_mutex_lock(&ibcm.lock);
+			dead = ch->dead;
+			dying = ch->dying;
+			pthread_mutex_unlock(&ibcm.lock);
+			if (dead)
+				return ibcm_ch_wait_dead(ch);
+			if (dying)
+				rc = -EAGAIN;
+		}
 		if (rc == 0 && m.blob_len != sizeof(*ev))
 			return -EPROTO;
 		if (rc == 0) {
