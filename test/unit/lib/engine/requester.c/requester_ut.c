@@ -501,6 +501,38 @@ test_budget_nomem_rewind(void)
 	CU_ASSERT_EQUAL(ut_tx[0].pkt.bth.psn, 1008);
 }
 
+/*
+ * A message sent over several steps reads its SGEs only while their keys
+ * live: its start checks them (verbs_mr_check), and each packet checks the
+ * keys of the SGEs it reads again. Deregistered between two steps:
+ * LOC_PROT_ERR, no packet more.
+ */
+static void
+test_key_recheck_later_steps(void)
+{
+	struct engine_qp *eq = ut_qp_reset(300);
+	struct drnic_sge sge = { (uintptr_t)src, 8192, 7 };
+	struct verbs_send_wqe *w;
+
+	ut_fill();
+	w = ut_post_send(1, DRNIC_WR_RDMA_WRITE, &sge, 1, 0);   /* 8 packets */
+	CU_ASSERT_EQUAL(req_step(eq, 3), 3);
+	CU_ASSERT_EQUAL(w->state, WQE_SENDING);
+	/* The next step, its key still live: on with the message. */
+	CU_ASSERT_EQUAL(req_step(eq, 2), 2);
+	CU_ASSERT_EQUAL(ut_ntx, 5);
+	CU_ASSERT_EQUAL(memcmp(ut_tx[4].data, src + 4 * 1024, 1024), 0);
+	/* drnic_dereg_mr() between two steps. */
+	ut_dead_key = 7;
+	ut_retired = 0;
+	req_step(eq, 32);
+	CU_ASSERT_EQUAL(ut_ntx, 5);
+	CU_ASSERT_EQUAL(w->state, WQE_FAILED);
+	CU_ASSERT_EQUAL(w->status, DRNIC_WC_LOC_PROT_ERR);
+	CU_ASSERT_EQUAL(eq->req.state, REQ_STOPPED);
+	CU_ASSERT_EQUAL(ut_retired, 1);
+}
+
 /* Going back to a PSN inside a SEND or WRITE resumes there (MIDDLE/LAST
  * packets with the right bytes, across SGEs); a READ after a timeout asks
  * for the part not yet received only. */
@@ -583,6 +615,7 @@ main(void)
 	CU_ADD_TEST(s, test_local_failures);
 	CU_ADD_TEST(s, test_local_ops);
 	CU_ADD_TEST(s, test_budget_nomem_rewind);
+	CU_ADD_TEST(s, test_key_recheck_later_steps);
 	CU_ADD_TEST(s, test_rewind_psn);
 	CU_ADD_TEST(s, test_ackreq_every);
 	CU_ADD_TEST(s, test_cwnd_window);
