@@ -93,7 +93,9 @@ mkcfg QC "$VC" 10.232.0.11 10.232.0.12 02:00:00:33:00:11
 
 PORT=$((21000 + TAG % 10000))
 # run_pair NAME SERVER_CMD... -- CLIENT_CMD... : both must exit 0; the
-# client's output is in $TMP/NAME.c.
+# client's output is in $TMP/NAME.c. Why a pair failed goes to stderr, and
+# to $TMP/NAME.why instead when RUN_PAIR_QUIET=1 (a try that may be made
+# again: its caller says what became of it).
 run_pair() {
 	local name=$1 scmd=() spid rs rc
 	shift
@@ -102,17 +104,22 @@ run_pair() {
 	ip netns exec "$NSS" timeout 120 "${scmd[@]}" >"$TMP/$name.s" 2>&1 &
 	spid=$!
 	PIDS+=($spid)
-	netns_wait_listen "$NSS" "$PORT" || echo "FAIL: $name: server not listening on $PORT" >&2
+	: >"$TMP/$name.why"
+	netns_wait_listen "$NSS" "$PORT" ||
+		echo "FAIL: $name: server not listening on $PORT" >>"$TMP/$name.why"
 	ip netns exec "$NSC" timeout 120 "$@" >"$TMP/$name.c" 2>&1
 	rc=$?
 	wait "$spid"
 	rs=$?
 	if [ "$rs" != 0 ] || [ "$rc" != 0 ]; then
-		echo "FAIL: $name: exit server $rs client $rc" >&2
-		grep -v "^EAL\|^TELEMETRY" "$TMP/$name.s" | tail -5 | sed 's/^/  server| /' >&2
-		grep -v "^EAL\|^TELEMETRY" "$TMP/$name.c" | tail -5 | sed 's/^/  client| /' >&2
-		return 1
+		{
+			echo "FAIL: $name: exit server $rs client $rc"
+			grep -v "^EAL\|^TELEMETRY" "$TMP/$name.s" | tail -5 | sed 's/^/  server| /'
+			grep -v "^EAL\|^TELEMETRY" "$TMP/$name.c" | tail -5 | sed 's/^/  client| /'
+		} >>"$TMP/$name.why"
 	fi
+	[ "${RUN_PAIR_QUIET:-0}" = 1 ] || cat "$TMP/$name.why" >&2
+	[ "$rs" = 0 ] && [ "$rc" = 0 ]
 }
 
 # The figure on the line after the "#bytes" header: perftest and
@@ -137,16 +144,20 @@ dropin() {
 	case $prog in *_bw) kind=bw ;; esac
 	for try in 1 2 3; do
 		PORT=$((PORT + 1))
-		if run_pair "$name" env DRNIC_CONFIG="$TMP/$cs.ini" DRNIC_IBV_DEBUG=1 \
-			LD_LIBRARY_PATH="$IBV_LIB" "$prog" "$@" -p $PORT -- \
+		if RUN_PAIR_QUIET=1 run_pair "$name" env DRNIC_CONFIG="$TMP/$cs.ini" \
+			DRNIC_IBV_DEBUG=1 LD_LIBRARY_PATH="$IBV_LIB" "$prog" "$@" -p $PORT -- \
 			env DRNIC_CONFIG="$TMP/$cc.ini" DRNIC_IBV_DEBUG=1 LD_LIBRARY_PATH="$IBV_LIB" \
 			"$prog" "$@" -p $PORT 10.232.0.2; then
 			figure "$TMP/$name.c" $kind
 			return
 		fi
-		grep -q "Can't produce a report" "$TMP/$name.c" || break
-		[ "$try" -lt 3 ] &&
-			echo "NOTE: $name: perftest's own clock estimate failed (r^2 < 0.9): run again" >&2
+		if [ "$try" -lt 3 ] && grep -q "Can't produce a report" "$TMP/$name.c"; then
+			echo "NOTE: $name: perftest's own clock estimate failed" \
+			     "($(grep -o 'r^2: [0-9.]*' "$TMP/$name.c" | head -1) < 0.9): run again" >&2
+			continue
+		fi
+		cat "$TMP/$name.why" >&2
+		break
 	done
 	echo -
 }
