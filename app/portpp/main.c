@@ -26,12 +26,20 @@
  *   --acks            also send, on every frame received, a 62-byte frame
  *                     first (in its own burst), as an RC responder's ACK is:
  *                     the floor with RC's frame pattern (the peer drops them)
+ *   --ip SRC,DST      frames are IPv4/UDP datagrams from SRC to DST (the
+ *                     server answers from DST to SRC), to RoCEv2's UDP port
+ *                     4791, the sequence header after the UDP header: over
+ *                     af_packet the kernel's own IP input then sees each frame
+ *                     as it sees drnic's RoCE frames (with the default
+ *                     ethertype 0x88B5 it drops them at once)
  *   --file-prefix P, --lcores L, --eal ARG   EAL options
  * Output (client): "portpp: N round trips of S-byte frames: median X us, ..."
  * Exit 0 on success.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -44,11 +52,16 @@
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
 #include <rte_mbuf.h>
 
 #include "drnic_env.h"
 
 #define PPP_ETHERTYPE 0x88B5
+#define PPP_UDP_DPORT 4791      /* RoCEv2's */
+#define PPP_UDP_SPORT 0xC0DE
+#define PPP_L3_LEN (sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
 #define PPP_MAGIC 0x64726e70u   /* "drnp" */
 #define PPP_MAX_EAL 8
 #define PPP_BURST 32
@@ -62,6 +75,8 @@ struct ppp_opts {
 	struct rte_ether_addr dst;
 	unsigned int timeout_s;
 	bool acks;
+	bool ip;                /* --ip: IPv4/UDP frames */
+	rte_be32_t ip_src, ip_dst;
 	const char *file_prefix;
 	const char *lcores;
 	const char *eal[PPP_MAX_EAL + 1];
@@ -77,12 +92,94 @@ struct ppp_hdr {
 	uint64_t tsc;
 } __rte_packed;
 
+/* Where the sequence header starts in a frame. */
+static size_t
+ppp_hdr_off(const struct ppp_opts *o)
+{
+	return RTE_ETHER_HDR_LEN + (o->ip ? PPP_L3_LEN : 0);
+}
+
+/* --ip SRC,DST */
+static int
+ppp_parse_ip(const char *arg, struct ppp_opts *o)
+{
+	char buf[64], *comma;
+	struct in_addr a, b;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	comma = strchr(buf, ',');
+	if (comma == NULL)
+		return -1;
+	*comma = '\0';
+	if (inet_pton(AF_INET, buf, &a) != 1 || inet_pton(AF_INET, comma + 1, &b) != 1)
+		return -1;
+	o->ip = true;
+	o->ip_src = a.s_addr;
+	o->ip_dst = b.s_addr;
+	return 0;
+}
+
+/*
+ * Frame @p m's headers after Ethernet (--ip: IPv4 and UDP from @p src to
+ * @p dst), @p len bytes in all: its ethertype.
+ */
+static rte_be16_t
+ppp_put_l3(const struct ppp_opts *o, struct rte_ether_hdr *eh, uint32_t len, rte_be32_t src,
+	   rte_be32_t dst)
+{
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eh + 1);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+	uint16_t l3 = (uint16_t)(len - RTE_ETHER_HDR_LEN);
+
+	if (!o->ip)
+		return rte_cpu_to_be_16(PPP_ETHERTYPE);
+	memset(ip, 0, sizeof(*ip));
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->total_length = rte_cpu_to_be_16(l3);
+	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->src_addr = src;
+	ip->dst_addr = dst;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	udp->src_port = rte_cpu_to_be_16(PPP_UDP_SPORT);
+	udp->dst_port = rte_cpu_to_be_16(PPP_UDP_DPORT);
+	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(l3 - sizeof(*ip)));
+	udp->dgram_cksum = 0;
+	return rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+}
+
+/* The sequence header of received frame @p m, NULL when it is not one of
+ * ours (--ip: an IPv4/UDP datagram to port 4791). */
+static const struct ppp_hdr *
+ppp_get_hdr(const struct ppp_opts *o, const struct rte_mbuf *m)
+{
+	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	const struct ppp_hdr *h;
+
+	if (m->data_len < ppp_hdr_off(o) + sizeof(*h))
+		return NULL;
+	if (o->ip) {
+		const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eh + 1);
+		const struct rte_udp_hdr *udp = (const struct rte_udp_hdr *)(ip + 1);
+
+		if (eh->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
+		    ip->version_ihl != RTE_IPV4_VHL_DEF || ip->next_proto_id != IPPROTO_UDP ||
+		    udp->dst_port != rte_cpu_to_be_16(PPP_UDP_DPORT))
+			return NULL;
+	} else if (eh->ether_type != rte_cpu_to_be_16(PPP_ETHERTYPE)) {
+		return NULL;
+	}
+	h = rte_pktmbuf_mtod_offset(m, const struct ppp_hdr *, ppp_hdr_off(o));
+	return h->magic == PPP_MAGIC ? h : NULL;
+}
+
 static void
 usage(const char *argv0)
 {
 	printf("Usage: %s --server|--client --dev DEVARGS [--size N] [--iters N] [--warmup N]\n"
-	       "       [--dst MAC] [--timeout SEC] [--acks] [--file-prefix P] [--lcores L]\n"
-	       "       [--eal ARG]\n",
+	       "       [--dst MAC] [--timeout SEC] [--acks] [--ip SRC,DST] [--file-prefix P]\n"
+	       "       [--lcores L] [--eal ARG]\n",
 	       argv0);
 }
 
@@ -93,6 +190,7 @@ ppp_parse(int argc, char **argv, struct ppp_opts *o)
 		{ "server", 0, NULL, 's' }, { "client", 0, NULL, 'c' }, { "dev", 1, NULL, 'd' },
 		{ "size", 1, NULL, 'S' }, { "iters", 1, NULL, 'n' }, { "warmup", 1, NULL, 'w' },
 		{ "dst", 1, NULL, 'D' }, { "timeout", 1, NULL, 'T' }, { "acks", 0, NULL, 'A' },
+		{ "ip", 1, NULL, 'I' },
 		{ "file-prefix", 1, NULL, 'P' }, { "lcores", 1, NULL, 'L' },
 		{ "eal", 1, NULL, 'E' }, { "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
@@ -136,6 +234,10 @@ ppp_parse(int argc, char **argv, struct ppp_opts *o)
 		case 'A':
 			o->acks = true;
 			break;
+		case 'I':
+			if (ppp_parse_ip(optarg, o) < 0)
+				return -1;
+			break;
 		case 'P':
 			o->file_prefix = optarg;
 			break;
@@ -152,7 +254,7 @@ ppp_parse(int argc, char **argv, struct ppp_opts *o)
 		}
 	}
 	if (role != 1 || o->dev == NULL || optind != argc || o->iters == 0 || o->timeout_s == 0 ||
-	    o->size < RTE_ETHER_HDR_LEN + sizeof(struct ppp_hdr) || o->size > 9000)
+	    o->size < ppp_hdr_off(o) + sizeof(struct ppp_hdr) || o->size > 9000)
 		return -1;
 	return 0;
 }
@@ -222,8 +324,9 @@ ppp_send(uint16_t pid, struct rte_mbuf *m)
 
 /* An ACK-sized frame (62 bytes, magic 0: dropped by the peer) to @p dst. */
 static void
-ppp_ack(uint16_t pid, struct rte_mempool *pool, const struct rte_ether_addr *dst,
-	const struct rte_ether_addr *src)
+ppp_ack(const struct ppp_opts *o, uint16_t pid, struct rte_mempool *pool,
+	const struct rte_ether_addr *dst, const struct rte_ether_addr *src, rte_be32_t ip_src,
+	rte_be32_t ip_dst)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
 	struct rte_ether_hdr *eh;
@@ -236,7 +339,7 @@ ppp_ack(uint16_t pid, struct rte_mempool *pool, const struct rte_ether_addr *dst
 	memset(eh + 1, 0, 62 - sizeof(*eh));
 	eh->dst_addr = *dst;
 	eh->src_addr = *src;
-	eh->ether_type = rte_cpu_to_be_16(PPP_ETHERTYPE);
+	eh->ether_type = ppp_put_l3(o, eh, 62, ip_src, ip_dst);
 	(void)ppp_send(pid, m);
 }
 
@@ -266,12 +369,10 @@ ppp_server(const struct ppp_opts *o, uint16_t pid, struct rte_mempool *pool)
 		for (i = 0; i < n; i++) {
 			struct rte_mbuf *m = rx[i];
 			struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-			const struct ppp_hdr *h = (const struct ppp_hdr *)(eh + 1);
+			const struct ppp_hdr *h = ppp_get_hdr(o, m);
 			struct rte_ether_addr t;
 
-			if (m->data_len < sizeof(*eh) + sizeof(*h) ||
-			    eh->ether_type != rte_cpu_to_be_16(PPP_ETHERTYPE) ||
-			    h->magic != PPP_MAGIC) {
+			if (h == NULL) {
 				rte_pktmbuf_free(m);
 				continue;
 			}
@@ -280,8 +381,17 @@ ppp_server(const struct ppp_opts *o, uint16_t pid, struct rte_mempool *pool)
 			t = eh->dst_addr;
 			eh->dst_addr = eh->src_addr;
 			eh->src_addr = t;
+			if (o->ip) {
+				/* Back from DST to SRC (the sum does not change). */
+				struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eh + 1);
+				rte_be32_t a = ip->src_addr;
+
+				ip->src_addr = ip->dst_addr;
+				ip->dst_addr = a;
+			}
 			if (o->acks)
-				ppp_ack(pid, pool, &eh->dst_addr, &eh->src_addr);
+				ppp_ack(o, pid, pool, &eh->dst_addr, &eh->src_addr, o->ip_dst,
+					o->ip_src);
 			if (ppp_send(pid, m) == 0)
 				bounced++;
 		}
@@ -301,7 +411,7 @@ ppp_cmp(const void *a, const void *b)
 static int
 ppp_client(const struct ppp_opts *o, uint16_t pid, struct rte_mempool *pool)
 {
-	uint32_t total = o->warmup + o->iters, seq, got_seq;
+	uint32_t total = o->warmup + o->iters, seq;
 	uint64_t *rtt, sum = 0, wait = ppp_us_to_tsc((uint64_t)o->timeout_s * 1000000u);
 	uint64_t resend = ppp_us_to_tsc(200000), t0, start, prev = 0;
 	struct rte_ether_addr src;
@@ -329,8 +439,8 @@ ppp_client(const struct ppp_opts *o, uint16_t pid, struct rte_mempool *pool)
 		eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 		eh->dst_addr = o->dst;
 		eh->src_addr = src;
-		eh->ether_type = rte_cpu_to_be_16(PPP_ETHERTYPE);
-		h = (struct ppp_hdr *)(eh + 1);
+		eh->ether_type = ppp_put_l3(o, eh, o->size, o->ip_src, o->ip_dst);
+		h = rte_pktmbuf_mtod_offset(m, struct ppp_hdr *, ppp_hdr_off(o));
 		h->magic = PPP_MAGIC;
 		h->seq = seq;
 		h->last = seq == total - 1;
@@ -349,14 +459,9 @@ ppp_client(const struct ppp_opts *o, uint16_t pid, struct rte_mempool *pool)
 			n = rte_eth_rx_burst(pid, 0, rx, PPP_BURST);
 			now = rte_get_tsc_cycles();
 			for (i = 0; i < n; i++) {
-				const struct rte_ether_hdr *re =
-					rte_pktmbuf_mtod(rx[i], const struct rte_ether_hdr *);
-				const struct ppp_hdr *rh = (const struct ppp_hdr *)(re + 1);
+				const struct ppp_hdr *rh = ppp_get_hdr(o, rx[i]);
 
-				got_seq = rh->seq;
-				if (rx[i]->data_len >= sizeof(*re) + sizeof(*rh) &&
-				    re->ether_type == rte_cpu_to_be_16(PPP_ETHERTYPE) &&
-				    rh->magic == PPP_MAGIC && got_seq == seq) {
+				if (rh != NULL && rh->seq == seq) {
 					if (rx[i]->pkt_len != o->size) {
 						fprintf(stderr, "portpp: %u bytes came back, sent %u\n",
 							rx[i]->pkt_len, o->size);
@@ -369,7 +474,7 @@ ppp_client(const struct ppp_opts *o, uint16_t pid, struct rte_mempool *pool)
 			}
 			rte_pktmbuf_free_bulk(rx, n);
 			if (back && o->acks)
-				ppp_ack(pid, pool, &o->dst, &src);
+				ppp_ack(o, pid, pool, &o->dst, &src, o->ip_src, o->ip_dst);
 			if (back) {
 				/* One iteration: from the previous frame's return
 				 * (ACK included, as drnic-pingpong counts). */
