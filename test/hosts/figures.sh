@@ -14,7 +14,7 @@
 # it, an IPv4/UDP datagram to port 4791 between drnic's two addresses
 # (drnic-portpp --ip): over af_packet the kernel's IP input sees every frame
 # either way (frames of the test ethertype it dropped at once, and the floor
-# was up to 2 us a round trip short of the port's cost). Prints the
+# came out 1.6-2.7 us a round trip short of the port's cost). Prints the
 # median round trips and the ratios drnic / raw (aim over af_packet: WRITE
 # within 1.5x of raw), and drnic WRITE against raw+ACK: the raw ping-pong
 # sending, as an RC responder does, an ACK-sized frame in a burst of its own
@@ -33,6 +33,9 @@ SIZES=${FIG_SIZES:-64 4096}
 TAG=$$
 NSA=drfA$TAG NSB=drfB$TAG
 VA=dfa$TAG VB=dfb$TAG
+# drnic's addresses on the client (A) and server (B) side; the raw floor's
+# frames go between the same two.
+IPA=10.232.0.11 IPB=10.232.0.12
 TMP=$(mktemp -d /tmp/drnic-figures.XXXXXX)
 PIDS=()
 FAIL=0
@@ -69,12 +72,12 @@ raw() {
 	local case=$1 sns=$2 cns=$3 sdev=$4 cdev=$5 size=$6 spid rs rc
 	shift 6
 	bg "$case.s" "$sns" timeout 60 "$PORTPP" --server --dev "$sdev" --lcores 1 \
-		--file-prefix "drfS$TAG" --timeout 10 --ip 10.232.0.11,10.232.0.12 "$@"
+		--file-prefix "drfS$TAG" --timeout 10 --ip "$IPA,$IPB" "$@"
 	spid=$LAST
 	sleep 0.5
 	bg "$case.c" "$cns" timeout 60 "$PORTPP" --client --dev "$cdev" --lcores 0 \
 		--file-prefix "drfC$TAG" --size "$size" --iters "$ITERS" --warmup 500 \
-		--dst "$MACB" --timeout 10 --ip 10.232.0.11,10.232.0.12 "$@"
+		--dst "$MACB" --timeout 10 --ip "$IPA,$IPB" "$@"
 	wait "$LAST"; rc=$?
 	wait "$spid"; rs=$?
 	[ "$rs" = 0 ] && [ "$rc" = 0 ] || { fail "$case: exit server $rs client $rc" >&2; cat "$TMP/$case.s.log" "$TMP/$case.c.log" >&2; echo "-"; return; }
@@ -88,11 +91,11 @@ rdma() {
 	local com=(--timeout 40 --set progress=inline --set engines=1 --set link=ethdev
 		   --set mtu=9000 -p "$port" -m 4096 -n "$ITERS" "$@")
 	bg "$case.s" "$sns" timeout 60 "$PP" --lcores 1 --file-prefix "drfS$TAG" \
-		--set mac=02:00:00:32:00:12 --set ipv4=10.232.0.12 --set "link_args=$slink" "${com[@]}"
+		--set mac=02:00:00:32:00:12 --set ipv4=$IPB --set "link_args=$slink" "${com[@]}"
 	spid=$LAST
 	netns_wait_listen "$sns" "$port" || fail "$case: server not listening" >&2
 	bg "$case.c" "$cns" timeout 60 "$PP" --lcores 0 --file-prefix "drfC$TAG" \
-		--set mac=02:00:00:32:00:11 --set ipv4=10.232.0.11 --set "link_args=$clink" \
+		--set mac=02:00:00:32:00:11 --set ipv4=$IPA --set "link_args=$clink" \
 		"${com[@]}" "$host"
 	wait "$LAST"; rc=$?
 	wait "$spid"; rs=$?
