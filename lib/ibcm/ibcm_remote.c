@@ -92,6 +92,23 @@ ibcm_r_ch(const struct drnic_ibcm_channel *ch)
 	return r;
 }
 
+/* ibcm_r_ch(), and when live the caller counted as a waiter on @p ch in
+ * the same hold of ibcm.lock: a destroy between the look and the count
+ * would free the stand-in under a call that had begun. */
+static uint64_t
+ibcm_r_ch_enter(struct drnic_ibcm_channel *ch)
+{
+	uint64_t r = 0;
+
+	pthread_mutex_lock(&ibcm.lock);
+	if (ibcm_r_ch_live(ch)) {
+		r = ch->remote;
+		ch->waiters++;
+	}
+	pthread_mutex_unlock(&ibcm.lock);
+	return r;
+}
+
 /* The daemon has gone: every waiter on a channel wakes (and fails). */
 static void
 ibcm_r_gone(void)
@@ -249,19 +266,21 @@ static int ibcm_r_get_event_in(struct drnic_ibcm_channel *ch, uint64_t remote,
 int
 ibcm_r_get_event(struct drnic_ibcm_channel *ch, struct drnic_ibcm_event *ev, int timeout_ms)
 {
-	uint64_t deadline, remote = ibcm_r_ch(ch);
+	uint64_t deadline, remote;
 	int rc;
 
-	if (remote == 0 || ev == NULL)
+	if (ch == NULL || ev == NULL)
 		return -EINVAL;
 	deadline = ibcm_deadline(timeout_ms);
-	ibcm_ch_enter(ch);
+	remote = ibcm_r_ch_enter(ch);
+	if (remote == 0)
+		return -EINVAL;
 	rc = ibcm_r_get_event_in(ch, remote, ev, timeout_ms, deadline);
 	ibcm_r_ch_left(ch);
 	return rc;
 }
 
-/* ibcm_r_get_event() between ibcm_ch_enter() and its leaving. */
+/* ibcm_r_get_event() between ibcm_r_ch_enter() and its leaving. */
 static int
 ibcm_r_get_event_in(struct drnic_ibcm_channel *ch, uint64_t remote, struct drnic_ibcm_event *ev,
 		    int timeout_ms, uint64_t deadline)

@@ -9,9 +9,24 @@
  * stubs that report where the waiter went: ibcm_wait_efd() (waits for an
  * event: the channel lives) or ibcm_ch_wait_dead() (blocked for good: the
  * channel is dead), which here returns -EDEADLK instead of blocking.
+ * Every unlock of a mutex in ibcm_remote.c goes through ut_unlock(), which
+ * can run a destroy right after a chosen thread's next release of
+ * ibcm.lock: into the gap between two holds of the lock, every run.
  */
 #include <pthread.h>
 #include <sys/eventfd.h>
+
+static void ut_unlock_hook(const pthread_mutex_t *l);
+
+static inline int
+ut_unlock(pthread_mutex_t *l)
+{
+	int rc = (pthread_mutex_unlock)(l);
+
+	ut_unlock_hook(l);
+	return rc;
+}
+#define pthread_mutex_unlock(l) ut_unlock(l)
 
 #include "lib/ibcm/ibcm_remote.c"
 
@@ -45,6 +60,9 @@ static struct {
 	bool efd_release;
 	unsigned int dead_waits;  /* ibcm_ch_wait_dead() entered */
 	unsigned int frees;
+	bool get_no_hold;         /* the first GET_EVENT answers at once */
+	int hook_destroy_rc;      /* the destroy ut_unlock_hook() ran */
+	unsigned int hook_frees;  /* frees when it returned */
 } ut = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 
 int
@@ -58,13 +76,35 @@ ibcm_ch_wait_dead(struct drnic_ibcm_channel *ch)
 	return -EDEADLK;   /* the real one never returns while the daemon lives */
 }
 
+/* Freed channels, kept until the test ends: a stand-in freed under a
+ * waiter shows as a count, not as a use after free. */
+static struct drnic_ibcm_channel *ut_freed[4];
+
 void
 ibcm_ch_free(struct drnic_ibcm_channel *ch)
 {
-	close(ch->efd);
-	pthread_mutex_destroy(&ch->lock);
-	free(ch);
+	if (ut.frees < RTE_DIM(ut_freed))
+		ut_freed[ut.frees] = ch;
 	ut.frees++;
+}
+
+static void
+ut_freed_release(void)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < RTE_DIM(ut_freed); i++) {
+		struct drnic_ibcm_channel *ch = ut_freed[i];
+
+		if (ch == NULL)
+			continue;
+		for (j = i; j < RTE_DIM(ut_freed); j++)   /* freed twice: once */
+			if (ut_freed[j] == ch)
+				ut_freed[j] = NULL;
+		close(ch->efd);
+		pthread_mutex_destroy(&ch->lock);
+		free(ch);
+	}
 }
 
 struct drnic_ibcm_id *
@@ -137,7 +177,7 @@ ut_get_event(struct rpc_msg *m)
 	CU_ASSERT_EQUAL(m->obj[0], UT_CH_REMOTE);
 	pthread_mutex_lock(&ut.lock);
 	n = ++ut.get_calls;
-	if (n == 1) {
+	if (n == 1 && !ut.get_no_hold) {
 		ut.get_held = true;
 		pthread_cond_broadcast(&ut.cond);
 		while (!ut.get_release)
@@ -195,6 +235,19 @@ rpc_call(struct rpc_msg *m)
 	}
 }
 
+/* The thread whose next release of ibcm.lock runs a destroy of ut_ch. */
+static __thread bool ut_hook_armed;
+
+static void
+ut_unlock_hook(const pthread_mutex_t *l)
+{
+	if (!ut_hook_armed || l != &ibcm.lock)
+		return;
+	ut_hook_armed = false;
+	ut.hook_destroy_rc = ibcm_r_destroy_channel(ut_ch);
+	ut.hook_frees = ut.frees;
+}
+
 /* ---- the tests ------------------------------------------------------------- */
 
 struct ut_waiter {
@@ -219,7 +272,7 @@ ut_setup(int destroy_rc, int second_get_rc, struct ut_waiter *w)
 
 	pthread_mutex_lock(&ut.lock);
 	ut.get_calls = ut.destroys = ut.efd_waits = ut.dead_waits = ut.frees = 0;
-	ut.get_held = ut.get_release = ut.efd_release = false;
+	ut.get_held = ut.get_release = ut.efd_release = ut.get_no_hold = false;
 	ut.destroy_rc = destroy_rc;
 	ut.second_get_rc = second_get_rc;
 	ut.dying_get_rc = 1;
@@ -244,6 +297,7 @@ ut_teardown(struct drnic_ibcm_id *id)
 	TAILQ_REMOVE(&ibcm.ids, id, next);
 	free(id);
 	CU_ASSERT(TAILQ_EMPTY(&ibcm.chans));
+	ut_freed_release();
 }
 
 /*
@@ -314,6 +368,44 @@ test_destroy_confirmed_waiter_blocks(void)
 	ut_teardown(id);
 }
 
+/*
+ * A destroy from another thread lands right after get_event has found the
+ * channel live, before anything else it does (here: run by ut_unlock_hook()
+ * on get_event's first release of ibcm.lock). The call had begun: the
+ * waiter must be counted by then, so the destroy leaves the stand-in to it,
+ * and the waiter blocks on the dead channel as on a destroyed kernel
+ * channel; its leaving frees the stand-in, once.
+ */
+static void
+test_destroy_after_live_check(void)
+{
+	struct drnic_ibcm_event ev;
+	struct drnic_ibcm_id *id = calloc(1, sizeof(*id));
+	int rc;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+	id->remote = UT_ID_REMOTE;
+	TAILQ_INSERT_TAIL(&ibcm.ids, id, next);
+	ut.get_calls = ut.destroys = ut.efd_waits = ut.dead_waits = ut.frees = 0;
+	ut.get_no_hold = true;
+	ut.second_get_rc = -EINVAL;   /* the daemon's channel is gone */
+	ut.destroy_rc = 0;
+	ut.hook_destroy_rc = 1;
+	ut_ch = ibcm_r_create_channel();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ut_ch);
+	ut_hook_armed = true;
+	rc = ibcm_r_get_event(ut_ch, &ev, -1);
+	CU_ASSERT_FALSE(ut_hook_armed);
+	CU_ASSERT_EQUAL(ut.hook_destroy_rc, 0);
+	CU_ASSERT_EQUAL(ut.destroys, 1);
+	CU_ASSERT_EQUAL(ut.hook_frees, 0);   /* not freed under the waiter */
+	CU_ASSERT_EQUAL(rc, -EDEADLK);       /* blocked on the dead channel */
+	CU_ASSERT_EQUAL(ut.dead_waits, 1);
+	CU_ASSERT_EQUAL(ut.get_calls, 1);
+	CU_ASSERT_EQUAL(ut.frees, 1);        /* its leaving freed it, once */
+	ut_teardown(id);
+}
+
 int
 main(void)
 {
@@ -324,5 +416,6 @@ main(void)
 	s = CU_add_suite("ibcm_remote", NULL, NULL);
 	CU_add_test(s, "destroy_refused_waiter_lives", test_destroy_refused_waiter_lives);
 	CU_add_test(s, "destroy_confirmed_waiter_blocks", test_destroy_confirmed_waiter_blocks);
+	CU_add_test(s, "destroy_after_live_check", test_destroy_after_live_check);
 	return ut_run_all();
 }
