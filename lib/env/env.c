@@ -8,15 +8,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <dirent.h>
 #include <pthread.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <rte_alarm.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_interrupts.h>
 #include <rte_log.h>
 
 #include "drnic_env.h"
@@ -39,7 +42,8 @@ static bool env_started;
  * The EAL interrupt thread. DPDK 22.11's rte_eal_cleanup() leaves it running
  * while it unmaps memory, and a PMD callback still registered there (memif's
  * listener after its peer left) then reads freed memory: we stop it first.
- * Its id is learnt from an alarm callback, which runs on that thread.
+ * Its id is learnt from an alarm callback, which runs on that thread; it
+ * ends itself in another (env_intr_exit()).
  */
 static pthread_t env_intr_thread;
 static pid_t env_intr_tid;
@@ -52,6 +56,53 @@ env_intr_whoami(void *arg)
 	env_intr_thread = pthread_self();
 	env_intr_tid = (pid_t)syscall(SYS_gettid);
 	__atomic_store_n(&env_intr_known, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * The interrupt thread ends itself here, the callback of an eventfd of our
+ * own: between two callbacks, since it runs one at a time (any it was in
+ * has returned), and holding none of the EAL's locks (they are released
+ * around each callback). Not an alarm's callback: rte_eal_cleanup()
+ * unregisters the alarms' source and would wait forever for the one the
+ * thread ended in; no one unregisters this source.
+ */
+static void
+env_intr_exit(void *arg)
+{
+	RTE_SET_USED(arg);
+	pthread_exit(NULL);
+}
+
+/* How long drnic_env_fini() waits for that, in seconds. */
+#define ENV_INTR_EXIT_S 5
+
+/* Have the interrupt thread end itself (env_intr_exit()); wait for it up
+ * to ENV_INTR_EXIT_S. Returns true once it has ended. */
+static bool
+env_intr_stop(void)
+{
+	struct rte_intr_handle *h = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
+	int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	uint64_t one = 1;
+	struct timespec ts;
+	bool ended = false;
+
+	if (h != NULL && efd >= 0 && rte_intr_fd_set(h, efd) == 0 &&
+	    rte_intr_type_set(h, RTE_INTR_HANDLE_EXT) == 0 &&
+	    rte_intr_callback_register(h, env_intr_exit, NULL) == 0) {
+		if (write(efd, &one, sizeof(one)) == sizeof(one) &&
+		    clock_gettime(CLOCK_REALTIME, &ts) == 0) {
+			ts.tv_sec += ENV_INTR_EXIT_S;
+			ended = pthread_timedjoin_np(env_intr_thread, NULL, &ts) == 0;
+		}
+		if (!ended)
+			return false;   /* registered: the thread may still run it */
+	}
+	/* The source keeps a copy of the handle. */
+	rte_intr_instance_free(h);
+	if (efd >= 0)
+		close(efd);
+	return ended;
 }
 
 /*
@@ -377,17 +428,22 @@ drnic_env_fini(void)
 		return 0;
 	if (__atomic_load_n(&env_intr_known, __ATOMIC_ACQUIRE) &&
 	    !pthread_equal(env_intr_thread, pthread_self())) {
+		bool ended = env_intr_stop();   /* after the callback it may be in */
 		int i, idle = 0;
 
-		/* Cancel it where it waits: seen there twice, 1 ms apart
-		 * (callbacks take microseconds), or after 2 s anyway. */
-		for (i = 0; i < 2000 && idle < 2; i++) {
+		/* A callback that does not return: cancel the thread where it
+		 * waits, seen there twice 1 ms apart, or after 2 s anyway. */
+		for (i = 0; !ended && i < 2000 && idle < 2; i++) {
 			idle = env_intr_idle() ? idle + 1 : 0;
 			if (idle < 2)
 				usleep(1000);
 		}
-		if (pthread_cancel(env_intr_thread) == 0)
-			(void)pthread_join(env_intr_thread, NULL);
+		if (!ended) {
+			RTE_LOG(WARNING, EAL, "drnic: interrupt thread still in a callback "
+				"after %d s: cancelled\n", ENV_INTR_EXIT_S);
+			if (pthread_cancel(env_intr_thread) == 0)
+				(void)pthread_join(env_intr_thread, NULL);
+		}
 	}
 	rc = rte_eal_cleanup();
 	env_rpc_close();
