@@ -96,15 +96,27 @@ wire_get64(const uint8_t *p)
 	return (uint64_t)wire_get32(p) << 32 | wire_get32(p + 4);
 }
 
+/*
+ * Does IPv4 header @h of @hlen bytes (20..60, a multiple of 4) sum to all
+ * ones? The one's complement sum is taken in 32-bit words of host order
+ * and folded: the same as the 16-bit big-endian words' sum with its bytes
+ * swapped (RFC 1071's byte order independence and parallel summation),
+ * and all ones either way; a fifth of the instructions of a byte loop.
+ */
 static bool
 wire_ipv4_cksum_ok(const uint8_t *h, uint32_t hlen)
 {
-	uint32_t sum = 0, i;
+	uint64_t sum = 0;
+	uint32_t w, i;
 
-	for (i = 0; i < hlen; i += 2)
-		sum += (uint32_t)h[i] << 8 | h[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xFFFF) + (sum >> 16);
+	for (i = 0; i < hlen; i += 4) {
+		memcpy(&w, h + i, sizeof(w));
+		sum += w;
+	}
+	sum = (sum & 0xFFFFFFFF) + (sum >> 32);   /* at most 15 words: fits 33 bits */
+	sum = (sum & 0xFFFFFFFF) + (sum >> 32);
+	sum = (sum & 0xFFFF) + (sum >> 16);
+	sum = (sum & 0xFFFF) + (sum >> 16);
 	return sum == 0xFFFF;
 }
 
