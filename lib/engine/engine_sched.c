@@ -46,6 +46,26 @@ engine_qp_linger(struct engine_qp *eq)
 	return true;
 }
 
+/*
+ * A lingering QP with nothing to do, known without its turn: set up and
+ * in RTS (drained-notice flag clear), no response, replay or ACK owed, no
+ * deadline of its own, and its idle requester sees no new WQE. Its turn
+ * would change nothing (engine_qp_step() then looks at all of that
+ * again); the WQE it would take next is fetched with the index, as the
+ * idle requester's turn does.
+ */
+static inline bool
+engine_qp_quiet(const struct engine_qp *eq)
+{
+	if (eq->linger == 0 || !eq->req_init || !eq->resp_init || eq->req.state != REQ_IDLE ||
+	    eq->resp.ack_pending || eq->resp.rtx_head != eq->resp.rtx_tail || eq->sqd_notified ||
+	    (eq->rec.retry_deadline_ns | eq->rec.probe_deadline_ns) != 0 ||
+	    verbs_qp_state(eq->qp) != DRNIC_QPS_RTS)
+		return false;
+	engine_sq_prefetch_head(eq, eq->req.idx);
+	return atomic_load_explicit(&eq->qp->sq.prod, memory_order_acquire) == eq->req.idx;
+}
+
 /* The QP goes to ERR (engine-detected error); flushing follows. */
 void
 engine_qp_error(struct engine_qp *eq)
@@ -362,17 +382,19 @@ engine_port_step(struct engine *eng, struct engine_port *p)
 					engine_qp_prefetch_eq(third);
 			}
 		}
-		step = engine_qp_step(eq, room);
-		if (step > 0) {
-			work += step;
-			engine_qp_unlinger(eq);
-		}
-		if (engine_qp_busy(eq)) {
-			if (end)
-				break;
-			TAILQ_REMOVE(&p->active, eq, active_next);
-			TAILQ_INSERT_TAIL(&p->active, eq, active_next);
-			continue;
+		if (!engine_qp_quiet(eq)) {
+			step = engine_qp_step(eq, room);
+			if (step > 0) {
+				work += step;
+				engine_qp_unlinger(eq);
+			}
+			if (engine_qp_busy(eq)) {
+				if (end)
+					break;
+				TAILQ_REMOVE(&p->active, eq, active_next);
+				TAILQ_INSERT_TAIL(&p->active, eq, active_next);
+				continue;
+			}
 		}
 		if (engine_qp_linger(eq)) {
 			if (end)

@@ -605,6 +605,78 @@ test_linger_limits(void)
 	CU_ASSERT_EQUAL(ut_eng.nb_linger, 0);
 }
 
+/*
+ * A lingering QP with nothing to do takes no turn (its machines are not
+ * called); anything its turn would act on gives it one: a post, an ACK or
+ * a response owed, a deadline of its own.
+ */
+static void
+test_linger_quiet_no_turn(void)
+{
+	struct engine_port *p = ut_reset();
+	unsigned int s;
+
+	ut_post(0);
+	ut_step(p);
+	CU_ASSERT_EQUAL(ut_norder, 1);
+	for (s = 0; s < 10; s++)
+		ut_step(p);
+	CU_ASSERT_EQUAL(ut_norder, 1);                 /* no turn while quiet */
+	CU_ASSERT_EQUAL(ut_eq[0].linger, 11);
+	CU_ASSERT_EQUAL(ut_on_list(p, 0), 1);
+	ut_eq[0].resp.ack_pending = true;
+	ut_step(p);
+	CU_ASSERT_EQUAL(ut_norder, 2);
+	ut_eq[0].resp.ack_pending = false;
+	ut_eq[0].resp.rtx_tail = 1;                    /* a READ response to send */
+	ut_step(p);
+	CU_ASSERT_EQUAL(ut_norder, 3);
+	ut_eq[0].resp.rtx_head = 1;
+	ut_eq[0].rec.retry_deadline_ns = ut_now + 1000000;
+	ut_step(p);
+	CU_ASSERT_EQUAL(ut_norder, 4);
+	CU_ASSERT_EQUAL(ut_timeouts, 0);               /* not due */
+	ut_eq[0].rec.retry_deadline_ns = 0;
+	ut_step(p);
+	CU_ASSERT_EQUAL(ut_norder, 4);
+	ut_post(0);
+	ut_step(p);
+	CU_ASSERT_EQUAL(ut_norder, 5);
+	CU_ASSERT_EQUAL(ut_sent[0], 2);
+	CU_ASSERT_EQUAL(ut_eq[0].linger, 1);           /* worked: lingers anew */
+}
+
+/*
+ * SQ_DRAINED is raised each time the QP is drained in SQD: a QP still on
+ * the list (busy) through SQD and back to RTS lingers quiet only after a
+ * turn has seen RTS again, so a second SQD raises the event again.
+ */
+static void
+test_linger_sqd_twice(void)
+{
+	struct engine_port *p = ut_reset();
+
+	ut_eq[0].path.en_sqd_async_notify = true;
+	ut_post(0);
+	ut_step(p);
+	CU_ASSERT_EQUAL(ut_eq[0].linger, 1);
+	ut_eq[0].comp.idx = ut_eq[0].req.idx;          /* everything completed */
+	ut_eq[0].resp.ack_pending = true;              /* busy: stays on the list */
+	atomic_store(&ut_qp[0].state, DRNIC_QPS_SQD);
+	ut_step(p);
+	CU_ASSERT_EQUAL(ut_events, 1);
+	CU_ASSERT_EQUAL(ut_on_list(p, 0), 1);
+	ut_eq[0].resp.ack_pending = false;
+	atomic_store(&ut_qp[0].state, DRNIC_QPS_RTS);
+	ut_step(p);
+	CU_ASSERT_EQUAL(ut_on_list(p, 0), 1);          /* lingers */
+	CU_ASSERT(ut_eq[0].linger > 0);
+	ut_step(p);
+	atomic_store(&ut_qp[0].state, DRNIC_QPS_SQD);
+	ut_step(p);
+	CU_ASSERT_EQUAL(ut_events, 2);
+}
+
 /* ---- timers, round robin, a full port, CQ overflow --------------------- */
 
 /* A QP that leaves the list waiting for a deadline sleeps in the wheel
@@ -714,6 +786,8 @@ main(void)
 	CU_ADD_TEST(s, test_linger_steps);
 	CU_ADD_TEST(s, test_linger_post_without_doorbell);
 	CU_ADD_TEST(s, test_linger_limits);
+	CU_ADD_TEST(s, test_linger_quiet_no_turn);
+	CU_ADD_TEST(s, test_linger_sqd_twice);
 	CU_ADD_TEST(s, test_timer_wakes_qp);
 	CU_ADD_TEST(s, test_round_robin_full_port);
 	CU_ADD_TEST(s, test_cq_overflow);
