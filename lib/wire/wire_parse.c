@@ -101,7 +101,7 @@ wire_get64(const uint8_t *p)
  * ones? The one's complement sum is taken in 32-bit words of host order
  * and folded: the same as the 16-bit big-endian words' sum with its bytes
  * swapped (RFC 1071's byte order independence and parallel summation),
- * and all ones either way; a fifth of the instructions of a byte loop.
+ * and all ones either way.
  */
 static bool
 wire_ipv4_cksum_ok(const uint8_t *h, uint32_t hlen)
@@ -113,7 +113,8 @@ wire_ipv4_cksum_ok(const uint8_t *h, uint32_t hlen)
 		memcpy(&w, h + i, sizeof(w));
 		sum += w;
 	}
-	sum = (sum & 0xFFFFFFFF) + (sum >> 32);   /* at most 15 words: fits 33 bits */
+	/* At most 15 words: under 2^36; 33 bits after one fold, 32 after two. */
+	sum = (sum & 0xFFFFFFFF) + (sum >> 32);
 	sum = (sum & 0xFFFFFFFF) + (sum >> 32);
 	sum = (sum & 0xFFFF) + (sum >> 16);
 	sum = (sum & 0xFFFF) + (sum >> 16);
