@@ -218,6 +218,21 @@ test_read_atomic(void)
 	CU_ASSERT_EQUAL(eq->req.npsn, 3);
 }
 
+/* One requester step that fails WQE @p w with @p status: @p ntx packets
+ * sent in all, the requester stopped, the WQE retired once. */
+static void
+ut_step_fails(struct engine_qp *eq, const struct verbs_send_wqe *w, unsigned int ntx,
+	      uint8_t status)
+{
+	ut_retired = 0;
+	req_step(eq, 32);
+	CU_ASSERT_EQUAL(ut_ntx, ntx);
+	CU_ASSERT_EQUAL(w->state, WQE_FAILED);
+	CU_ASSERT_EQUAL(w->status, status);
+	CU_ASSERT_EQUAL(eq->req.state, REQ_STOPPED);
+	CU_ASSERT_EQUAL(ut_retired, 1);
+}
+
 /* XRC initiator: every request packet names the WQE's target SRQ (the
  * XRCETH; engine_qp_tx turns RC's opcodes into XRC's), reliable as RC. */
 static void
@@ -291,13 +306,7 @@ test_local_failures(void)
 	/* READ with max_rd_atomic 0: LOC_QP_OP_ERR, nothing sent. */
 	ut_eq.path.max_rd_atomic = 0;
 	w = ut_post_send(1, DRNIC_WR_RDMA_READ, &sge, 1, 0);
-	ut_retired = 0;
-	req_step(eq, 32);
-	CU_ASSERT_EQUAL(ut_ntx, 0);
-	CU_ASSERT_EQUAL(w->state, WQE_FAILED);
-	CU_ASSERT_EQUAL(w->status, DRNIC_WC_LOC_QP_OP_ERR);
-	CU_ASSERT_EQUAL(eq->req.state, REQ_STOPPED);
-	CU_ASSERT_EQUAL(ut_retired, 1);
+	ut_step_fails(eq, w, 0, DRNIC_WC_LOC_QP_OP_ERR);
 	/* Stopped: later WQEs wait for the flush. */
 	ut_post_send(2, DRNIC_WR_SEND, &sge, 1, 0);
 	CU_ASSERT_EQUAL(req_step(eq, 32), 0);
@@ -376,13 +385,7 @@ test_local_ops(void)
 	ut_mw_rc = -EINVAL;
 	b = ut_post_send(5, DRNIC_WR_BIND_MW, NULL, 0, 0);
 	ut_post_send(6, DRNIC_WR_SEND, &sge, 1, 0);
-	ut_retired = 0;
-	req_step(eq, 32);
-	CU_ASSERT_EQUAL(ut_ntx, 0);
-	CU_ASSERT_EQUAL(b->state, WQE_FAILED);
-	CU_ASSERT_EQUAL(b->status, DRNIC_WC_MW_BIND_ERR);
-	CU_ASSERT_EQUAL(eq->req.state, REQ_STOPPED);
-	CU_ASSERT_EQUAL(ut_retired, 1);
+	ut_step_fails(eq, b, 0, DRNIC_WC_MW_BIND_ERR);
 	eq = ut_qp_reset(0);
 	ut_mw_rc = -EINVAL;
 	inv = ut_post_send(7, DRNIC_WR_LOCAL_INV, NULL, 0, 0);
@@ -524,13 +527,7 @@ test_key_recheck_later_steps(void)
 	CU_ASSERT_EQUAL(memcmp(ut_tx[4].data, src + 4 * 1024, 1024), 0);
 	/* drnic_dereg_mr() between two steps. */
 	ut_dead_key = 7;
-	ut_retired = 0;
-	req_step(eq, 32);
-	CU_ASSERT_EQUAL(ut_ntx, 5);
-	CU_ASSERT_EQUAL(w->state, WQE_FAILED);
-	CU_ASSERT_EQUAL(w->status, DRNIC_WC_LOC_PROT_ERR);
-	CU_ASSERT_EQUAL(eq->req.state, REQ_STOPPED);
-	CU_ASSERT_EQUAL(ut_retired, 1);
+	ut_step_fails(eq, w, 5, DRNIC_WC_LOC_PROT_ERR);
 }
 
 /* Going back to a PSN inside a SEND or WRITE resumes there (MIDDLE/LAST

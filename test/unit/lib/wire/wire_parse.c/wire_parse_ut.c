@@ -1032,24 +1032,17 @@ test_peek_dqpn(void)
 static void
 test_ipv4_checksum(void)
 {
-	uint8_t h[60];
+	uint8_t f[14 + 60] = { 0 };     /* untagged Ethernet, then the header */
+	uint8_t *h = f + 14;
 	unsigned int round, hl, i, bit, bad = 0, good = 0;
 
 	srand(4791);
 	for (round = 0; round < 2000; round++) {
 		for (hl = 20; hl <= 60; hl += 4) {
-			uint32_t sum = 0;
-
 			for (i = 0; i < hl; i++)
 				h[i] = round < 8 ? 0xFF : (uint8_t)rand();
 			h[0] = (uint8_t)(0x40 | hl / 4);
-			h[10] = h[11] = 0;
-			for (i = 0; i < hl; i += 2)
-				sum += (uint32_t)(h[i] << 8 | h[i + 1]);
-			while (sum >> 16)
-				sum = (sum & 0xFFFF) + (sum >> 16);
-			h[10] = (uint8_t)(~sum >> 8);
-			h[11] = (uint8_t)~sum;
+			ut_fix_csum(f);
 			good += wire_ipv4_cksum_ok(h, hl);
 			bit = (unsigned int)rand() % (hl * 8);
 			h[bit / 8] ^= (uint8_t)(1u << (bit % 8));
