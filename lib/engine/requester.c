@@ -251,7 +251,7 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 	bool imm = (opf & VERBS_WR_IMM) != 0;
 	uint32_t plen = RTE_MIN(eq->mtu, w->length - eq->req.off);
 	uint32_t sge_next, off_next, every;
-	uint8_t pos = 0;
+	uint8_t pos = 0, opcode;
 	int rc;
 
 	if (eq->req.off == 0)
@@ -260,6 +260,10 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 		pos |= DRNIC_WIRE_POS_LAST;
 	if (pos == 0)
 		pos = DRNIC_WIRE_POS_MIDDLE;
+	/* Looked up before the frame is zeroed: the flags stay in registers
+	 * (spilled as bytes, they were reloaded whole right after the
+	 * zeroing's stores, a load the store buffer cannot forward). */
+	opcode = req_opcode[is_write][imm][pos];
 
 	if (unlikely(eq->ud)) {
 		/* One packet (req_start_wqe() checked), to the WQE's AH. */
@@ -271,12 +275,11 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 		pkt.deth.sqpn = eq->qp->qp_num;
 	} else {
 		engine_pkt_init(eq, &pkt);
-		pkt.bth.opcode = req_opcode[is_write][imm][pos];
 		if (unlikely(opf & VERBS_WR_ATOMIC_WRITE))   /* 8 bytes: ONLY, RC */
-			pkt.bth.opcode = DRNIC_WIRE_OP_RC_ATOMIC_WRITE;
+			opcode = DRNIC_WIRE_OP_RC_ATOMIC_WRITE;
 		if (eq->uc)   /* the same operation, UC's code */
-			pkt.bth.opcode = (uint8_t)((pkt.bth.opcode & 0x1F) |
-						   DRNIC_WIRE_OP_UC_SEND_FIRST);
+			opcode = (uint8_t)((opcode & 0x1F) | DRNIC_WIRE_OP_UC_SEND_FIRST);
+		pkt.bth.opcode = opcode;
 	}
 	pkt.bth.psn = eq->req.npsn;
 	pkt.xrceth.srqn = w->xrc_srqn;   /* XRC only (engine_qp_tx) */
