@@ -525,7 +525,7 @@ comp_rnr(struct engine_qp *eq, struct comp_resp *c)
 	if (idx < 0)
 		return comp_drop(c, DRNIC_ENGINE_DROP_BAD_RESP);
 	req_rewind(eq, (uint32_t)idx);
-	req_wait_rnr(eq, engine_now_ns(eq->eng) +
+	req_wait_rnr(eq, engine_step_ns(eq->eng) +
 			 (uint64_t)drnic_aeth_rnr_timer_us(drnic_aeth_value(c->pkt->aeth.syndrome)) *
 			 1000);
 	return COMP_GET_ACK;

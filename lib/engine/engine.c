@@ -171,6 +171,7 @@ engine_run_once(struct engine *eng)
 		eng->last_tsc = t0;
 		eng->tsc_stale = false;
 	}
+	engine_step_begin(eng);
 	while (rte_ring_sc_dequeue(eng->ctrl, (void **)&c) == 0) {
 		engine_ctrl_handle(eng, c);
 		work++;
@@ -194,6 +195,7 @@ engine_run_once(struct engine *eng)
 	engine_cq_notify(eng);
 	if (unlikely(eng->stats.loops % ENGINE_LINK_CHECK_LOOPS == 0))
 		engine_ports_watch(eng);
+	engine_step_end(eng);
 	eng->stats.loops++;
 	/* Cycles, one clock read a step (each costs about 11 ns here): the
 	 * time since the last step ended is busy when this step did work, idle

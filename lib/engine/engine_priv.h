@@ -497,6 +497,11 @@ struct engine {
 	struct rte_ring *db_rings[ENGINE_MAX_DB_RINGS];
 	struct rte_mempool *pool;
 	struct engine_clock clock;
+	/* The step's time (engine_step_ns()): read at the step's first need
+	 * of it and kept to its end; a clock read costs about 10 ns here. */
+	bool in_step;
+	bool step_ns_valid;
+	uint64_t step_ns;
 	/* Inline engines: held by the thread running a step (try-lock). */
 	atomic_flag running;
 	atomic_bool stop;
@@ -541,6 +546,38 @@ int engine_main(void *arg);
 int engine_progress_all(void);
 uint64_t engine_now_ns(struct engine *eng);
 void engine_clock_init(struct engine_clock *clock);
+
+/*
+ * The time for the machines' deadlines, round trips and rate limits: one
+ * clock read a step at most (a step reads it at its first need and keeps
+ * it until it ends), so it may be behind by what the step has done since;
+ * every such use takes a deadline or an interval a step long as close
+ * enough. Outside a step (control calls, the tests) each call reads.
+ */
+static inline uint64_t
+engine_step_ns(struct engine *eng)
+{
+	if (eng->step_ns_valid)
+		return eng->step_ns;
+	eng->step_ns = engine_now_ns(eng);
+	eng->step_ns_valid = eng->in_step;
+	return eng->step_ns;
+}
+
+/* A step begins and ends (engine_run_once()): the span of its clock. */
+static inline void
+engine_step_begin(struct engine *eng)
+{
+	eng->in_step = true;
+}
+
+static inline void
+engine_step_end(struct engine *eng)
+{
+	eng->in_step = false;
+	eng->step_ns_valid = false;
+}
+
 int engine_inline_add(struct engine *eng);
 void engine_inline_del(struct engine *eng);
 
@@ -858,7 +895,7 @@ rec_rtt_sample(struct engine_qp *eq, uint32_t psn)
 	if (!eq->rec.rtt_pending || drnic_psn_lt(psn, eq->rec.rtt_psn))
 		return;
 	eq->rec.rtt_pending = false;
-	s = engine_now_ns(eq->eng) - eq->rec.rtt_sent_ns;
+	s = engine_step_ns(eq->eng) - eq->rec.rtt_sent_ns;
 	if (eq->rec.srtt_ns == 0) {
 		eq->rec.srtt_ns = s;
 		eq->rec.rttvar_ns = s / 2;
@@ -879,7 +916,7 @@ rec_rtt_time(struct engine_qp *eq, uint32_t psn)
 		return;
 	eq->rec.rtt_pending = true;
 	eq->rec.rtt_psn = psn;
-	eq->rec.rtt_sent_ns = engine_now_ns(eq->eng);
+	eq->rec.rtt_sent_ns = engine_step_ns(eq->eng);
 }
 
 /* Forward progress: the retry budget is whole again; the timer restarts

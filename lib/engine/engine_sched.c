@@ -152,7 +152,7 @@ engine_qp_timer_fire(struct engine_timer *t, void *arg)
 unsigned int
 engine_timers_run(struct engine *eng)
 {
-	unsigned int fired = timer_wheel_run(&eng->wheel, engine_now_ns(eng),
+	unsigned int fired = timer_wheel_run(&eng->wheel, engine_step_ns(eng),
 					     engine_qp_timer_fire, eng);
 
 	eng->stats.timers += fired;
@@ -196,7 +196,7 @@ engine_qp_step(struct engine_qp *eq, uint16_t room)
 	if (eq->req_init && (st == DRNIC_QPS_RTS || st == DRNIC_QPS_SQD)) {
 		if ((eq->rec.retry_deadline_ns | eq->rec.probe_deadline_ns) != 0 &&
 		    !eq->eng->rx_backlog) {
-			uint64_t now = engine_now_ns(eq->eng);
+			uint64_t now = engine_step_ns(eq->eng);
 
 			if (eq->rec.retry_deadline_ns != 0 && now >= eq->rec.retry_deadline_ns) {
 				rec_timeout(eq);

@@ -84,7 +84,7 @@ engine_port_flush(struct engine *eng, struct engine_port *p)
 	if (!p->tx_data && p->tx_n < ENGINE_BURST && p->link->tx_hold_acks) {
 		/* Only ACKs, and a burst costs a system call: they wait a
 		 * while for data to go with. */
-		uint64_t now = engine_now_ns(eng);
+		uint64_t now = engine_step_ns(eng);
 
 		if (p->hold_until_ns == 0) {
 			p->hold_until_ns = now + ENGINE_ACK_HOLD_NS;

@@ -66,7 +66,7 @@ rec_timer_arm_at(struct engine_qp *eq, uint64_t now)
 		return;
 	}
 	if (now == 0)
-		now = engine_now_ns(eq->eng);
+		now = engine_step_ns(eq->eng);
 	to = 4096ull << t;
 	eq->rec.retry_deadline_ns = now + to;
 	rec_probe_arm(eq, now);
@@ -127,7 +127,7 @@ rec_setup(struct engine_qp *eq)
 bool
 rec_nak_fresh(struct engine_qp *eq, uint32_t psn)
 {
-	uint64_t now = engine_now_ns(eq->eng);
+	uint64_t now = engine_step_ns(eq->eng);
 
 	if (psn == eq->rec.nak_psn && now - eq->rec.nak_ns < eq->rec.srtt_ns / 2)
 		return false;
@@ -190,5 +190,5 @@ rec_probe(struct engine_qp *eq)
 	eq->rec.rttvar_ns *= 2;
 	rec_loss(eq, false);
 	comp_go_back(eq);
-	rec_probe_arm(eq, engine_now_ns(eq->eng));
+	rec_probe_arm(eq, engine_step_ns(eq->eng));
 }

@@ -516,7 +516,7 @@ req_step(struct engine_qp *eq, int budget)
 	case REQ_STOPPED:
 		return 0;
 	case REQ_WAIT_RNR:
-		if (engine_now_ns(eq->eng) < eq->rec.rnr_deadline_ns)
+		if (engine_step_ns(eq->eng) < eq->rec.rnr_deadline_ns)
 			return 0;
 		break;
 	default:

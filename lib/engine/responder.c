@@ -65,7 +65,7 @@ resp_owe_nak_now(struct engine_qp *eq, uint8_t syn, uint32_t psn)
 static bool
 resp_nak_token(struct engine_qp *eq)
 {
-	uint64_t now = engine_now_ns(eq->eng);
+	uint64_t now = engine_step_ns(eq->eng);
 	uint64_t add = (now - eq->resp.nak_refill_ns) / ENGINE_NAK_REFILL_NS;
 
 	if (add > 0) {
@@ -110,7 +110,7 @@ resp_replay_earn(struct engine_qp *eq, uint32_t npkts)
 static bool
 resp_replay_charge(struct engine_qp *eq, uint32_t npkts)
 {
-	uint64_t now = engine_now_ns(eq->eng);
+	uint64_t now = engine_step_ns(eq->eng);
 	uint64_t add = (now - eq->resp.replay_ns) / ENGINE_REPLAY_REFILL_NS;
 
 	if (add > 0) {
@@ -940,7 +940,7 @@ resp_setup(struct engine_qp *eq, uint32_t epsn)
 	eq->resp.msn = 0;
 	eq->resp.state = RESP_IDLE;
 	eq->resp.replay_credit = ENGINE_REPLAY_CREDIT_INIT;
-	eq->resp.replay_ns = engine_now_ns(eq->eng);
+	eq->resp.replay_ns = engine_step_ns(eq->eng);
 	eq->resp.nak_tokens = ENGINE_NAK_BURST;
 	eq->resp.nak_refill_ns = eq->resp.replay_ns;
 	eq->resp.nak_any = false;

@@ -288,11 +288,15 @@ ut_on_list(struct engine_port *p, unsigned int i)
 static int
 ut_step(struct engine_port *p)
 {
-	int work = (int)engine_doorbells(&ut_eng, ENGINE_BURST * 4);
+	int work;
 
+	engine_step_begin(&ut_eng);
+	work = (int)engine_doorbells(&ut_eng, ENGINE_BURST * 4);
 	if (ut_eng.wheel.armed > 0)
 		work += (int)engine_timers_run(&ut_eng);
-	return work + engine_port_step(&ut_eng, p);
+	work += engine_port_step(&ut_eng, p);
+	engine_step_end(&ut_eng);
+	return work;
 }
 
 /* Steps until QP @p i's requester has sent everything posted (at most
@@ -679,6 +683,58 @@ test_linger_sqd_twice(void)
 
 /* ---- timers, round robin, a full port, CQ overflow --------------------- */
 
+static unsigned int ut_clock_reads;
+
+static uint64_t
+ut_clock_counted(void *arg)
+{
+	ut_clock_reads++;
+	return ut_clock(arg);
+}
+
+/* Past every deadline, during a turn. */
+static void
+ut_clock_past(unsigned int i)
+{
+	RTE_SET_USED(i);
+	ut_now += 1000;
+	ut_on_turn = NULL;
+}
+
+/*
+ * The machines read the clock once a step at most, however many QPs look
+ * at it (a read costs about 10 ns here), and afresh each step: a deadline
+ * the clock passes during a step is seen by the next.
+ */
+static void
+test_step_clock_once(void)
+{
+	struct engine_port *p = ut_reset();
+	unsigned int i;
+
+	ut_eng.clock.now_ns = ut_clock_counted;
+	ut_clock_reads = 0;
+	for (i = 0; i < 3; i++) {
+		atomic_store(&ut_qp[i].sq.prod, 1000);     /* busy: a turn each step */
+		ut_eq[i].rec.retry_deadline_ns = ut_now + 100;
+		engine_qp_activate(&ut_eq[i]);
+	}
+	ut_on_turn = ut_clock_past;
+	ut_step(p);
+	CU_ASSERT_EQUAL(ut_norder, 3);
+	CU_ASSERT_EQUAL(ut_clock_reads, 1);
+	CU_ASSERT_EQUAL(ut_timeouts, 0);
+	ut_step(p);
+	CU_ASSERT_EQUAL(ut_norder, 6);
+	CU_ASSERT_EQUAL(ut_clock_reads, 2);
+	CU_ASSERT_EQUAL(ut_timeouts, 3);
+	/* Outside a step every call reads. */
+	CU_ASSERT_EQUAL(engine_step_ns(&ut_eng), ut_now);
+	ut_now++;
+	CU_ASSERT_EQUAL(engine_step_ns(&ut_eng), ut_now);
+	CU_ASSERT_EQUAL(ut_clock_reads, 4);
+}
+
 /* A QP that leaves the list waiting for a deadline sleeps in the wheel
  * and is back on the list when the clock reaches it, not before. */
 static void
@@ -788,6 +844,7 @@ main(void)
 	CU_ADD_TEST(s, test_linger_limits);
 	CU_ADD_TEST(s, test_linger_quiet_no_turn);
 	CU_ADD_TEST(s, test_linger_sqd_twice);
+	CU_ADD_TEST(s, test_step_clock_once);
 	CU_ADD_TEST(s, test_timer_wakes_qp);
 	CU_ADD_TEST(s, test_round_robin_full_port);
 	CU_ADD_TEST(s, test_cq_overflow);
