@@ -1092,8 +1092,11 @@ resp_ud_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt
 		return;
 	}
 	if (pkt->deth.qkey != eq->path.qkey) {
+		/* The port's counter first: whoever sees the QP's drop then
+		 * sees the violation counted (a full barrier: the QP's count
+		 * is a plain store). */
+		atomic_fetch_add_explicit(&eq->qp->dev->qkey_viol, 1, memory_order_seq_cst);
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_QKEY);
-		atomic_fetch_add_explicit(&eq->qp->dev->qkey_viol, 1, memory_order_relaxed);
 		return;
 	}
 	if (len > eq->mtu) {
