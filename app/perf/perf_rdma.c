@@ -1039,6 +1039,9 @@ perf_flag_wait(struct perf_ep *x, uint8_t tag)
  * Loopback, UC/UD SEND: every message @x sent has either landed in @y or
  * been dropped once @y sees a flag sent after them; until it does, @y
  * takes what arrives (reposting its receives) and the flag is repeated.
+ * The completions of those that landed may come after @y's last poll
+ * (the engine pushed them in the step that wrote the flag): @y takes them
+ * once more after the flag.
  */
 static int
 perf_flag_drain(struct perf_conn *c, struct perf_ep *x, struct perf_ep *y)
@@ -1054,6 +1057,8 @@ perf_flag_drain(struct perf_conn *c, struct perf_ep *x, struct perf_ep *y)
 			perf_flag_repeat(x);
 		}
 	}
+	while (rc >= 0 && (rc = perf_poll(y, c)) > 0)
+		;
 	if (rc >= 0)
 		rc = perf_flag_done(c, x);
 	return rc < 0 ? rc : 0;
