@@ -225,6 +225,8 @@ engine_ring_doorbells(struct rte_ring *r, unsigned int max)
 	struct drnic_qp *qps[ENGINE_BURST];
 	unsigned int n, i, total = 0;
 
+	if (rte_ring_empty(r))   /* most steps: a few loads, not a dequeue */
+		return 0;
 	while (total < max &&
 	       (n = rte_ring_sc_dequeue_burst(r, (void **)qps, ENGINE_BURST, NULL)) > 0) {
 		for (i = 0; i < n; i++) {
