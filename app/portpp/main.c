@@ -397,6 +397,20 @@ ppp_server(const struct ppp_opts *o, uint16_t pid, struct rte_mempool *pool)
 		}
 	}
 	printf("portpp server: %" PRIu64 " frames bounced\n", bounced);
+	fflush(stdout);
+	/* Let the client go first (up to a second): a memif client whose
+	 * peer went away while it stopped its own port crashed now and then
+	 * (its interrupt thread tearing the rings down under it). */
+	for (last_seen = rte_get_tsc_cycles();
+	     rte_get_tsc_cycles() - last_seen < ppp_us_to_tsc(1000000);) {
+		struct rte_eth_link link;
+
+		if (rte_eth_link_get_nowait(pid, &link) == 0 && link.link_status == 0)
+			break;
+		n = rte_eth_rx_burst(pid, 0, rx, PPP_BURST);
+		rte_pktmbuf_free_bulk(rx, n);
+		rte_delay_us_sleep(1000);
+	}
 	return 0;
 }
 
