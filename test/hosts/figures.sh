@@ -103,6 +103,10 @@ rdma() {
 	sed -n 's/^median \([0-9.]*\) usec.*/\1/p' "$TMP/$case.c.log"
 }
 
+# A run that failed printed "-" from its subshell (where fail() cannot set
+# FAIL): the script fails for it here.
+failed_any() { local v; for v; do [ "$v" = - ] && FAIL=1; done; }
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
 
 AFP="blocksz=65536,framesz=8192,qpairs=1"
@@ -122,6 +126,7 @@ for s in $SIZES; do
 	p=$(rdma "afp.send.$s" "$NSB" "$NSA" 10.232.0.2 "$SL" "$CL" $((port++)) -s "$s")
 	a=$(raw "afp.rawack.$s" "$NSB" "$NSA" "net_af_packet0,iface=$VB,$AFP" \
 		"net_af_packet0,iface=$VA,$AFP" "$frame" --acks)
+	failed_any "$r" "$w" "$p" "$a"
 	printf "$hdr" af_packet "$s" "$frame" "$r" "$w" "$(ratio "$w" "$r")" "$p" \
 		"$(ratio "$p" "$r")" "$a" "$(ratio "$w" "$a")" >> "$TMP/table"
 	# memif between two processes (namespace A)
@@ -137,6 +142,7 @@ for s in $SIZES; do
 	rm -f "$MS"
 	a=$(raw "memif.rawack.$s" "$NSA" "$NSA" "net_memif0,role=server,socket=$MS,bsize=8192" \
 		"net_memif0,role=client,socket=$MS,bsize=8192" "$frame" --acks)
+	failed_any "$r" "$w" "$p" "$a"
 	printf "$hdr" memif "$s" "$frame" "$r" "$w" "$(ratio "$w" "$r")" "$p" \
 		"$(ratio "$p" "$r")" "$a" "$(ratio "$w" "$a")" >> "$TMP/table"
 done
