@@ -188,11 +188,11 @@ engine_run_once(struct engine *eng)
 	 * send: its walk stops there (thousands of QPs waiting for room are
 	 * not walked every step), the rest keep their places.
 	 */
+	/* (Each call below is tested first: in most steps of a ping-pong there
+	 * is nothing to walk, send or notify on most ports.) */
 	for (i = 0; i < eng->nb_ports; i++)
 		if (!TAILQ_EMPTY(&eng->port[i].active))
 			work += engine_port_step(eng, &eng->port[i]);
-	/* (Each call is tested first: in most steps of a ping-pong there is
-	 * nothing to walk, send or notify on most ports.) */
 	for (i = 0; i < eng->nb_ports; i++)
 		if (eng->port[i].tx_n > 0)
 			work += engine_port_flush(eng, &eng->port[i]);
