@@ -455,10 +455,10 @@ comp_read(struct engine_qp *eq, struct comp_resp *c)
 		comp_read_gap(eq, w, psn);
 		return comp_drop(c, DRNIC_ENGINE_DROP_BAD_RESP);
 	}
-	off = drnic_psn_sub(psn, w->first_psn) * eq->mtu;
+	off = drnic_psn_sub(psn, w->first_psn) * eq->path.mtu;
 	if ((c->op->pos & DRNIC_WIRE_POS_LAST) ?
 	    (psn != w->last_psn || off + pkt->payload_len != w->length) :
-	    pkt->payload_len != eq->mtu)
+	    pkt->payload_len != eq->path.mtu)
 		return comp_drop(c, DRNIC_ENGINE_DROP_BAD_RESP);
 	if (pkt->payload_len > 0 &&
 	    comp_scatter(eq, w, off, c->m, pkt->payload_off, pkt->payload_len) < 0) {

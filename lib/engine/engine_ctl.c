@@ -495,7 +495,7 @@ engine_qp_attach(struct drnic_qp *qp)
 	if (qp->type == DRNIC_QPT_UD)
 		eq->resp.ud_src = (struct resp_ud_src *)(void *)((uint8_t *)eq->resp.rd + rd_len +
 								  srq_len);
-	eq->qp = qp;
+	engine_qp_bind(eq, qp);
 	eq->eng = eng;
 	eq->uc = qp->type == DRNIC_QPT_UC;
 	eq->ud = qp->type == DRNIC_QPT_UD;

@@ -353,20 +353,27 @@ struct engine_qp {
 	 * retransmit timeout or an RNR wait to end. */
 	struct engine_timer tmr;
 	bool on_active;
-	/* Idle steps it has stayed on the active list (0: not lingering). */
-	uint32_t linger;
 	bool req_init;
 	bool resp_init;
 	bool uc;                 /* a UC QP (qp->type, kept in this hot line) */
+	/* Idle steps it has stayed on the active list (0: not lingering;
+	 * at most ENGINE_LINGER_STEPS). */
+	uint16_t linger;
 	bool ud;                 /* a UD QP */
 	bool xrc;                /* an XRC_SEND or XRC_RECV QP: XRC's opcodes */
 	bool sqd_notified;       /* SQ_DRAINED raised for the current SQD */
+	/* Its send queue's ring (qp->sq's, fixed while this state lives:
+	 * engine_qp_bind()), so a WQE's address takes no load of the verbs
+	 * QP, which a walk over cold QPs would wait for. (Packed into the
+	 * flags' holes: the lines after them stay where they were.) */
+	uint16_t sq_stride;
+	uint32_t sq_mask;
+	uint8_t *sq_buf;
 
 	/* The header bytes of its frames, from its path (the peer check
 	 * reads them; a UD QP's sends take their destination from their AH,
 	 * through tmpl). */
 	struct drnic_wire_tmpl wtmpl;
-	uint32_t mtu;
 	/* What the engine uses of the QP's attributes: modify_qp's last
 	 * snapshot (ENGINE_CTRL_QP_MODIFY), the engine's own copy. */
 	struct verbs_qp_path path;
@@ -389,6 +396,20 @@ struct engine_qp {
  * template after them.
  */
 #define ENGINE_QP_HOT_BYTES (offsetof(struct engine_qp, stats) + RTE_CACHE_LINE_SIZE)
+
+/* @p eq becomes the engine state of verbs QP @p qp, whose send ring is set
+ * up (it stays as it is until the state is freed). */
+static inline void
+engine_qp_bind(struct engine_qp *eq, struct drnic_qp *qp)
+{
+	/* The largest send WQE (verbs_wq_alloc()) fits sq_stride. */
+	RTE_BUILD_BUG_ON(sizeof(struct verbs_send_wqe) + VERBS_MAX_INLINE +
+			 VERBS_MAX_SGE * sizeof(struct drnic_sge) + RTE_CACHE_LINE_SIZE > UINT16_MAX);
+	eq->qp = qp;
+	eq->sq_buf = qp->sq.buf;
+	eq->sq_mask = qp->sq.mask;
+	eq->sq_stride = (uint16_t)qp->sq.stride;
+}
 
 /* ------------------------------------------------------------------------ */
 /* Engine                                                                   */
@@ -773,7 +794,8 @@ engine_pkt_verify(struct engine *eng, const struct rte_mbuf *m, const struct drn
 static inline struct verbs_send_wqe *
 engine_sq_wqe(const struct engine_qp *eq, uint32_t idx)
 {
-	return verbs_wq_slot(&eq->qp->sq, idx);
+	return (struct verbs_send_wqe *)(void *)(eq->sq_buf + (size_t)(idx & eq->sq_mask) *
+						 eq->sq_stride);
 }
 
 /* Fetch the first two lines of send WQE @p idx: its header and its first
@@ -1086,7 +1108,7 @@ static inline void
 engine_read_request(const struct engine_qp *eq, const struct verbs_send_wqe *w, uint32_t psn,
 		    struct drnic_wire_pkt *pkt)
 {
-	uint32_t off = drnic_psn_sub(psn, w->first_psn) * eq->mtu;
+	uint32_t off = drnic_psn_sub(psn, w->first_psn) * eq->path.mtu;
 
 	engine_pkt_init(eq, pkt);
 	pkt->bth.opcode = DRNIC_WIRE_OP_RC_RDMA_READ_REQUEST;

@@ -33,6 +33,7 @@ engine_qp_activate(struct engine_qp *eq)
 static inline bool
 engine_qp_linger(struct engine_qp *eq)
 {
+	RTE_BUILD_BUG_ON(ENGINE_LINGER_STEPS >= UINT16_MAX);   /* eq->linger's width */
 	if (verbs_qp_state(eq->qp) != DRNIC_QPS_RTS)
 		return false;
 	if (eq->linger == 0) {
@@ -281,14 +282,14 @@ engine_qp_prefetch_eq(const struct engine_qp *eq)
 }
 
 /* Fetch what a turn reads of @p eq's verbs QP: its state and the send
- * queue's lines (ring, producer, consumer). */
+ * queue's producer and consumer lines (the ring's address is the engine
+ * state's own copy). */
 static inline void
 engine_qp_prefetch_qp(const struct engine_qp *eq)
 {
 	const struct drnic_qp *qp = eq->qp;
 
 	rte_prefetch0(&qp->state);
-	rte_prefetch0(&qp->sq.buf);
 	rte_prefetch0(&qp->sq.prod);
 	rte_prefetch0(&qp->sq.cons);
 }
@@ -342,10 +343,10 @@ engine_qps_idle(struct engine *eng, struct engine_port *p, struct engine_qp **id
  *
  * With thousands of active QPs each turn starts on cold lines, the WQE
  * that the application wrote on its core among them, so the walk fetches
- * ahead in three stages, each needing the one before: the engine state of
- * the QP three ahead (which names its verbs QP and the next QP), the
- * verbs QP of the one two ahead (its send queue's ring), the next WQE of
- * the next one.
+ * ahead in stages: the engine state of the QP three ahead (which names its
+ * verbs QP, the next QP and its send ring), the verbs QP of the one two
+ * ahead (its state and the queue's indices), the next WQE of the next
+ * one.
  */
 int
 engine_port_step(struct engine *eng, struct engine_port *p)

@@ -140,7 +140,6 @@ engine_qp_build_template(struct engine_qp *eq)
 	p->udp.sport = eq->path.udp_sport;
 	p->bth.pkey = verbs_pkey_entry(eq->path.pkey_index);
 	p->bth.dqpn = eq->path.dest_qp_num;
-	eq->mtu = eq->path.mtu;
 	/* engine_addr_fill() chose IP version 4 or 6: this cannot fail. */
 	RTE_VERIFY(drnic_wire_tmpl_make(&eq->wtmpl, p) == 0);
 }

@@ -134,14 +134,14 @@ req_start_wqe(struct engine_qp *eq, struct verbs_send_wqe *w, enum drnic_qp_stat
 	}
 	/* UD: a datagram is one packet (IBA 10.8.2.3: longer is a local
 	 * length error). */
-	if (eq->ud && w->length > eq->mtu) {
+	if (eq->ud && w->length > eq->path.mtu) {
 		req_fail_wqe(eq, w, DRNIC_WC_LOC_LEN_ERR);
 		return 0;
 	}
 	if (verbs_wr_info(w->opcode)->flags & VERBS_WR_ATOMIC)
 		npkts = 1;
 	else
-		npkts = engine_npkts(w->length, eq->mtu);
+		npkts = engine_npkts(w->length, eq->path.mtu);
 	w->first_psn = eq->req.npsn;
 	w->last_psn = drnic_psn_add(eq->req.npsn, npkts - 1);
 	w->state = WQE_SENDING;
@@ -249,7 +249,7 @@ req_send_data(struct engine_qp *eq, struct verbs_send_wqe *w, bool fills_window)
 	uint16_t opf = verbs_wr_info(w->opcode)->flags;
 	bool is_write = (opf & VERBS_WR_WRITE) != 0;
 	bool imm = (opf & VERBS_WR_IMM) != 0;
-	uint32_t plen = RTE_MIN(eq->mtu, w->length - eq->req.off);
+	uint32_t plen = RTE_MIN(eq->path.mtu, w->length - eq->req.off);
 	uint32_t sge_next, off_next, every;
 	uint8_t pos = 0, opcode;
 	int rc;
@@ -400,7 +400,7 @@ req_rewind(struct engine_qp *eq, uint32_t idx)
 static void
 req_resume_at(struct engine_qp *eq, struct verbs_send_wqe *w, uint32_t psn)
 {
-	uint32_t off = drnic_psn_sub(psn, w->first_psn) * eq->mtu;
+	uint32_t off = drnic_psn_sub(psn, w->first_psn) * eq->path.mtu;
 	uint16_t i;
 
 	w->state = WQE_SENDING;
@@ -497,7 +497,7 @@ static inline void
 req_prefetch_wqe(const struct engine_qp *eq, uint32_t idx)
 {
 	const uint8_t *w = (const uint8_t *)engine_sq_wqe(eq, idx);
-	uint32_t i, stride = eq->qp->sq.stride;
+	uint32_t i, stride = eq->sq_stride;
 
 	for (i = 0; i < stride; i += RTE_CACHE_LINE_SIZE)
 		rte_prefetch0(w + i);

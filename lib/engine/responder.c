@@ -546,8 +546,8 @@ resp_chk_length(const struct engine_qp *eq, const struct resp_req *rq)
 	const struct drnic_wire_pkt *pkt = rq->pkt;
 	uint32_t f = rq->op->flags, pos = rq->op->pos, len = pkt->payload_len;
 
-	if (len > eq->mtu || ((pos == DRNIC_WIRE_POS_FIRST || pos == DRNIC_WIRE_POS_MIDDLE) &&
-			      len != eq->mtu))
+	if (len > eq->path.mtu || ((pos == DRNIC_WIRE_POS_FIRST || pos == DRNIC_WIRE_POS_MIDDLE) &&
+			      len != eq->path.mtu))
 		return RESP_ERR_INVALID_REQ;
 	if (unlikely(f & DRNIC_WIRE_OPF_ATOMIC_WRITE))
 		return resp_chk_atomic_write(pkt);
@@ -773,7 +773,7 @@ resp_exec_read(struct engine_qp *eq, const struct resp_req *rq)
 
 	r->atomic = 0;
 	r->psn = pkt->bth.psn;
-	r->npkts = engine_npkts(pkt->reth.dmalen, eq->mtu);
+	r->npkts = engine_npkts(pkt->reth.dmalen, eq->path.mtu);
 	r->va = (uintptr_t)rq->va;
 	r->len = pkt->reth.dmalen;
 	r->rkey = pkt->reth.rkey;
@@ -826,7 +826,7 @@ resp_execute(struct engine_qp *eq, const struct resp_req *rq)
 		s = unlikely(f & DRNIC_WIRE_OPF_ATOMIC_WRITE) ? resp_exec_atomic_write(rq) :
 								resp_exec_write(eq, rq);
 	} else if (f & DRNIC_WIRE_OPF_READ) {
-		npsn = engine_npkts(pkt->reth.dmalen, eq->mtu);
+		npsn = engine_npkts(pkt->reth.dmalen, eq->path.mtu);
 		s = resp_exec_read(eq, rq);
 	} else {
 		s = resp_exec_atomic(eq, rq);
@@ -1099,7 +1099,7 @@ resp_ud_rx(struct engine_qp *eq, struct rte_mbuf *m, const struct drnic_wire_pkt
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_BAD_QKEY);
 		return;
 	}
-	if (len > eq->mtu) {
+	if (len > eq->path.mtu) {
 		engine_qp_drop(eq, DRNIC_ENGINE_DROP_UD_LEN);
 		return;
 	}
@@ -1177,8 +1177,8 @@ resp_send_rd(struct engine_qp *eq, const struct resp_rd *r, struct resp_tx *t)
 		pkt.bth.opcode = DRNIC_WIRE_OP_RC_ATOMIC_ACKNOWLEDGE;
 		pkt.atomic_orig = r->orig;
 	} else {
-		uint32_t off = t->next * eq->mtu;
-		uint32_t plen = RTE_MIN(eq->mtu, r->len - off);
+		uint32_t off = t->next * eq->path.mtu;
+		uint32_t plen = RTE_MIN(eq->path.mtu, r->len - off);
 
 		/* A re-read from the middle starts with a FIRST (ONLY). */
 		if (t->next == t->start)

@@ -257,10 +257,9 @@ ut_qp_reset(uint32_t psn)
 	eq->resp.rtx = ut_rtx;
 	eq->resp.rtx_mask = RTE_DIM(ut_rtx) - 1;
 	eq->resp.srq_wqe = &ut_srq_wqe.w;   /* used when a test puts the QP on an SRQ */
-	eq->qp = &ut_qp;
+	engine_qp_bind(eq, &ut_qp);
 	eq->eng = &ut_eng;
 	eq->port = &ut_eng.port[0];     /* empty: room for a whole staging */
-	eq->mtu = 1024;
 	/* The path modify_qp would have sent the engine. */
 	eq->path.dest_qp_num = ut_qp.attr.dest_qp_num;
 	eq->path.mtu = 1024;

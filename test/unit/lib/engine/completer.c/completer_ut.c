@@ -29,7 +29,7 @@ static void
 ut_sent(struct engine_qp *eq, struct verbs_send_wqe *w)
 {
 	uint32_t n = engine_wqe_is_rd_atomic(w) && w->opcode != DRNIC_WR_RDMA_READ ? 1 :
-		     engine_npkts(w->length, eq->mtu);
+		     engine_npkts(w->length, eq->path.mtu);
 
 	w->first_psn = eq->req.npsn;
 	w->last_psn = drnic_psn_add(eq->req.npsn, n - 1);

@@ -139,7 +139,7 @@ ut_qp_add(unsigned int i, unsigned int d)
 	ut_qp[i].dev = &ut_dev[d];
 	ut_qp[i].qp_num = 10 + i;
 	ut_qp[i].eng_priv = eq;
-	eq->qp = &ut_qp[i];
+	engine_qp_bind(eq, &ut_qp[i]);
 	eq->eng = &ut_eng;
 	drnic_wire_pkt_init(&eq->tmpl);
 	CU_ASSERT_EQUAL(ut_ctrl(ENGINE_CTRL_QP_ADD, eq, 0), 0);
@@ -178,7 +178,7 @@ test_port_add(void)
 	memset(&ut_qp[0], 0, sizeof(ut_qp[0]));
 	memset(&ut_eq[0], 0, sizeof(ut_eq[0]));
 	ut_qp[0].dev = &ut_dev[0];
-	ut_eq[0].qp = &ut_qp[0];
+	engine_qp_bind(&ut_eq[0], &ut_qp[0]);
 	CU_ASSERT_EQUAL(ut_ctrl(ENGINE_CTRL_QP_ADD, &ut_eq[0], 3), -ENODEV);
 	CU_ASSERT_EQUAL(ut_eng.nb_qp, 0);
 }
@@ -334,7 +334,7 @@ test_qp_modify(void)
 	path.dest_qp_num = 78;
 	CU_ASSERT_EQUAL(ut_ctrl(ENGINE_CTRL_QP_MODIFY, &mod, 0), 0);
 	CU_ASSERT_EQUAL(a->tmpl.bth.dqpn, 78);
-	CU_ASSERT_EQUAL(a->mtu, 1024);
+	CU_ASSERT_EQUAL(a->path.mtu, 1024);
 	CU_ASSERT_EQUAL(ut_ctrl(ENGINE_CTRL_FENCE, &ut_dev[0], 0), 0);
 }
 

@@ -156,7 +156,7 @@ ut_qp_add(unsigned int i, uint32_t qpn, struct engine *eng, enum drnic_qp_state 
 	qp->qp_num = qpn;
 	atomic_store(&qp->state, st);
 	qp->eng_priv = eq;
-	eq->qp = qp;
+	engine_qp_bind(eq, qp);
 	eq->eng = eng;
 	eq->port = &eng->port[0];
 	eq->req_init = init;

@@ -241,7 +241,7 @@ ut_reset(void)
 		qp->sq.buf = ut_sq_buf[i];      /* never read by the stubs */
 		atomic_store(&qp->state, DRNIC_QPS_RTS);
 		qp->eng_priv = eq;
-		eq->qp = qp;
+		engine_qp_bind(eq, qp);
 		eq->eng = &ut_eng;
 		eq->port = p;
 		eq->req_init = true;
