@@ -5,8 +5,8 @@
  * the fake clock: the idle -> busy doorbell race with a post landing at
  * each point of the engine's leaving (before its VERBS_DB_IDLE store,
  * between the store and the re-check, after), lingering QPs and their
- * limits, timers, doorbells of deleted QPs, round robin and a full port,
- * CQ overflow.
+ * limits, one clock read a step (engine_step_ns()), timers, doorbells of
+ * deleted QPs, round robin and a full port, CQ overflow.
  *
  * The race is interleaved deterministically, without threads: the two
  * atomics of engine_port_step()'s leaving are wrapped (below) so that the
