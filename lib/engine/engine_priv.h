@@ -794,8 +794,7 @@ engine_pkt_verify(struct engine *eng, const struct rte_mbuf *m, const struct drn
 static inline struct verbs_send_wqe *
 engine_sq_wqe(const struct engine_qp *eq, uint32_t idx)
 {
-	return (struct verbs_send_wqe *)(void *)(eq->sq_buf + (size_t)(idx & eq->sq_mask) *
-						 eq->sq_stride);
+	return verbs_ring_slot(eq->sq_buf, eq->sq_mask, eq->sq_stride, idx);
 }
 
 /* Fetch the first two lines of send WQE @p idx: its header and its first

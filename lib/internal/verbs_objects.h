@@ -368,10 +368,17 @@ struct verbs_wq {
 	alignas(RTE_CACHE_LINE_SIZE) atomic_uint cons;
 };
 
+/* Slot @p idx of a ring at @p buf of mask + 1 slots of @p stride bytes. */
+static inline void *
+verbs_ring_slot(uint8_t *buf, uint32_t mask, uint32_t stride, uint32_t idx)
+{
+	return buf + (size_t)(idx & mask) * stride;
+}
+
 static inline void *
 verbs_wq_slot(const struct verbs_wq *wq, uint32_t idx)
 {
-	return wq->buf + (size_t)(idx & wq->mask) * wq->stride;
+	return verbs_ring_slot(wq->buf, wq->mask, wq->stride, idx);
 }
 
 /* Engine: WQEs posted and not retired. Acquire on prod (the poster's). */
