@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # A/B two builds of drnic-perf in alternated pairs (A then B, then B then A,
-# PAIRS times) and print, for each figure, the median, lower quartile and
-# best of each build and how many pairs B won.
+# PAIRS times) and print, for each figure, the median, the better quartile
+# (lower for times, higher for rates) and the best of each build, and how
+# many pairs B won.
 #
 #   devtools/perf-ab.sh A/app/drnic-perf B/app/drnic-perf [PAIRS] [WHAT]
 #
@@ -22,7 +23,7 @@
 #   git worktree add /tmp/base REV && meson setup /tmp/base/build /tmp/base &&
 #   ninja -C /tmp/base/build app/drnic-perf
 # This machine changes speed mode from minute to minute: prefer 20 pairs or
-# more, and read the pairs won and the lower quartile beside the median.
+# more, and read the pairs won and the better quartile beside the median.
 set -eu
 a=$1 b=$2 pairs=${3:-10} what=${4:-loop}
 iters=${LAT_ITERS:-100000}
@@ -54,9 +55,7 @@ i=0
 while [ $i -lt "$pairs" ]; do
 	if [ $((i % 2)) -eq 0 ]; then order="A B"; else order="B A"; fi
 	for v in $order; do
-		bin=$a
-		[ $v = B ] && bin=$b
-		eval "fig_$v=\"\$(run \"\$bin\")\""
+		if [ $v = A ]; then fig_A=$(run "$a"); else fig_B=$(run "$b"); fi
 	done
 	echo "pair $((i + 1)): A $fig_A  B $fig_B" | tee -a "$out"
 	i=$((i + 1))
