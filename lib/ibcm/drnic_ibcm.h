@@ -137,8 +137,25 @@ int drnic_ibcm_remove_device(struct drnic_device *dev);
 
 /** @return a channel, or NULL with rte_errno ENOMEM / EMFILE. */
 struct drnic_ibcm_channel *drnic_ibcm_create_channel(void);
-/** @return 0; -EBUSY while ids use it. */
+/** Destroyed channels whose memory and fd are kept (drnic_ibcm_destroy_channel). */
+#define DRNIC_IBCM_CHANNELS_KEPT 16
+
+/**
+ * Destroy @p ch. A thread waiting in drnic_ibcm_get_event() on it stays
+ * blocked, as a reader of a kernel rdma_cm channel whose fd another thread
+ * closed does. Its memory and fd are kept until DRNIC_IBCM_CHANNELS_KEPT
+ * more are destroyed, so a get_event that comes after the destroy (an
+ * event thread never joined, as rping's) waits in the same way rather than
+ * read freed memory (a timeout is waited out: -EAGAIN).
+ * @return 0; -EBUSY while ids use it.
+ */
 int drnic_ibcm_destroy_channel(struct drnic_ibcm_channel *ch);
+/**
+ * Call @p fn(@p arg) when @p ch's memory is given back, some time after
+ * its destroy: a wrapper of the channel (the drop-in librdmacm's) then
+ * lives as long as it. Set it before @p ch is shared.
+ */
+void drnic_ibcm_channel_on_release(struct drnic_ibcm_channel *ch, void (*fn)(void *), void *arg);
 /**
  * The channel's fd: readable while events are queued (poll/epoll). The
  * caller may set O_NONBLOCK on it; it must not read or close it.

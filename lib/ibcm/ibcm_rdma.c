@@ -51,6 +51,7 @@ struct ibcm_global ibcm = {
 	.devs = TAILQ_HEAD_INITIALIZER(ibcm.devs),
 	.ids = TAILQ_HEAD_INITIALIZER(ibcm.ids),
 	.chans = TAILQ_HEAD_INITIALIZER(ibcm.chans),
+	.grave = TAILQ_HEAD_INITIALIZER(ibcm.grave),
 };
 
 static const char *const ibcm_id_state_names[IBCM_ID_STATE_COUNT] = {
@@ -128,12 +129,60 @@ ibcm_ch_drain(struct drnic_ibcm_channel *ch)
 	pthread_mutex_unlock(&ch->lock);
 }
 
-void
+/* Close and free @p ch (out of every list, no waiter), then its wrapper. */
+static void
 ibcm_ch_free(struct drnic_ibcm_channel *ch)
 {
+	void (*release)(void *) = ch->release;
+	void *arg = ch->release_arg;
+
 	close(ch->efd);
 	pthread_mutex_destroy(&ch->lock);
 	free(ch);
+	if (release != NULL)
+		release(arg);
+}
+
+void
+ibcm_ch_bury(struct drnic_ibcm_channel *ch)
+{
+	struct drnic_ibcm_channel *o, *gone = NULL;
+
+	pthread_mutex_lock(&ibcm.lock);
+	if (ch->buried) {
+		/* A late call left it between the destroy's unlock and its
+		 * bury, and buried it first (ibcm_ch_leave() saw it dead). */
+		pthread_mutex_unlock(&ibcm.lock);
+		return;
+	}
+	ch->buried = true;
+	TAILQ_INSERT_TAIL(&ibcm.grave, ch, grave_next);
+	if (++ibcm.nb_buried > DRNIC_IBCM_CHANNELS_KEPT) {
+		TAILQ_FOREACH(o, &ibcm.grave, grave_next) {
+			if (o->waiters == 0) {
+				gone = o;
+				break;
+			}
+		}
+	}
+	if (gone != NULL) {
+		TAILQ_REMOVE(&ibcm.grave, gone, grave_next);
+		ibcm.nb_buried--;
+		if (gone->remote != 0)          /* attached: a stand-in, listed */
+			TAILQ_REMOVE(&ibcm.chans, gone, next);
+	}
+	pthread_mutex_unlock(&ibcm.lock);
+	if (gone != NULL)
+		ibcm_ch_free(gone);
+}
+
+void
+drnic_ibcm_channel_on_release(struct drnic_ibcm_channel *ch, void (*fn)(void *), void *arg)
+{
+	if (ch == NULL)
+		return;
+	ch->release = fn;
+	ch->release_arg = arg;
 }
 
 int
@@ -157,7 +206,7 @@ drnic_ibcm_destroy_channel(struct drnic_ibcm_channel *ch)
 	pthread_mutex_unlock(&ibcm.lock);
 	ibcm_ch_drain(ch);
 	if (!waited)
-		ibcm_ch_free(ch);
+		ibcm_ch_bury(ch);
 	return 0;
 }
 
@@ -188,6 +237,18 @@ ibcm_ch_wait_dead(struct drnic_ibcm_channel *ch)
 		if ((pfd.revents & POLLIN) && read(ch->efd, &v, sizeof(v)) != sizeof(v))
 			IBCM_LOG(ERR, "channel eventfd read: %s", strerror(errno));
 	}
+}
+
+int
+ibcm_ch_late(struct drnic_ibcm_channel *ch, int timeout_ms, uint64_t deadline)
+{
+	uint64_t now;
+
+	if (timeout_ms < 0)
+		return ibcm_ch_wait_dead(ch);
+	while (timeout_ms > 0 && (now = ibcm_now()) < deadline)
+		(void)poll(NULL, 0, (int)((deadline - now + 999999) / 1000000));
+	return -EAGAIN;
 }
 
 int
@@ -315,6 +376,7 @@ drnic_ibcm_get_event(struct drnic_ibcm_channel *ch, struct drnic_ibcm_event *ev,
 {
 	uint64_t deadline;
 	struct ibcm_qev *q;
+	int rc;
 
 	if (rpc_attached())
 		return ibcm_r_get_event(ch, ev, timeout_ms);
@@ -332,16 +394,16 @@ drnic_ibcm_get_event(struct drnic_ibcm_channel *ch, struct drnic_ibcm_event *ev,
 		pthread_mutex_unlock(&ch->lock);
 		if (q != NULL)
 			break;
-		if (ibcm_ch_dead(ch))
-			(void)ibcm_ch_wait_dead(ch);     /* never returns: no daemon */
-		if (ibcm_wait_efd(ch->efd, timeout_ms, deadline) < 0) {
+		rc = ibcm_ch_dead(ch) ? ibcm_ch_late(ch, timeout_ms, deadline) :
+		     ibcm_wait_efd(ch->efd, timeout_ms, deadline);
+		if (rc < 0) {
 			if (ibcm_ch_leave(ch))
-				ibcm_ch_free(ch);
-			return -EAGAIN;
+				ibcm_ch_bury(ch);
+			return rc;
 		}
 	}
 	if (ibcm_ch_leave(ch))          /* destroyed after this event was taken */
-		ibcm_ch_free(ch);
+		ibcm_ch_bury(ch);
 	*ev = q->ev;
 	if (q->pdata_inline)
 		ev->param.conn.private_data = ev->pdata;  /* = param.ud.private_data */

@@ -112,6 +112,11 @@ struct drnic_ibcm_channel {
 	 * meanwhile waits as for no event, and is dead only if the daemon
 	 * confirms (it may refuse: the channel then lives on). */
 	bool dying;
+	/* Destroyed and kept in ibcm.grave (under ibcm.lock): ibcm_ch_bury(). */
+	bool buried;
+	TAILQ_ENTRY(drnic_ibcm_channel) grave_next;
+	void (*release)(void *);        /* drnic_ibcm_channel_on_release() */
+	void *release_arg;
 };
 
 struct ibcm_mcast {
@@ -160,6 +165,8 @@ struct ibcm_global {
 	TAILQ_HEAD(, ibcm_dev) devs;
 	TAILQ_HEAD(, drnic_ibcm_id) ids;
 	TAILQ_HEAD(, drnic_ibcm_channel) chans;   /* attached: the stand-ins */
+	TAILQ_HEAD(, drnic_ibcm_channel) grave;   /* ibcm_ch_bury() */
+	unsigned int nb_buried;
 };
 extern struct ibcm_global ibcm;
 
@@ -174,7 +181,9 @@ int ibcm_wait_efd(int efd, int timeout_ms, uint64_t deadline);
 /*
  * A waiter in drnic_ibcm_get_event() on @p ch: ibcm_ch_enter() before its
  * first look, ibcm_ch_leave() when it returns (true: @p ch was destroyed
- * meanwhile and this was its last waiter: the caller frees it).
+ * meanwhile and this was its last waiter: the caller buries it). A call
+ * that comes after the destroy finds it buried, and waits as one that was
+ * inside (ibcm_ch_late()).
  * ibcm_ch_wait_dead(): what a waiter on a channel destroyed under it does,
  * as a reader blocked on a kernel rdma_cm channel whose fd another thread
  * closed: it stays blocked; only a daemon that has gone ends it (-EIO).
@@ -193,15 +202,31 @@ ibcm_ch_leave(struct drnic_ibcm_channel *ch)
 	bool last;
 
 	pthread_mutex_lock(&ibcm.lock);
-	last = --ch->waiters == 0 && ch->dead;
+	last = --ch->waiters == 0 && ch->dead && !ch->buried;
 	pthread_mutex_unlock(&ibcm.lock);
 	return last;
 }
 
 bool ibcm_ch_dead(struct drnic_ibcm_channel *ch);
 int ibcm_ch_wait_dead(struct drnic_ibcm_channel *ch);
-/* Close and free @p ch (not in ibcm.chans, no waiter). */
-void ibcm_ch_free(struct drnic_ibcm_channel *ch);
+/* A get_event on @p ch, destroyed, where no event comes: -EAGAIN once
+ * @p timeout_ms is waited out (at once for 0; @p deadline its
+ * ibcm_deadline()), or for -1 it waits for good (ibcm_ch_wait_dead()). */
+int ibcm_ch_late(struct drnic_ibcm_channel *ch, int timeout_ms, uint64_t deadline);
+
+/*
+ * @p ch, destroyed and with no waiter, is kept rather than freed: its
+ * memory and its eventfd stay, dead, in ibcm.grave, and the oldest channel
+ * there without a waiter goes once more than DRNIC_IBCM_CHANNELS_KEPT are
+ * kept (in ibcm.chans too when attached, which it leaves then). An event
+ * thread that calls get_event on a channel its main thread has just
+ * destroyed (rping's, never joined) thus waits on a dead channel instead
+ * of reading freed memory (the kernel's librdmacm would read a closed fd
+ * and fail EBADF); and drnic_ibcm_channel_on_release() lets a wrapper
+ * (the drop-in librdmacm's channel) live exactly as long. A second bury
+ * of @p ch does nothing.
+ */
+void ibcm_ch_bury(struct drnic_ibcm_channel *ch);
 
 /* Queue an event for @p id on its channel (under ibcm.lock). @p pdata of
  * @p len bytes is copied into the event. */

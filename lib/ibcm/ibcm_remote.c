@@ -94,15 +94,23 @@ ibcm_r_ch(const struct drnic_ibcm_channel *ch)
 
 /* ibcm_r_ch(), and when live the caller counted as a waiter on @p ch in
  * the same hold of ibcm.lock: a destroy between the look and the count
- * would free the stand-in under a call that had begun. */
+ * would free the stand-in under a call that had begun. A destroyed
+ * stand-in still listed (a waiter holds it, or buried: ibcm_ch_bury())
+ * counts its caller too, with *dead set. */
 static uint64_t
-ibcm_r_ch_enter(struct drnic_ibcm_channel *ch)
+ibcm_r_ch_enter(struct drnic_ibcm_channel *ch, bool *dead)
 {
+	const struct drnic_ibcm_channel *o;
 	uint64_t r = 0;
 
+	*dead = false;
 	pthread_mutex_lock(&ibcm.lock);
-	if (ibcm_r_ch_live(ch)) {
+	TAILQ_FOREACH(o, &ibcm.chans, next)
+		if (o == ch)
+			break;
+	if (o != NULL && !ch->dying) {
 		r = ch->remote;
+		*dead = ch->dead;
 		ch->waiters++;
 	}
 	pthread_mutex_unlock(&ibcm.lock);
@@ -220,22 +228,17 @@ ibcm_r_destroy_channel(struct drnic_ibcm_channel *ch)
 		pthread_mutex_unlock(&ibcm.lock);
 		return 0;
 	}
-	TAILQ_REMOVE(&ibcm.chans, ch, next);
 	pthread_mutex_unlock(&ibcm.lock);
-	ibcm_ch_free(ch);
+	ibcm_ch_bury(ch);               /* listed until it leaves the grave */
 	return 0;
 }
 
-/* @p ch's last waiter left it destroyed: it goes. */
+/* @p ch's last waiter left it destroyed: it is buried. */
 static void
 ibcm_r_ch_left(struct drnic_ibcm_channel *ch)
 {
-	if (!ibcm_ch_leave(ch))
-		return;
-	pthread_mutex_lock(&ibcm.lock);
-	TAILQ_REMOVE(&ibcm.chans, ch, next);
-	pthread_mutex_unlock(&ibcm.lock);
-	ibcm_ch_free(ch);
+	if (ibcm_ch_leave(ch))
+		ibcm_ch_bury(ch);
 }
 
 /* The stand-in of a request's new id (the listener's channel and context);
@@ -267,15 +270,17 @@ int
 ibcm_r_get_event(struct drnic_ibcm_channel *ch, struct drnic_ibcm_event *ev, int timeout_ms)
 {
 	uint64_t deadline, remote;
+	bool dead;
 	int rc;
 
 	if (ch == NULL || ev == NULL)
 		return -EINVAL;
 	deadline = ibcm_deadline(timeout_ms);
-	remote = ibcm_r_ch_enter(ch);
+	remote = ibcm_r_ch_enter(ch, &dead);
 	if (remote == 0)
 		return -EINVAL;
-	rc = ibcm_r_get_event_in(ch, remote, ev, timeout_ms, deadline);
+	rc = dead ? ibcm_ch_late(ch, timeout_ms, deadline) :
+	     ibcm_r_get_event_in(ch, remote, ev, timeout_ms, deadline);
 	ibcm_r_ch_left(ch);
 	return rc;
 }

@@ -7,8 +7,9 @@
  * checks. Exit 0 when every check holds, 1 otherwise (each failure named).
  * (Sanitizer builds do not build the drop-in; the native misuse autotests
  * run there.) XRC's calls are checked here too (check_xrc()), and one of
- * the drop-in librdmacm's (check_cm_destroy_waiter()). "ibv_api_check port" checks device events instead, on an ethdev link over a
- * net_ring port that it takes down and up.
+ * the drop-in librdmacm's (check_cm_destroy_waiter(), check_cm_late_waiter()).
+ * "ibv_api_check port" checks device events instead, on an ethdev link over
+ * a net_ring port that it takes down and up.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1441,9 +1442,14 @@ out:
  * return: ibv_two_proc_drnicd failed about once in eight runs, rping's
  * client exiting 255 after its 100 pings.
  */
-static atomic_int cmw_tid;
-static atomic_bool cmw_signalled, cmw_returned;
-static int cmw_rc, cmw_errno;
+/* A thread in rdma_get_cm_event() on ch: its id, and what the call gave. */
+struct cmw {
+	struct rdma_event_channel *ch;
+	atomic_int tid;
+	atomic_bool returned;
+	int rc, err;
+};
+static atomic_bool cmw_signalled;
 
 static void
 cmw_on_signal(int sig)
@@ -1455,15 +1461,15 @@ cmw_on_signal(int sig)
 static void *
 cmw_wait(void *arg)
 {
-	struct rdma_event_channel *ch = arg;
+	struct cmw *w = arg;
 	struct rdma_cm_event *ev;
 
-	atomic_store(&cmw_tid, (int)syscall(SYS_gettid));
-	cmw_rc = rdma_get_cm_event(ch, &ev);
-	cmw_errno = errno;
-	if (cmw_rc == 0)
+	atomic_store(&w->tid, (int)syscall(SYS_gettid));
+	w->rc = rdma_get_cm_event(w->ch, &ev);
+	w->err = errno;
+	if (w->rc == 0)
 		rdma_ack_cm_event(ev);
-	atomic_store(&cmw_returned, true);
+	atomic_store(&w->returned, true);
 	return NULL;
 }
 
@@ -1485,43 +1491,95 @@ cmw_in_poll(int tid)
 	return nr == SYS_poll || nr == SYS_ppoll;
 }
 
+/* Polled, at most 5 s: until @p w's thread waits in poll (its tid; 0: it
+ * did not, or returned). */
+static int
+cmw_until_in_poll(struct cmw *w)
+{
+	int i, tid;
+
+	for (i = 0; i < 5000 && !atomic_load(&w->returned); i++) {
+		tid = atomic_load(&w->tid);
+		if (tid != 0 && cmw_in_poll(tid))
+			return tid;
+		usleep(1000);
+	}
+	return 0;
+}
+
 static void
 check_cm_destroy_waiter(void)
 {
+	static struct cmw w;    /* its thread outlives this call */
 	struct sigaction sa = { .sa_handler = cmw_on_signal };   /* no SA_RESTART */
 	struct rdma_event_channel *ch = rdma_create_event_channel();
 	struct rdma_cm_id *id = NULL;
 	pthread_t t;
-	int i, tid = 0;
+	int i, tid;
 
+	w.ch = ch;
 	CHECK(ch != NULL && rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0,
 	      "rdma_cm: a channel and an id on it: %s", strerror(errno));
 	if (id == NULL || sigaction(SIGUSR1, &sa, NULL) != 0 ||
-	    pthread_create(&t, NULL, cmw_wait, ch) != 0)
+	    pthread_create(&t, NULL, cmw_wait, &w) != 0)
 		return;
-	/* Polled, at most 5 s: until the thread waits in poll. */
-	for (i = 0; i < 5000; i++) {
-		tid = atomic_load(&cmw_tid);
-		if (tid != 0 && cmw_in_poll(tid))
-			break;
-		usleep(1000);
-	}
-	CHECK(i < 5000, "rdma_cm: a thread blocks in rdma_get_cm_event()");
+	tid = cmw_until_in_poll(&w);
+	CHECK(tid != 0, "rdma_cm: a thread blocks in rdma_get_cm_event()");
 	CHECK(rdma_destroy_id(id) == 0, "rdma_cm: destroy the id under it");
 	rdma_destroy_event_channel(ch);
 	pthread_kill(t, SIGUSR1);
 	for (i = 0; i < 5000; i++) {
-		if (atomic_load(&cmw_returned) ||
+		if (atomic_load(&w.returned) ||
 		    (atomic_load(&cmw_signalled) && cmw_in_poll(tid)))
 			break;
 		usleep(1000);
 	}
-	CHECK(!atomic_load(&cmw_returned),
+	CHECK(!atomic_load(&w.returned),
 	      "rdma_cm: the waiter stays blocked once its channel is destroyed, a signal "
 	      "notwithstanding, as on the kernel's rdma_cm (it returned %d, errno %d)",
-	      cmw_rc, cmw_errno);
+	      w.rc, w.err);
 	CHECK(atomic_load(&cmw_signalled) && i < 5000,
 	      "rdma_cm: ... it took the signal and waits again");
+	pthread_detach(t);      /* blocked until the process exits */
+}
+
+/*
+ * rdma_get_cm_event() called after the channel's destroy has returned:
+ * rping's event thread, back from its DISCONNECTED event while main
+ * destroys the channel, frees its state and returns. drnic's drop-in read
+ * the freed channel then, and Debian's rping died of SIGSEGV at exit in
+ * the interop case cm.lost-rx (2 CI runs of 5). The call now waits as one
+ * that was inside does (above), and with the fd O_NONBLOCK fails EAGAIN;
+ * each before the fix followed a freed pointer.
+ */
+static void
+check_cm_late_waiter(void)
+{
+	static struct cmw w;    /* its thread outlives this call */
+	struct rdma_event_channel *nb = rdma_create_event_channel();
+	struct rdma_cm_event *ev = NULL;
+	pthread_t t;
+	int fl, rc;
+
+	w.ch = rdma_create_event_channel();
+	CHECK(w.ch != NULL && nb != NULL, "rdma_cm: two channels: %s", strerror(errno));
+	if (w.ch == NULL || nb == NULL)
+		return;
+	fl = fcntl(nb->fd, F_GETFL);
+	CHECK(fl >= 0 && fcntl(nb->fd, F_SETFL, fl | O_NONBLOCK) == 0,
+	      "rdma_cm: O_NONBLOCK on a channel's fd");
+	rdma_destroy_event_channel(nb);
+	errno = 0;
+	rc = rdma_get_cm_event(nb, &ev);
+	CHECK(rc == -1 && errno == EAGAIN && ev == NULL,
+	      "rdma_cm: a nonblocking rdma_get_cm_event() after the channel's destroy fails "
+	      "EAGAIN (%d, errno %d)", rc, errno);
+	rdma_destroy_event_channel(w.ch);
+	if (pthread_create(&t, NULL, cmw_wait, &w) != 0)
+		return;
+	CHECK(cmw_until_in_poll(&w) != 0 && !atomic_load(&w.returned),
+	      "rdma_cm: a blocking rdma_get_cm_event() after the channel's destroy waits "
+	      "(it returned: %d, rc %d, errno %d)", (int)atomic_load(&w.returned), w.rc, w.err);
 	pthread_detach(t);      /* blocked until the process exits */
 }
 #else
@@ -1529,6 +1587,11 @@ static void
 check_cm_destroy_waiter(void)
 {
 	printf("ok: rdma_cm: not built (no <rdma/rdma_cma.h>)\n");
+}
+
+static void
+check_cm_late_waiter(void)
+{
 }
 #endif
 
@@ -1595,6 +1658,7 @@ main(int argc, char **argv)
 	check_xrc(&e);
 	check_async_per_context(&e);     /* leaves e.qp in SQD */
 	check_cm_destroy_waiter();
+	check_cm_late_waiter();
 
 	CHECK(ibv_destroy_qp(e.qp) == 0, "destroy QP");
 	CHECK(ibv_dereg_mr(e.mr) == 0, "dereg MR");

@@ -64,6 +64,9 @@ rdma_create_event_channel(void)
 		return NULL;
 	}
 	c->ch.fd = drnic_ibcm_channel_fd(c->dch);
+	/* Freed with the drnic channel, which outlives its destroy a while:
+	 * a late rdma_get_cm_event() reads both (drnic_ibcm_destroy_channel). */
+	drnic_ibcm_channel_on_release(c->dch, free, c);
 	return &c->ch;
 }
 
@@ -71,14 +74,10 @@ rdma_create_event_channel(void)
 RCM_EXPORT void
 rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
-	struct rcm_channel *c;
-
 	if (channel == NULL)
 		return;
-	c = rcm_channel_of(channel);
-	if (drnic_ibcm_destroy_channel(c->dch) < 0)
-		return;         /* ids still on it: they keep reading it */
-	free(c);
+	/* Refused while ids are on it: they keep reading it. */
+	(void)drnic_ibcm_destroy_channel(rcm_channel_of(channel)->dch);
 }
 
 /* ------------------------------------------------------------------------ */

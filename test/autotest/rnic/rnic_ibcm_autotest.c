@@ -6,6 +6,7 @@
  * timeout; nothing sleeps in place of synchronisation.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <poll.h>
@@ -1087,6 +1088,67 @@ rnic_ibcm_vanish(void)
 	return cmt_run(cmt_vanish_body, 0, DRNIC_QPT_RC, NULL, NULL);
 }
 
+/* How many times each channel's memory was given back. */
+static unsigned int cmt_released[2 * DRNIC_IBCM_CHANNELS_KEPT + 1];
+
+static void
+cmt_on_release(void *arg)
+{
+	(*(unsigned int *)arg)++;
+}
+
+/*
+ * A destroyed channel outlives its destroy for the next 16
+ * (DRNIC_IBCM_CHANNELS_KEPT): a get_event
+ * that comes after it (an rdma_cm program's event thread, never joined)
+ * finds it dead, not freed: timeout 0 fails EAGAIN, a timeout is waited
+ * out, and its fd is still open. Then it is given back, once, with the
+ * release callback that a wrapper's memory rides on (the drop-in
+ * librdmacm's channel). Before, the destroy freed it at once, and the
+ * late get_event read freed memory (ibv_api_check's late rdma_cm call
+ * died of it).
+ */
+static int
+rnic_ibcm_channel_grave(void)
+{
+	struct drnic_ibcm_channel *ch[RTE_DIM(cmt_released)];
+	struct drnic_ibcm_event ev;
+	unsigned int i, kept = DRNIC_IBCM_CHANNELS_KEPT;
+	uint64_t t0;
+	int fd;
+
+	memset(cmt_released, 0, sizeof(cmt_released));
+	for (i = 0; i < RTE_DIM(ch); i++) {
+		ch[i] = drnic_ibcm_create_channel();
+		TEST_ASSERT(ch[i] != NULL, "channel %u: %s", i, rte_strerror(rte_errno));
+		drnic_ibcm_channel_on_release(ch[i], cmt_on_release, &cmt_released[i]);
+	}
+	/* The first ones push out what earlier tests left. */
+	for (i = 0; i < kept; i++)
+		TEST_ASSERT_SUCCESS(drnic_ibcm_destroy_channel(ch[i]), "destroy %u", i);
+	for (i = 0; i < kept; i++)
+		TEST_ASSERT_EQUAL(cmt_released[i], 0, "channel %u kept after its destroy", i);
+	fd = drnic_ibcm_channel_fd(ch[kept - 1]);
+	TEST_ASSERT_EQUAL(drnic_ibcm_get_event(ch[kept - 1], &ev, 0), -EAGAIN,
+			  "get_event after the destroy: EAGAIN");
+	t0 = rte_get_timer_cycles();
+	TEST_ASSERT_EQUAL(drnic_ibcm_get_event(ch[kept - 1], &ev, 30), -EAGAIN,
+			  "get_event after the destroy, 30 ms: EAGAIN");
+	TEST_ASSERT(rte_get_timer_cycles() - t0 >= rte_get_timer_hz() * 29 / 1000,
+		    "... after its timeout");
+	TEST_ASSERT(fd >= 0 && fcntl(fd, F_GETFD) >= 0, "its fd still open");
+	/* Each later destroy gives back the oldest kept, once. */
+	for (i = kept; i < RTE_DIM(ch); i++) {
+		TEST_ASSERT_SUCCESS(drnic_ibcm_destroy_channel(ch[i]), "destroy %u", i);
+		TEST_ASSERT_EQUAL(cmt_released[i - kept], 1, "channel %u given back", i - kept);
+		TEST_ASSERT_EQUAL(cmt_released[i - kept + 1], 0, "channel %u kept",
+				  i - kept + 1);
+	}
+	for (i = 0; i < RTE_DIM(ch); i++)
+		TEST_ASSERT(cmt_released[i] <= 1, "channel %u given back once", i);
+	return TEST_SUCCESS;
+}
+
 DRNIC_TEST_REGISTER(rnic_ibcm_rc_autotest, DRNIC_TEST_FAST, rnic_ibcm_rc);
 DRNIC_TEST_REGISTER(rnic_ibcm_rc_dedicated_autotest, DRNIC_TEST_FAST, rnic_ibcm_rc_dedicated);
 DRNIC_TEST_REGISTER(rnic_ibcm_disconnect_autotest, DRNIC_TEST_FAST, rnic_ibcm_disconnect);
@@ -1096,4 +1158,5 @@ DRNIC_TEST_REGISTER(rnic_ibcm_lost_autotest, DRNIC_TEST_FAST, rnic_ibcm_lost);
 DRNIC_TEST_REGISTER(rnic_ibcm_api_autotest, DRNIC_TEST_FAST, rnic_ibcm_api);
 DRNIC_TEST_REGISTER(rnic_ibcm_ipv6_autotest, DRNIC_TEST_FAST, rnic_ibcm_ipv6);
 DRNIC_TEST_REGISTER(rnic_ibcm_vanish_autotest, DRNIC_TEST_FAST, rnic_ibcm_vanish);
+DRNIC_TEST_REGISTER(rnic_ibcm_channel_grave_autotest, DRNIC_TEST_FAST, rnic_ibcm_channel_grave);
 DRNIC_TEST_REGISTER(perf_ibcm_rate_autotest, DRNIC_TEST_PERF, perf_ibcm_rate);

@@ -8,8 +8,9 @@
  * and its answer is hit every run, without sleeps. ibcm_rdma.c's waits are
  * stubs that report where the waiter went: ibcm_wait_efd() (waits for an
  * event: the channel lives) or ibcm_ch_wait_dead() (blocked for good: the
- * channel is dead), which here returns -EDEADLK instead of blocking.
- * Every unlock of a mutex in ibcm_remote.c goes through ut_unlock(), which
+ * channel is dead), which here returns -EDEADLK instead of blocking; and
+ * ibcm_ch_bury() only counts the destroyed channels it is given. And a
+ * call made after the destroy has returned. Every unlock of a mutex in ibcm_remote.c goes through ut_unlock(), which
  * can run a destroy right after a chosen thread's next release of
  * ibcm.lock: into the gap between two holds of the lock, every run.
  */
@@ -59,10 +60,11 @@ static struct {
 	unsigned int efd_waits;   /* ibcm_wait_efd() entered */
 	bool efd_release;
 	unsigned int dead_waits;  /* ibcm_ch_wait_dead() entered */
-	unsigned int frees;
+	unsigned int late_calls;  /* ibcm_ch_late() entered */
+	unsigned int buries;      /* ibcm_ch_bury() calls */
 	bool get_no_hold;         /* the first GET_EVENT answers at once */
 	int hook_destroy_rc;      /* the destroy ut_unlock_hook() ran */
-	unsigned int hook_frees;  /* frees when it returned */
+	unsigned int hook_buries; /* buries when it returned */
 } ut = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 
 int
@@ -76,31 +78,49 @@ ibcm_ch_wait_dead(struct drnic_ibcm_channel *ch)
 	return -EDEADLK;   /* the real one never returns while the daemon lives */
 }
 
-/* Freed channels, kept until the test ends: a stand-in freed under a
- * waiter shows as a count, not as a use after free. */
-static struct drnic_ibcm_channel *ut_freed[4];
+/* A call on a destroyed channel: -EAGAIN for timeout 0, else where the
+ * real one blocks for good, -EDEADLK as ibcm_ch_wait_dead() here. */
+int
+ibcm_ch_late(struct drnic_ibcm_channel *ch, int timeout_ms, uint64_t deadline)
+{
+	RTE_SET_USED(ch);
+	RTE_SET_USED(deadline);
+	pthread_mutex_lock(&ut.lock);
+	ut.late_calls++;
+	pthread_mutex_unlock(&ut.lock);
+	return timeout_ms == 0 ? -EAGAIN : -EDEADLK;
+}
+
+/* Buried channels (ibcm_rdma.c keeps them, dead and listed, for calls
+ * that come after the destroy), given back when the test ends: a stand-in
+ * buried under a waiter shows as a count, not as a use after free. */
+static struct drnic_ibcm_channel *ut_buried[4];
 
 void
-ibcm_ch_free(struct drnic_ibcm_channel *ch)
+ibcm_ch_bury(struct drnic_ibcm_channel *ch)
 {
-	if (ut.frees < RTE_DIM(ut_freed))
-		ut_freed[ut.frees] = ch;
-	ut.frees++;
+	pthread_mutex_lock(&ibcm.lock);
+	ch->buried = true;
+	pthread_mutex_unlock(&ibcm.lock);
+	if (ut.buries < RTE_DIM(ut_buried))
+		ut_buried[ut.buries] = ch;
+	ut.buries++;
 }
 
 static void
-ut_freed_release(void)
+ut_buried_release(void)
 {
 	unsigned int i, j;
 
-	for (i = 0; i < RTE_DIM(ut_freed); i++) {
-		struct drnic_ibcm_channel *ch = ut_freed[i];
+	for (i = 0; i < RTE_DIM(ut_buried); i++) {
+		struct drnic_ibcm_channel *ch = ut_buried[i];
 
 		if (ch == NULL)
 			continue;
-		for (j = i; j < RTE_DIM(ut_freed); j++)   /* freed twice: once */
-			if (ut_freed[j] == ch)
-				ut_freed[j] = NULL;
+		for (j = i; j < RTE_DIM(ut_buried); j++)   /* buried twice: once */
+			if (ut_buried[j] == ch)
+				ut_buried[j] = NULL;
+		TAILQ_REMOVE(&ibcm.chans, ch, next);
 		close(ch->efd);
 		pthread_mutex_destroy(&ch->lock);
 		free(ch);
@@ -245,7 +265,7 @@ ut_unlock_hook(const pthread_mutex_t *l)
 		return;
 	ut_hook_armed = false;
 	ut.hook_destroy_rc = ibcm_r_destroy_channel(ut_ch);
-	ut.hook_frees = ut.frees;
+	ut.hook_buries = ut.buries;
 }
 
 /* ---- the tests ------------------------------------------------------------- */
@@ -271,7 +291,7 @@ ut_setup(int destroy_rc, int second_get_rc, struct ut_waiter *w)
 	struct drnic_ibcm_id *id = calloc(1, sizeof(*id));
 
 	pthread_mutex_lock(&ut.lock);
-	ut.get_calls = ut.destroys = ut.efd_waits = ut.dead_waits = ut.frees = 0;
+	ut.get_calls = ut.destroys = ut.efd_waits = ut.dead_waits = ut.buries = 0;
 	ut.get_held = ut.get_release = ut.efd_release = ut.get_no_hold = false;
 	ut.destroy_rc = destroy_rc;
 	ut.second_get_rc = second_get_rc;
@@ -296,8 +316,8 @@ ut_teardown(struct drnic_ibcm_id *id)
 {
 	TAILQ_REMOVE(&ibcm.ids, id, next);
 	free(id);
+	ut_buried_release();
 	CU_ASSERT(TAILQ_EMPTY(&ibcm.chans));
-	ut_freed_release();
 }
 
 /*
@@ -327,11 +347,11 @@ test_destroy_refused_waiter_lives(void)
 	CU_ASSERT_PTR_EQUAL(w.ev.id, id);
 	CU_ASSERT_EQUAL(ut.get_calls, 2);
 	CU_ASSERT_EQUAL(ut.dead_waits, 0);
-	/* The channel lives: a second destroy, with no waiter, frees it. */
+	/* The channel lives: a second destroy, with no waiter, buries it. */
 	ut.destroy_rc = 0;
 	CU_ASSERT_EQUAL(ibcm_r_destroy_channel(ut_ch), 0);
 	CU_ASSERT_EQUAL(ut.destroys, 2);
-	CU_ASSERT_EQUAL(ut.frees, 1);
+	CU_ASSERT_EQUAL(ut.buries, 1);
 	ut_teardown(id);
 }
 
@@ -339,7 +359,8 @@ test_destroy_refused_waiter_lives(void)
  * The daemon destroys its channel: the waiter, whose request failed while
  * the destroy's was out, waits as for no event; its next request finds the
  * daemon's channel gone (EINVAL) and, the channel now dead, it blocks for
- * good (-EDEADLK from the stub). Its leaving frees the stand-in.
+ * good (-EDEADLK from the stub), as does a call made after the destroy
+ * (-EAGAIN without a wait). Its leaving buries the stand-in.
  */
 static void
 test_destroy_confirmed_waiter_blocks(void)
@@ -352,8 +373,8 @@ test_destroy_confirmed_waiter_blocks(void)
 	CU_ASSERT_EQUAL(ibcm_r_destroy_channel(ch), 0);
 	CU_ASSERT_EQUAL(ut.dying_get_rc, -EINVAL);
 	CU_ASSERT_EQUAL(ut.efd_waits, 1);
-	CU_ASSERT_EQUAL(ut.frees, 0);                 /* the waiter holds it */
-	CU_ASSERT_EQUAL(ibcm_r_get_event(ch, &ev, 0), -EINVAL);
+	CU_ASSERT_EQUAL(ut.buries, 0);                 /* the waiter holds it */
+	CU_ASSERT_EQUAL(ibcm_r_get_event(ch, &ev, 0), -EAGAIN);
 	CU_ASSERT_EQUAL(ibcm_r_destroy_channel(ch), -EINVAL);
 	pthread_mutex_lock(&ut.lock);
 	ut.efd_release = true;
@@ -364,7 +385,7 @@ test_destroy_confirmed_waiter_blocks(void)
 	CU_ASSERT_EQUAL(ut.get_calls, 2);
 	CU_ASSERT_EQUAL(ut.dead_waits, 1);
 	CU_ASSERT_EQUAL(ut.destroys, 1);
-	CU_ASSERT_EQUAL(ut.frees, 1);
+	CU_ASSERT_EQUAL(ut.buries, 1);
 	ut_teardown(id);
 }
 
@@ -374,7 +395,7 @@ test_destroy_confirmed_waiter_blocks(void)
  * on get_event's first release of ibcm.lock). The call had begun: the
  * waiter must be counted by then, so the destroy leaves the stand-in to it,
  * and the waiter blocks on the dead channel as on a destroyed kernel
- * channel; its leaving frees the stand-in, once.
+ * channel; its leaving buries the stand-in, once.
  */
 static void
 test_destroy_after_live_check(void)
@@ -386,7 +407,7 @@ test_destroy_after_live_check(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(id);
 	id->remote = UT_ID_REMOTE;
 	TAILQ_INSERT_TAIL(&ibcm.ids, id, next);
-	ut.get_calls = ut.destroys = ut.efd_waits = ut.dead_waits = ut.frees = 0;
+	ut.get_calls = ut.destroys = ut.efd_waits = ut.dead_waits = ut.buries = 0;
 	ut.get_no_hold = true;
 	ut.second_get_rc = -EINVAL;   /* the daemon's channel is gone */
 	ut.destroy_rc = 0;
@@ -398,12 +419,47 @@ test_destroy_after_live_check(void)
 	CU_ASSERT_FALSE(ut_hook_armed);
 	CU_ASSERT_EQUAL(ut.hook_destroy_rc, 0);
 	CU_ASSERT_EQUAL(ut.destroys, 1);
-	CU_ASSERT_EQUAL(ut.hook_frees, 0);   /* not freed under the waiter */
+	CU_ASSERT_EQUAL(ut.hook_buries, 0);   /* not buried under the waiter */
 	CU_ASSERT_EQUAL(rc, -EDEADLK);       /* blocked on the dead channel */
 	CU_ASSERT_EQUAL(ut.dead_waits, 1);
 	CU_ASSERT_EQUAL(ut.get_calls, 1);
-	CU_ASSERT_EQUAL(ut.frees, 1);        /* its leaving freed it, once */
+	CU_ASSERT_EQUAL(ut.buries, 1);        /* its leaving buried it, once */
 	ut_teardown(id);
+}
+
+/*
+ * A call that comes after the destroy has returned (rping's event thread,
+ * never joined, back from its last event while main destroys the channel):
+ * the buried stand-in is still listed, so the call is not refused as on a
+ * channel never made (EINVAL, and rping's exit(-1) under main's return): it
+ * waits for good, as a waiter that was inside does, or with timeout 0 fails
+ * EAGAIN; it asks the daemon nothing and buries nothing a second time.
+ */
+static void
+test_call_after_destroy(void)
+{
+	struct drnic_ibcm_event ev;
+	struct drnic_ibcm_channel *ch;
+
+	ut.get_calls = ut.destroys = ut.efd_waits = ut.dead_waits = ut.buries = 0;
+	ut.late_calls = 0;
+	ut.destroy_rc = 0;
+	ch = ibcm_r_create_channel();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ch);
+	ut_ch = ch;
+	CU_ASSERT_EQUAL(ibcm_r_destroy_channel(ch), 0);
+	CU_ASSERT_EQUAL(ut.buries, 1);
+	CU_ASSERT_EQUAL(ibcm_r_get_event(ch, &ev, 0), -EAGAIN);
+	CU_ASSERT_EQUAL(ut.late_calls, 1);
+	CU_ASSERT_EQUAL(ibcm_r_get_event(ch, &ev, -1), -EDEADLK);
+	CU_ASSERT_EQUAL(ut.late_calls, 2);
+	CU_ASSERT_EQUAL(ut.get_calls, 0);
+	CU_ASSERT_EQUAL(ibcm_r_destroy_channel(ch), -EINVAL);
+	CU_ASSERT_EQUAL(ut.destroys, 1);
+	CU_ASSERT_EQUAL(ut.buries, 1);
+	CU_ASSERT_EQUAL(ch->waiters, 0);
+	ut_buried_release();
+	CU_ASSERT(TAILQ_EMPTY(&ibcm.chans));
 }
 
 int
@@ -417,5 +473,6 @@ main(void)
 	CU_add_test(s, "destroy_refused_waiter_lives", test_destroy_refused_waiter_lives);
 	CU_add_test(s, "destroy_confirmed_waiter_blocks", test_destroy_confirmed_waiter_blocks);
 	CU_add_test(s, "destroy_after_live_check", test_destroy_after_live_check);
+	CU_add_test(s, "call_after_destroy", test_call_after_destroy);
 	return ut_run_all();
 }
