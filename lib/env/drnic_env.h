@@ -101,6 +101,17 @@ bool drnic_env_hugepages_usable(unsigned int mem_mb, struct drnic_env_info *info
 int drnic_env_init(const struct drnic_env_opts *opts, struct drnic_env_info *info);
 
 /**
+ * Wait until the EAL interrupt thread has finished the callback it is in
+ * (a PMD's: memif's disconnect handler, say), by having it run one of ours
+ * after it, up to @p timeout_ms. A link seen down is not a PMD done with
+ * its disconnect: call this before stopping a port whose peer just left.
+ * Not from a callback of that thread (it would wait for itself).
+ * @return 0; -ETIMEDOUT (the thread is still busy); -ENOMEM, or a negative
+ *         errno of eventfd() or the EAL's callback registration.
+ */
+int drnic_env_intr_barrier(unsigned int timeout_ms);
+
+/**
  * Stop the EAL started by drnic_env_init(). Safe to call when it was not started.
  * @return 0, or the negative errno rte_eal_cleanup() reported.
  */

@@ -105,6 +105,62 @@ env_intr_stop(void)
 	return ended;
 }
 
+/* drnic_env_intr_barrier()'s callback, on its own eventfd; freed by the
+ * caller once it has run and is unregistered (else left: it may yet run). */
+struct env_intr_mark {
+	struct rte_intr_handle *h;
+	int efd;
+	int ran;
+};
+
+static void
+env_intr_mark(void *arg)
+{
+	struct env_intr_mark *mk = arg;
+	uint64_t v;
+
+	if (read(mk->efd, &v, sizeof(v)) < 0)   /* level-triggered: once */
+		v = 0;
+	__atomic_store_n(&mk->ran, 1, __ATOMIC_RELEASE);
+}
+
+int
+drnic_env_intr_barrier(unsigned int timeout_ms)
+{
+	struct env_intr_mark *mk = calloc(1, sizeof(*mk));
+	uint64_t one = 1;
+	unsigned int waited_us = 0;
+	int rc;
+
+	if (mk == NULL)
+		return -ENOMEM;
+	mk->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	mk->h = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
+	rc = mk->efd < 0 ? -errno : mk->h == NULL ? -ENOMEM : 0;
+	if (rc == 0 && (rte_intr_fd_set(mk->h, mk->efd) != 0 ||
+			rte_intr_type_set(mk->h, RTE_INTR_HANDLE_EXT) != 0))
+		rc = -rte_errno;
+	if (rc == 0) {
+		rc = rte_intr_callback_register(mk->h, env_intr_mark, mk);
+		if (rc == 0) {
+			if (write(mk->efd, &one, sizeof(one)) != sizeof(one))
+				rc = -errno;
+			while (rc == 0 && !__atomic_load_n(&mk->ran, __ATOMIC_ACQUIRE)) {
+				if (waited_us >= timeout_ms * 1000u)
+					return -ETIMEDOUT;      /* registered: mk stays */
+				usleep(100);
+				waited_us += 100;
+			}
+			(void)rte_intr_callback_unregister_sync(mk->h, env_intr_mark, mk);
+		}
+	}
+	rte_intr_instance_free(mk->h);
+	if (mk->efd >= 0)
+		close(mk->efd);
+	free(mk);
+	return rc;
+}
+
 /*
  * Is the interrupt thread waiting in epoll, between two callbacks? Cancelled
  * inside a callback (at a system call in it: a memif control message, for

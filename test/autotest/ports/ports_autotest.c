@@ -15,7 +15,9 @@
  *  - ethdev_config_autotest: the device's addresses and MTU given in struct
  *    link_config are used (ARP and ND from them), capture= mirrors ARP / ND;
  *  - ethdev_drops_autotest: every kind of frame the classifier drops lands in
- *    its named counter (stats API and telemetry).
+ *    its named counter (stats API and telemetry);
+ *  - env_intr_barrier_autotest: drnic_env_intr_barrier() waits out the
+ *    interrupt thread's callback (the PMDs' link handlers run there).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -23,17 +25,20 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/eventfd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
+#include <rte_interrupts.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
 #include "drnic_capture.h"
 #include "drnic_link_capture.h"
+#include "drnic_env.h"
 #include "drnic_event.h"
 #include "drnic_neigh.h"
 #include "drnic_telemetry.h"
@@ -774,6 +779,88 @@ test_ethdev_drops(void)
 	return TEST_SUCCESS;
 }
 
+/* A slow callback of the interrupt thread, as memif's disconnect handler
+ * can be: it runs @c ms milliseconds, or until @c release when @c ms is 0. */
+static struct {
+	int efd;
+	int entered, done, release;
+	unsigned int ms;
+} pt_slow;
+
+static void
+pt_slow_cb(void *arg)
+{
+	uint64_t v;
+
+	RTE_SET_USED(arg);
+	if (read(pt_slow.efd, &v, sizeof(v)) < 0)
+		return;
+	__atomic_store_n(&pt_slow.entered, 1, __ATOMIC_RELEASE);
+	if (pt_slow.ms > 0)
+		rte_delay_us_block(pt_slow.ms * 1000u);
+	else
+		while (!__atomic_load_n(&pt_slow.release, __ATOMIC_ACQUIRE))
+			rte_pause();
+	__atomic_store_n(&pt_slow.done, 1, __ATOMIC_RELEASE);
+}
+
+/* Start pt_slow_cb() in the interrupt thread; true once it is in it. */
+static bool
+pt_slow_start(unsigned int ms)
+{
+	uint64_t one = 1, t0 = rte_get_timer_cycles();
+
+	pt_slow.ms = ms;
+	pt_slow.entered = pt_slow.done = pt_slow.release = 0;
+	if (write(pt_slow.efd, &one, sizeof(one)) != sizeof(one))
+		return false;
+	while (!__atomic_load_n(&pt_slow.entered, __ATOMIC_ACQUIRE))
+		if (rte_get_timer_cycles() - t0 > 5 * rte_get_timer_hz())
+			return false;
+	return true;
+}
+
+/*
+ * drnic_env_intr_barrier() returns only after the callback the interrupt
+ * thread is in has returned (drnic-portpp's memif server stopped its port
+ * beside memif's disconnect handler, and crashed), and fails -ETIMEDOUT
+ * while one runs past its timeout, without harm to what runs later.
+ */
+static int
+test_env_intr_barrier(void)
+{
+	struct rte_intr_handle *h = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
+	uint64_t t0;
+
+	pt_slow.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	TEST_ASSERT(h != NULL && pt_slow.efd >= 0, "a handle and an eventfd");
+	TEST_ASSERT(rte_intr_fd_set(h, pt_slow.efd) == 0 &&
+		    rte_intr_type_set(h, RTE_INTR_HANDLE_EXT) == 0 &&
+		    rte_intr_callback_register(h, pt_slow_cb, NULL) == 0,
+		    "a callback of the interrupt thread");
+	TEST_ASSERT_SUCCESS(drnic_env_intr_barrier(1000), "the thread idle");
+
+	TEST_ASSERT(pt_slow_start(50), "the interrupt thread in a 50 ms callback");
+	TEST_ASSERT_SUCCESS(drnic_env_intr_barrier(5000), "barrier");
+	TEST_ASSERT(__atomic_load_n(&pt_slow.done, __ATOMIC_ACQUIRE),
+		    "the barrier returned after the callback it was in");
+
+	TEST_ASSERT(pt_slow_start(0), "the interrupt thread in a callback held");
+	TEST_ASSERT_EQUAL(drnic_env_intr_barrier(20), -ETIMEDOUT, "held past the timeout");
+	__atomic_store_n(&pt_slow.release, 1, __ATOMIC_RELEASE);
+	/* The one that timed out runs later: the thread goes on with others. */
+	t0 = rte_get_timer_cycles();
+	while (!__atomic_load_n(&pt_slow.done, __ATOMIC_ACQUIRE) &&
+	       rte_get_timer_cycles() - t0 < 5 * rte_get_timer_hz())
+		rte_pause();
+	TEST_ASSERT_SUCCESS(drnic_env_intr_barrier(1000), "a barrier after that");
+
+	TEST_ASSERT(rte_intr_callback_unregister_sync(h, pt_slow_cb, NULL) >= 0, "unregister");
+	rte_intr_instance_free(h);
+	close(pt_slow.efd);
+	return TEST_SUCCESS;
+}
+
 DRNIC_TEST_REGISTER(ethdev_ring_autotest, DRNIC_TEST_FAST, test_ethdev_ring);
 DRNIC_TEST_REGISTER(ethdev_steer_autotest, DRNIC_TEST_FAST, test_ethdev_steer);
 DRNIC_TEST_REGISTER(ethdev_arp_autotest, DRNIC_TEST_FAST, test_ethdev_arp);
@@ -781,3 +868,4 @@ DRNIC_TEST_REGISTER(ethdev_probe_autotest, DRNIC_TEST_FAST, test_ethdev_probe);
 DRNIC_TEST_REGISTER(ethdev_config_autotest, DRNIC_TEST_FAST, test_ethdev_config);
 DRNIC_TEST_REGISTER(ethdev_port_event_autotest, DRNIC_TEST_FAST, test_ethdev_port_event);
 DRNIC_TEST_REGISTER(ethdev_drops_autotest, DRNIC_TEST_FAST, test_ethdev_drops);
+DRNIC_TEST_REGISTER(env_intr_barrier_autotest, DRNIC_TEST_FAST, test_env_intr_barrier);
