@@ -347,7 +347,7 @@ static int
 ppp_server(const struct ppp_opts *o, uint16_t pid, struct rte_mempool *pool)
 {
 	struct rte_mbuf *rx[PPP_BURST];
-	uint64_t bounced = 0, last_seen = rte_get_tsc_cycles();
+	uint64_t bounced = 0, last_seen = rte_get_tsc_cycles(), wait_start;
 	uint64_t idle = ppp_us_to_tsc((uint64_t)o->timeout_s * 1000000u);
 	bool started = false, done = false;
 	uint16_t n, i;
@@ -400,9 +400,13 @@ ppp_server(const struct ppp_opts *o, uint16_t pid, struct rte_mempool *pool)
 	fflush(stdout);
 	/* Let the client go first (up to a second): a memif client whose
 	 * peer went away while it stopped its own port crashed now and then
-	 * (its interrupt thread tearing the rings down under it). */
-	for (last_seen = rte_get_tsc_cycles();
-	     rte_get_tsc_cycles() - last_seen < ppp_us_to_tsc(1000000);) {
+	 * (its interrupt thread tearing the rings down under it). The same
+	 * holds here: the link reads down while memif's disconnect handler
+	 * may still be freeing the rings in the interrupt thread, and a stop
+	 * beside it crashed this server once in about 15 runs. So the port
+	 * is stopped only after that callback has returned. */
+	for (wait_start = rte_get_tsc_cycles();
+	     rte_get_tsc_cycles() - wait_start < ppp_us_to_tsc(1000000);) {
 		struct rte_eth_link link;
 
 		if (rte_eth_link_get_nowait(pid, &link) == 0 && link.link_status == 0)
@@ -411,6 +415,8 @@ ppp_server(const struct ppp_opts *o, uint16_t pid, struct rte_mempool *pool)
 		rte_pktmbuf_free_bulk(rx, n);
 		rte_delay_us_sleep(1000);
 	}
+	if (drnic_env_intr_barrier(1000) < 0)
+		fprintf(stderr, "portpp server: the interrupt thread is still busy\n");
 	return 0;
 }
 
