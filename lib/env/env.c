@@ -76,40 +76,75 @@ env_intr_exit(void *arg)
 /* How long drnic_env_fini() waits for that, in seconds. */
 #define ENV_INTR_EXIT_S 5
 
+/* A source of our own on the interrupt thread: an eventfd with a callback. */
+struct env_intr_src {
+	struct rte_intr_handle *h;
+	int efd;
+};
+
+static void
+env_intr_src_close(struct env_intr_src *src)
+{
+	if (src->h != NULL)
+		rte_intr_instance_free(src->h);   /* the source keeps a copy */
+	close(src->efd);
+}
+
+/* Register @p cb(@p arg) on a new eventfd and make it due (written once):
+ * the thread runs it after the callback it may be in. 0; or a negative
+ * errno, with nothing left registered or open. */
+static int
+env_intr_post(struct env_intr_src *src, rte_intr_callback_fn cb, void *arg)
+{
+	uint64_t one = 1;
+	int rc;
+
+	src->h = NULL;
+	src->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (src->efd < 0)
+		return -errno;
+	src->h = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
+	if (src->h == NULL)
+		rc = -ENOMEM;
+	else if (rte_intr_fd_set(src->h, src->efd) != 0 ||
+		 rte_intr_type_set(src->h, RTE_INTR_HANDLE_EXT) != 0)
+		rc = -rte_errno;
+	else
+		rc = rte_intr_callback_register(src->h, cb, arg);
+	if (rc == 0 && write(src->efd, &one, sizeof(one)) != sizeof(one)) {
+		rc = -errno;
+		(void)rte_intr_callback_unregister_sync(src->h, cb, arg);   /* never due */
+	}
+	if (rc < 0)
+		env_intr_src_close(src);
+	return rc;
+}
+
 /* Have the interrupt thread end itself (env_intr_exit()); wait for it up
  * to ENV_INTR_EXIT_S. Returns true once it has ended. */
 static bool
 env_intr_stop(void)
 {
-	struct rte_intr_handle *h = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
-	int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	uint64_t one = 1;
+	struct env_intr_src src;
 	struct timespec ts;
 	bool ended = false;
 
-	if (h != NULL && efd >= 0 && rte_intr_fd_set(h, efd) == 0 &&
-	    rte_intr_type_set(h, RTE_INTR_HANDLE_EXT) == 0 &&
-	    rte_intr_callback_register(h, env_intr_exit, NULL) == 0) {
-		if (write(efd, &one, sizeof(one)) == sizeof(one) &&
-		    clock_gettime(CLOCK_REALTIME, &ts) == 0) {
-			ts.tv_sec += ENV_INTR_EXIT_S;
-			ended = pthread_timedjoin_np(env_intr_thread, NULL, &ts) == 0;
-		}
-		if (!ended)
-			return false;   /* registered: the thread may still run it */
+	if (env_intr_post(&src, env_intr_exit, NULL) < 0)
+		return false;
+	if (clock_gettime(CLOCK_REALTIME, &ts) == 0) {
+		ts.tv_sec += ENV_INTR_EXIT_S;
+		ended = pthread_timedjoin_np(env_intr_thread, NULL, &ts) == 0;
 	}
-	/* The source keeps a copy of the handle. */
-	rte_intr_instance_free(h);
-	if (efd >= 0)
-		close(efd);
+	if (ended)
+		env_intr_src_close(&src);
+	/* else registered: the thread may still run it */
 	return ended;
 }
 
-/* drnic_env_intr_barrier()'s callback, on its own eventfd; freed by the
- * caller once it has run and is unregistered (else left: it may yet run). */
+/* drnic_env_intr_barrier()'s callback; freed by the caller once it has run
+ * and is unregistered (else left: it may yet run). */
 struct env_intr_mark {
-	struct rte_intr_handle *h;
-	int efd;
+	struct env_intr_src src;
 	int ran;
 };
 
@@ -119,7 +154,7 @@ env_intr_mark(void *arg)
 	struct env_intr_mark *mk = arg;
 	uint64_t v;
 
-	if (read(mk->efd, &v, sizeof(v)) < 0)   /* level-triggered: once */
+	if (read(mk->src.efd, &v, sizeof(v)) < 0)   /* level-triggered: once */
 		v = 0;
 	__atomic_store_n(&mk->ran, 1, __ATOMIC_RELEASE);
 }
@@ -128,37 +163,26 @@ int
 drnic_env_intr_barrier(unsigned int timeout_ms)
 {
 	struct env_intr_mark *mk = calloc(1, sizeof(*mk));
-	uint64_t one = 1;
 	unsigned int waited_us = 0;
 	int rc;
 
 	if (mk == NULL)
 		return -ENOMEM;
-	mk->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	mk->h = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
-	rc = mk->efd < 0 ? -errno : mk->h == NULL ? -ENOMEM : 0;
-	if (rc == 0 && (rte_intr_fd_set(mk->h, mk->efd) != 0 ||
-			rte_intr_type_set(mk->h, RTE_INTR_HANDLE_EXT) != 0))
-		rc = -rte_errno;
-	if (rc == 0) {
-		rc = rte_intr_callback_register(mk->h, env_intr_mark, mk);
-		if (rc == 0) {
-			if (write(mk->efd, &one, sizeof(one)) != sizeof(one))
-				rc = -errno;
-			while (rc == 0 && !__atomic_load_n(&mk->ran, __ATOMIC_ACQUIRE)) {
-				if (waited_us >= timeout_ms * 1000u)
-					return -ETIMEDOUT;      /* registered: mk stays */
-				usleep(100);
-				waited_us += 100;
-			}
-			(void)rte_intr_callback_unregister_sync(mk->h, env_intr_mark, mk);
-		}
+	rc = env_intr_post(&mk->src, env_intr_mark, mk);
+	if (rc < 0) {
+		free(mk);
+		return rc;
 	}
-	rte_intr_instance_free(mk->h);
-	if (mk->efd >= 0)
-		close(mk->efd);
+	while (!__atomic_load_n(&mk->ran, __ATOMIC_ACQUIRE)) {
+		if (waited_us >= timeout_ms * 1000u)
+			return -ETIMEDOUT;      /* registered: mk stays */
+		usleep(100);
+		waited_us += 100;
+	}
+	(void)rte_intr_callback_unregister_sync(mk->src.h, env_intr_mark, mk);
+	env_intr_src_close(&mk->src);
 	free(mk);
-	return rc;
+	return 0;
 }
 
 /*
