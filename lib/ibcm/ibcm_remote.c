@@ -41,15 +41,23 @@ ibcm_r_id_live(const struct drnic_ibcm_id *id)
 	return false;
 }
 
+/* Is @p ch one of the stand-ins (destroyed ones among them while a
+ * waiter holds them or they are buried)? */
 static bool
-ibcm_r_ch_live(const struct drnic_ibcm_channel *ch)
+ibcm_r_ch_listed(const struct drnic_ibcm_channel *ch)
 {
 	const struct drnic_ibcm_channel *o;
 
 	TAILQ_FOREACH(o, &ibcm.chans, next)
 		if (o == ch)
-			return !ch->dead && !ch->dying;
+			return true;
 	return false;
+}
+
+static bool
+ibcm_r_ch_live(const struct drnic_ibcm_channel *ch)
+{
+	return ibcm_r_ch_listed(ch) && !ch->dead && !ch->dying;
 }
 
 static struct drnic_ibcm_id *
@@ -100,15 +108,11 @@ ibcm_r_ch(const struct drnic_ibcm_channel *ch)
 static uint64_t
 ibcm_r_ch_enter(struct drnic_ibcm_channel *ch, bool *dead)
 {
-	const struct drnic_ibcm_channel *o;
 	uint64_t r = 0;
 
 	*dead = false;
 	pthread_mutex_lock(&ibcm.lock);
-	TAILQ_FOREACH(o, &ibcm.chans, next)
-		if (o == ch)
-			break;
-	if (o != NULL && !ch->dying) {
+	if (ibcm_r_ch_listed(ch) && !ch->dying) {
 		r = ch->remote;
 		*dead = ch->dead;
 		ch->waiters++;
