@@ -401,10 +401,11 @@ ppp_server(const struct ppp_opts *o, uint16_t pid, struct rte_mempool *pool)
 	/* Let the client go first (up to a second): a memif client whose
 	 * peer went away while it stopped its own port crashed now and then
 	 * (its interrupt thread tearing the rings down under it). The same
-	 * holds here: the link reads down while memif's disconnect handler
+	 * may hold here: the link reads down while memif's disconnect handler
 	 * may still be freeing the rings in the interrupt thread, and a stop
-	 * beside it crashed this server once in about 15 runs. So the port
-	 * is stopped only after that callback has returned. */
+	 * beside it is the likely cause of this server's crash at teardown
+	 * (once in about 15 runs; not reproduced since). So the port is
+	 * stopped only after that callback has returned. */
 	for (wait_start = rte_get_tsc_cycles();
 	     rte_get_tsc_cycles() - wait_start < ppp_us_to_tsc(1000000);) {
 		struct rte_eth_link link;
